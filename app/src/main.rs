@@ -1,0 +1,70 @@
+//! `march`: the terminal workspace for coding agents.
+
+mod cli;
+mod logging;
+mod models_cmd;
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use march_core::paths::MarchPaths;
+
+use cli::{Cli, Command};
+
+/// Exit code when the requested mode is not available in this build.
+const EXIT_UNAVAILABLE: u8 = 2;
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            eprintln!("march: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let Some(command) = cli.command else {
+        // Nothing to set up yet: the workspace itself is not part of this build.
+        eprintln!(
+            "march: the workspace UI is not built yet; it lands in a later version.\n\
+             march: available now: `march models` lists providers, credentials and models."
+        );
+        return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+    };
+    let paths = MarchPaths::from_env().context("cannot locate March's directories")?;
+    // Held until exit so buffered log lines are flushed.
+    let _log_guard = logging::init(&paths.log_dir())?;
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        ?command,
+        "march started"
+    );
+    match command {
+        Command::Models(args) => models_cmd::run(&paths, &args)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Report panics as one line on stderr (details go to the log) instead of Rust's raw message.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!("panic{location}: {message}");
+        eprintln!("march: internal error (this is a bug): {message}{location}");
+    }));
+}

@@ -1,0 +1,227 @@
+//! The user's `config.toml`: default model, thinking level and provider settings.
+//!
+//! Unknown keys are ignored so that older builds keep reading newer config files; a known key
+//! with the wrong type is an error, since silently dropping it would surprise the user.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::model::{Api, ReasoningFormat, ThinkingLevel};
+use crate::paths::MarchPaths;
+
+/// Why the config file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read config file {}: {error}", path.display())]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error (part of the message, so not also a `source`).
+        error: std::io::Error,
+    },
+    /// The file is not valid TOML or a known key has the wrong type.
+    #[error("invalid config file {}: {error}", path.display())]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// The TOML error, with line and column (part of the message, so not also a `source`).
+        error: toml::de::Error,
+    },
+}
+
+/// The contents of `config.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// The model used when none is chosen, as `provider/model-id`.
+    pub default_model: Option<String>,
+    /// The thinking level used when none is chosen.
+    pub thinking: Option<ThinkingLevel>,
+    /// `[providers.<name>]` tables: overrides of built-in providers and new ones.
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+/// One `[providers.<name>]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ProviderConfig {
+    /// Wire format; required for a provider that is not built in.
+    pub api: Option<Api>,
+    /// Base URL including the version path, e.g. `http://127.0.0.1:8000/v1`.
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Extra HTTP headers sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// How reasoning is requested from this provider's models.
+    pub reasoning_format: Option<ReasoningFormat>,
+    /// Models to add, or to override built-in ones with the same id.
+    pub models: Vec<ModelConfig>,
+}
+
+/// One `[[providers.<name>.models]]` entry; unset fields keep the built-in or default value.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ModelConfig {
+    /// Model id as the provider spells it.
+    pub id: String,
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Whether the model reasons.
+    #[serde(default)]
+    pub reasoning: Option<bool>,
+    /// Whether the model accepts images.
+    #[serde(default)]
+    pub images: Option<bool>,
+    /// Context window in tokens.
+    #[serde(default)]
+    pub context_window: Option<u64>,
+    /// Maximum output tokens.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// How reasoning is requested, if different from the provider's.
+    #[serde(default)]
+    pub reasoning_format: Option<ReasoningFormat>,
+    /// Prices per million tokens.
+    #[serde(default)]
+    pub cost: Option<CostConfig>,
+}
+
+/// Prices per million tokens; unset fields keep the built-in value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct CostConfig {
+    /// Input price.
+    pub input: Option<f64>,
+    /// Output price.
+    pub output: Option<f64>,
+    /// Cache read price.
+    pub cache_read: Option<f64>,
+    /// Cache write price.
+    pub cache_write: Option<f64>,
+}
+
+impl Config {
+    /// Read `config.toml` from the config directory; a missing file gives the default config.
+    pub fn load(paths: &MarchPaths) -> Result<Self, ConfigError> {
+        Self::load_file(&paths.config_file())
+    }
+
+    /// Read a config file; a missing file gives the default config.
+    pub fn load_file(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(error) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                error,
+            }),
+        }
+    }
+
+    /// Parse config text; `path` only names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            error,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FULL: &str = r#"
+default_model = "openai/gpt-4.1"
+thinking = "high"
+
+[providers.openai]
+api_key_env = "MY_OPENAI_KEY"
+headers = { "X-Org" = "acme" }
+
+[providers.local]
+api = "openai-completions"
+base_url = "http://127.0.0.1:9000/v1"
+reasoning_format = "template-kwargs"
+
+[[providers.local.models]]
+id = "qwen3-coder"
+name = "Qwen3 Coder"
+reasoning = true
+context_window = 262144
+cost = { input = 0.5 }
+"#;
+
+    #[test]
+    fn parses_a_full_config() {
+        let config = Config::parse(FULL, Path::new("config.toml")).unwrap();
+        assert_eq!(config.default_model.as_deref(), Some("openai/gpt-4.1"));
+        assert_eq!(config.thinking, Some(ThinkingLevel::High));
+        let openai = &config.providers["openai"];
+        assert_eq!(openai.api, None);
+        assert_eq!(openai.api_key_env.as_deref(), Some("MY_OPENAI_KEY"));
+        assert_eq!(openai.headers["X-Org"], "acme");
+        let local = &config.providers["local"];
+        assert_eq!(local.api, Some(Api::OpenAiCompletions));
+        assert_eq!(
+            local.reasoning_format,
+            Some(ReasoningFormat::TemplateKwargs)
+        );
+        let model = &local.models[0];
+        assert_eq!(model.id, "qwen3-coder");
+        assert_eq!(model.reasoning, Some(true));
+        assert_eq!(model.images, None);
+        assert_eq!(model.context_window, Some(262_144));
+        let cost = model.cost.unwrap();
+        assert_eq!((cost.input, cost.output), (Some(0.5), None));
+    }
+
+    #[test]
+    fn wrong_type_names_the_file() {
+        let err = Config::parse("thinking = 3\n", Path::new("/x/config.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("/x/config.toml"), "{msg}");
+        assert!(msg.contains("thinking"), "{msg}");
+
+        let err = Config::parse(
+            "[providers.p]\nmodels = [{ id = \"m\", context_window = \"big\" }]\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ConfigError::Parse { .. }));
+    }
+
+    #[test]
+    fn invalid_toml_is_an_error() {
+        let err = Config::parse("default_model = \n", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().starts_with("invalid config file c.toml"));
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored() {
+        let text = "future_key = 1\n[providers.openai]\nfuture = true\n[keymaps]\nx = 1\n";
+        let config = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert!(config.providers.contains_key("openai"));
+        assert_eq!(config.default_model, None);
+    }
+
+    #[test]
+    fn model_without_id_is_an_error() {
+        let text = "[[providers.p.models]]\nname = \"x\"\n";
+        assert!(Config::parse(text, Path::new("c.toml")).is_err());
+    }
+
+    #[test]
+    fn missing_file_is_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = MarchPaths::at(dir.path());
+        assert_eq!(Config::load(&paths).unwrap(), Config::default());
+        std::fs::write(paths.config_file(), "default_model = \"a/b\"\n").unwrap();
+        let config = Config::load(&paths).unwrap();
+        assert_eq!(config.default_model.as_deref(), Some("a/b"));
+    }
+}

@@ -1,0 +1,16 @@
+//! March's agent core: the message model, the event contract and agent loop (pi semantics),
+//! model providers over HTTP, and the model registry.
+
+pub mod agent;
+pub mod agent_loop;
+pub mod auth;
+pub mod config;
+pub mod event;
+pub mod http;
+pub mod message;
+pub mod model;
+pub mod partial_json;
+pub mod paths;
+pub mod provider;
+pub mod tool;
+pub mod validate;

@@ -1,0 +1,378 @@
+//! Model providers: the transport boundary (auth, request, streaming) behind `StreamFn`.
+//!
+//! Every failure becomes an `error` event with a message; nothing here returns an error to the
+//! loop. Retries happen only before the first content block arrives.
+
+mod anthropic;
+mod emitter;
+mod openai;
+pub mod retry;
+pub mod sse;
+pub mod transform;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+pub use emitter::INVALID_ARGUMENTS_KEY;
+use emitter::{Closed, Emitter};
+pub use retry::RetryPolicy;
+
+use crate::event::AssistantStreamEvent;
+use crate::message::{Message, StopReason};
+use crate::model::{Api, Model, ThinkingLevel};
+use crate::tool::ToolSpec;
+
+/// What one model call sends: the system prompt, the transcript and the tools.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LlmContext {
+    /// System prompt.
+    pub system_prompt: String,
+    /// Conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Sees raw requests and responses (logging, debugging, tests).
+pub trait PayloadObserver: Send + Sync {
+    /// The JSON body about to be sent.
+    fn on_payload(&self, _model: &Model, _payload: &serde_json::Value) {}
+    /// The status and headers of a response (every attempt).
+    fn on_response(&self, _model: &Model, _status: u16, _headers: &HeaderMap) {}
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct StreamOptions {
+    /// Credential; local servers may need none.
+    pub api_key: Option<String>,
+    /// Reasoning effort; applied only to reasoning models.
+    pub thinking: ThinkingLevel,
+    /// Output limit; the model's maximum when unset (Anthropic requires one).
+    pub max_tokens: Option<u64>,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Retry policy before the first token.
+    pub retry: RetryPolicy,
+    /// Extra HTTP headers (from config).
+    pub headers: Vec<(String, String)>,
+    /// Raw request/response observer.
+    pub observer: Option<Arc<dyn PayloadObserver>>,
+}
+
+/// A stream of assistant events ending with `done` or `error`.
+pub struct AssistantEventStream {
+    rx: mpsc::Receiver<AssistantStreamEvent>,
+}
+
+impl AssistantEventStream {
+    /// Wrap a channel; the sender side ends the stream by sending a terminal event.
+    pub fn from_channel(rx: mpsc::Receiver<AssistantStreamEvent>) -> Self {
+        AssistantEventStream { rx }
+    }
+
+    /// The next event, `None` if the producer vanished without a terminal event.
+    pub async fn next(&mut self) -> Option<AssistantStreamEvent> {
+        self.rx.recv().await
+    }
+}
+
+/// Something that turns a context into a stream of assistant events. Must never fail the
+/// caller: failures are `error` events.
+pub trait StreamFn: Send + Sync {
+    /// Start streaming a response.
+    fn stream(
+        &self,
+        model: &Model,
+        context: LlmContext,
+        options: StreamOptions,
+        cancel: CancellationToken,
+    ) -> AssistantEventStream;
+}
+
+/// The real providers over HTTP: dispatches on the model's wire API.
+#[derive(Clone)]
+pub struct HttpProvider {
+    client: reqwest::Client,
+}
+
+impl HttpProvider {
+    /// A provider with a fresh client.
+    pub fn new() -> Result<Self, reqwest::Error> {
+        Ok(HttpProvider {
+            client: crate::http::client(Duration::from_secs(30))?,
+        })
+    }
+
+    /// A provider sharing an existing client.
+    pub fn with_client(client: reqwest::Client) -> Self {
+        HttpProvider { client }
+    }
+}
+
+impl StreamFn for HttpProvider {
+    fn stream(
+        &self,
+        model: &Model,
+        context: LlmContext,
+        options: StreamOptions,
+        cancel: CancellationToken,
+    ) -> AssistantEventStream {
+        let (tx, rx) = mpsc::channel(64);
+        let client = self.client.clone();
+        let model = model.clone();
+        tokio::spawn(async move {
+            run(client, model, context, options, cancel, tx).await;
+        });
+        AssistantEventStream::from_channel(rx)
+    }
+}
+
+/// Why an attempt failed.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    message: String,
+    retryable: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Failure {
+    pub(crate) fn fatal(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            retryable: false,
+            retry_after: None,
+        }
+    }
+
+    pub(crate) fn transient(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            retryable: true,
+            retry_after: None,
+        }
+    }
+}
+
+enum AttemptError {
+    Failed(Failure),
+    Closed,
+}
+
+impl From<Closed> for AttemptError {
+    fn from(_: Closed) -> Self {
+        AttemptError::Closed
+    }
+}
+
+impl From<Failure> for AttemptError {
+    fn from(f: Failure) -> Self {
+        AttemptError::Failed(f)
+    }
+}
+
+/// A wire request: where to send what.
+pub(crate) struct WireRequest {
+    url: String,
+    headers: Vec<(String, String)>,
+    body: serde_json::Value,
+}
+
+/// Decodes one wire format's SSE events into emitter calls.
+enum Decoder {
+    OpenAi(openai::Decoder),
+    Anthropic(anthropic::Decoder),
+}
+
+impl Decoder {
+    fn new(api: Api) -> Self {
+        match api {
+            Api::OpenAiCompletions => Decoder::OpenAi(openai::Decoder::default()),
+            Api::AnthropicMessages => Decoder::Anthropic(anthropic::Decoder::default()),
+        }
+    }
+
+    async fn event(
+        &mut self,
+        em: &mut Emitter,
+        ev: sse::SseEvent,
+    ) -> Result<Option<StopReason>, AttemptError> {
+        match self {
+            Decoder::OpenAi(d) => d.event(em, ev).await,
+            Decoder::Anthropic(d) => d.event(em, ev).await,
+        }
+    }
+
+    fn at_eof(&self) -> Result<StopReason, Failure> {
+        match self {
+            Decoder::OpenAi(d) => d.at_eof(),
+            Decoder::Anthropic(d) => d.at_eof(),
+        }
+    }
+}
+
+async fn run(
+    client: reqwest::Client,
+    model: Model,
+    context: LlmContext,
+    options: StreamOptions,
+    cancel: CancellationToken,
+    tx: mpsc::Sender<AssistantStreamEvent>,
+) {
+    let mut em = Emitter::new(tx, &model);
+    let context = LlmContext {
+        messages: transform::prepare_messages(&context.messages, &model),
+        ..context
+    };
+    let request = match model.api {
+        Api::OpenAiCompletions => openai::request(&model, &context, &options),
+        Api::AnthropicMessages => anthropic::request(&model, &context, &options),
+    };
+    if let Some(obs) = &options.observer {
+        obs.on_payload(&model, &request.body);
+    }
+    let body = serde_json::to_vec(&request.body).unwrap_or_default();
+    let mut attempt = 0u32;
+    let outcome = loop {
+        let result = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break Err(None),
+            r = attempt_once(&client, &model, &request, &body, &options, &mut em) => r,
+        };
+        match result {
+            Ok(reason) => break Ok(reason),
+            Err(AttemptError::Closed) => return,
+            Err(AttemptError::Failed(f))
+                if f.retryable && !em.has_content() && attempt < options.retry.max_retries =>
+            {
+                let Some(delay) = options.retry.delay(attempt, f.retry_after) else {
+                    let asked = f.retry_after.unwrap_or_default().as_secs();
+                    break Err(Some(format!(
+                        "{} (server asked to retry after {asked}s, longer than allowed)",
+                        f.message
+                    )));
+                };
+                attempt += 1;
+                tracing::info!(model = %model.id, attempt, ?delay, error = %f.message, "retrying model request");
+                tokio::select! {
+                    _ = cancel.cancelled() => break Err(None),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            Err(AttemptError::Failed(f)) => break Err(Some(f.message)),
+        }
+    };
+    let _ = match outcome {
+        Ok(reason) => em.done(reason).await,
+        Err(None) => {
+            em.fail(StopReason::Aborted, "Request was aborted".into())
+                .await
+        }
+        Err(Some(message)) => em.fail(StopReason::Error, message).await,
+    };
+}
+
+async fn attempt_once(
+    client: &reqwest::Client,
+    model: &Model,
+    request: &WireRequest,
+    body: &[u8],
+    options: &StreamOptions,
+    em: &mut Emitter,
+) -> Result<StopReason, AttemptError> {
+    let mut builder = client
+        .post(&request.url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream");
+    for (k, v) in request.headers.iter().chain(options.headers.iter()) {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    let response = builder.body(body.to_vec()).send().await.map_err(|e| {
+        Failure::transient(format!(
+            "could not reach {}: {}",
+            request.url,
+            error_chain(&e)
+        ))
+    })?;
+    let status = response.status();
+    if let Some(obs) = &options.observer {
+        obs.on_response(model, status.as_u16(), response.headers());
+    }
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if !status.is_success() {
+        let retry_after = retry::server_retry_after(response.headers());
+        let body = read_limited(response).await;
+        return Err(Failure {
+            message: retry::describe_http_error(status, &body),
+            retryable: retry::is_retryable_status(status),
+            retry_after,
+        }
+        .into());
+    }
+    if content_type.contains("text/html") || content_type.contains("application/json") {
+        let body = read_limited(response).await;
+        let detail = retry::describe_http_error(status, &body);
+        return Err(Failure::fatal(format!(
+            "expected an event stream but the server sent {content_type}: {detail}"
+        ))
+        .into());
+    }
+    let mut decoder = Decoder::new(model.api);
+    let mut events = sse::SseStream::new(response.bytes_stream());
+    loop {
+        match events.next_event().await {
+            Ok(Some(ev)) => {
+                if let Some(reason) = decoder.event(em, ev).await? {
+                    return Ok(reason);
+                }
+            }
+            Ok(None) => return Ok(decoder.at_eof()?),
+            Err(e) => return Err(Failure::transient(e.0).into()),
+        }
+    }
+}
+
+/// Read at most 64 KiB of an error body.
+async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        out.extend_from_slice(&chunk);
+        if out.len() > 64 * 1024 {
+            break;
+        }
+    }
+    out
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// Parse an SSE data payload as JSON, or fail with a clear message.
+pub(crate) fn parse_data(provider: &str, data: &str) -> Result<serde_json::Value, Failure> {
+    serde_json::from_str(data).map_err(|e| {
+        let excerpt: String = data.chars().take(120).collect();
+        Failure::fatal(format!(
+            "malformed stream data from {provider}: {e} (data: {excerpt})"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests;

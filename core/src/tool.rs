@@ -1,0 +1,189 @@
+//! The tool contract: what a capability declares and how the loop runs it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::ToolOutcome;
+use crate::message::UserContent;
+
+/// Whether a tool may run alongside the others of its batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    /// Run concurrently with the batch (pi's default).
+    #[default]
+    Parallel,
+    /// Any sequential tool in a batch makes the whole batch sequential.
+    Sequential,
+}
+
+/// Permission hints a tool declares about itself (MCP-style annotations).
+///
+/// Defaults follow MCP: not read-only, destructive, open-world — so an undeclared tool asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Only reads; never changes anything.
+    pub read_only: bool,
+    /// May destroy or overwrite data.
+    pub destructive: bool,
+    /// Touches things outside the project (network, arbitrary processes).
+    pub open_world: bool,
+}
+
+impl Default for ToolAnnotations {
+    fn default() -> Self {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            open_world: true,
+        }
+    }
+}
+
+impl ToolAnnotations {
+    /// A tool that only reads inside the project.
+    pub const READ_ONLY: ToolAnnotations = ToolAnnotations {
+        read_only: true,
+        destructive: false,
+        open_world: false,
+    };
+
+    /// Harmless tools run without asking: read-only, or neither destructive nor open-world.
+    pub fn is_harmless(&self) -> bool {
+        self.read_only || (!self.destructive && !self.open_world)
+    }
+}
+
+/// A tool's failure, shown to the model as an error result it can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+impl ToolError {
+    /// An error with a message for the model.
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError(message.into())
+    }
+}
+
+/// Where a running tool reports partial output; each call becomes `tool_execution_update`.
+#[derive(Clone)]
+pub struct ToolUpdates {
+    sink: Arc<dyn Fn(ToolOutcome) + Send + Sync>,
+}
+
+impl ToolUpdates {
+    /// Wrap a callback.
+    pub fn new(sink: impl Fn(ToolOutcome) + Send + Sync + 'static) -> Self {
+        ToolUpdates {
+            sink: Arc::new(sink),
+        }
+    }
+
+    /// A sink that drops everything.
+    pub fn discard() -> Self {
+        ToolUpdates::new(|_| {})
+    }
+
+    /// Report partial output.
+    pub fn send(&self, partial: ToolOutcome) {
+        (self.sink)(partial)
+    }
+
+    /// Report partial text output.
+    pub fn text(&self, text: impl Into<String>) {
+        self.send(ToolOutcome::text(text));
+    }
+}
+
+impl ToolOutcome {
+    /// A result with one text block and no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutcome {
+            content: vec![UserContent::text(text)],
+            details: Value::Null,
+            terminate: false,
+        }
+    }
+
+    /// All text blocks joined, for logs and tests.
+    pub fn text_content(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                UserContent::Text(t) => Some(t.text.as_str()),
+                UserContent::Image(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A capability the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// Name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// Human-readable label for UIs.
+    fn label(&self) -> &str {
+        self.name()
+    }
+
+    /// Description for the model.
+    fn description(&self) -> &str;
+
+    /// JSON schema of the arguments object.
+    fn parameters(&self) -> &Value;
+
+    /// Parallel unless the tool must run alone.
+    fn execution_mode(&self) -> ExecutionMode {
+        ExecutionMode::Parallel
+    }
+
+    /// Permission hints.
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations::default()
+    }
+
+    /// Compatibility shim applied to raw arguments before validation.
+    fn prepare_arguments(&self, args: Value) -> Value {
+        args
+    }
+
+    /// Run the tool. Honour `cancel`; report progress through `updates`.
+    async fn execute(
+        &self,
+        tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        updates: ToolUpdates,
+    ) -> Result<ToolOutcome, ToolError>;
+}
+
+/// The schema a provider sends for a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// JSON schema of the arguments.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// The spec of a tool.
+    pub fn of(tool: &dyn Tool) -> Self {
+        ToolSpec {
+            name: tool.name().to_string(),
+            description: tool.description().to_string(),
+            parameters: tool.parameters().clone(),
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Test support for March: a scripted model server speaking the OpenAI Chat
+//! Completions and Anthropic Messages streaming wire formats over real HTTP.
+//!
+//! Each POST consumes the next [`Turn`] of a [`Script`]; every request is
+//! recorded so tests can assert what the client sent.
+
+mod anthropic;
+pub mod client;
+mod http;
+mod openai;
+mod record;
+mod script;
+mod server;
+mod wire;
+
+pub use record::RecordedRequest;
+pub use script::{Event, Script, ScriptStop, ScriptUsage, Turn};
+pub use server::{RequestHook, ScriptedServer, ServerOptions};
