@@ -6,7 +6,6 @@ mod models_cmd;
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Parser;
 use march_core::paths::MarchPaths;
 
@@ -37,7 +36,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(EXIT_UNAVAILABLE));
     };
-    let paths = MarchPaths::from_env().context("cannot locate March's directories")?;
+    // PathsError already says what is missing and what to set.
+    let paths = MarchPaths::from_env()?;
     // Held until exit so buffered log lines are flushed.
     let _log_guard = logging::init(&paths.log_dir())?;
     tracing::info!(

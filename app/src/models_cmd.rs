@@ -122,15 +122,13 @@ fn yes_no(flag: bool) -> &'static str {
 
 /// `1047576` → `1,047,576`, so context windows are readable at a glance.
 fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let digits = n.to_string().into_bytes();
+    let groups: Vec<&str> = digits
+        .rchunks(3)
+        .rev()
+        .filter_map(|group| std::str::from_utf8(group).ok())
+        .collect();
+    groups.join(",")
 }
 
 const HEADERS: [&str; 5] = ["model", "context", "max out", "reasoning", "images"];

@@ -344,10 +344,8 @@ impl EventSink for AgentSink {
                 AgentEvent::TurnEnd {
                     message: Message::Assistant(a),
                     ..
-                } => {
-                    if a.error_message.is_some() {
-                        st.error_message.clone_from(&a.error_message);
-                    }
+                } if a.error_message.is_some() => {
+                    st.error_message.clone_from(&a.error_message);
                 }
                 AgentEvent::AgentEnd { .. } => st.streaming_message = None,
                 _ => {}
@@ -362,3 +360,6 @@ impl EventSink for AgentSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
