@@ -1,7 +1,8 @@
 //! Loop overhead per streamed token: the scripted model server streams N text deltas over
 //! real HTTP; we time (a) reading the raw SSE body with reqwest, (b) the provider's event
 //! stream, (c) the whole agent loop into a Vec sink, (d) an `Agent` with one listener.
-//! (c) − (a) is what March adds per token on top of the transport.
+//! (c) − (a) is what March adds per token on top of the transport. (e) replays the same
+//! provider events from memory, so it is the loop's own cost per token with no I/O at all.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // a benchmark aborts on setup failure
 
 use std::sync::Arc;
@@ -11,9 +12,13 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use march_core::agent::Agent;
 use march_core::agent_loop::{LoopConfig, LoopContext, run_agent_loop};
 use march_core::event::AgentEvent;
+use march_core::event::AssistantStreamEvent;
 use march_core::message::Message;
+use march_core::message::{AssistantContent, AssistantMessage, StopReason, TextContent};
 use march_core::model::Model;
-use march_core::provider::{HttpProvider, LlmContext, StreamFn, StreamOptions};
+use march_core::provider::{
+    AssistantEventStream, HttpProvider, LlmContext, StreamFn, StreamOptions,
+};
 use march_testkit::{Event, Script, ScriptedServer, Turn};
 use tokio_util::sync::CancellationToken;
 
@@ -150,7 +155,80 @@ fn bench(c: &mut Criterion) {
             total
         })
     });
+    group.bench_function("e_agent_loop_in_memory_stream", |b| {
+        let replay = Arc::new(Replay);
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let config = LoopConfig::new(model.clone(), replay.clone());
+                rt.block_on(async {
+                    let mut sink: Vec<AgentEvent> = Vec::with_capacity(TOKENS + 16);
+                    run_agent_loop(
+                        vec![Message::user("hi")],
+                        LoopContext::default(),
+                        config,
+                        CancellationToken::new(),
+                        &mut sink,
+                        false,
+                    )
+                    .await;
+                    assert!(sink.len() > TOKENS);
+                });
+            }
+            start.elapsed()
+        })
+    });
     group.finish();
+}
+
+/// A provider that replays a text response of `TOKENS` deltas from memory.
+struct Replay;
+
+impl StreamFn for Replay {
+    fn stream(
+        &self,
+        model: &Model,
+        _context: LlmContext,
+        _options: StreamOptions,
+        _cancel: CancellationToken,
+    ) -> AssistantEventStream {
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        let mut message = AssistantMessage::empty(model);
+        tokio::spawn(async move {
+            let _ = tx.send(AssistantStreamEvent::Start).await;
+            let _ = tx
+                .send(AssistantStreamEvent::TextStart { content_index: 0 })
+                .await;
+            let mut text = String::new();
+            for i in 0..TOKENS {
+                let delta = format!("tok{i} ");
+                text.push_str(&delta);
+                let _ = tx
+                    .send(AssistantStreamEvent::TextDelta {
+                        content_index: 0,
+                        delta,
+                    })
+                    .await;
+            }
+            let _ = tx
+                .send(AssistantStreamEvent::TextEnd {
+                    content_index: 0,
+                    content: text.clone(),
+                })
+                .await;
+            message.content.push(AssistantContent::Text(TextContent {
+                text,
+                text_signature: None,
+            }));
+            let _ = tx
+                .send(AssistantStreamEvent::Done {
+                    reason: StopReason::Stop,
+                    message,
+                })
+                .await;
+        });
+        AssistantEventStream::from_channel(rx)
+    }
 }
 
 fn reqwest_client() -> reqwest::Client {

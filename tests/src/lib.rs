@@ -1,7 +1,9 @@
 //! Helpers shared by March's end-to-end tests in `tests/tests/`.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 /// The workspace root, the directory holding the top-level `Cargo.toml`.
@@ -18,13 +20,24 @@ pub fn workspace_root() -> PathBuf {
 /// Panics with cargo's output if the build fails: nothing can be tested without the binary.
 pub fn march_bin() -> PathBuf {
     static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BIN.get_or_init(build_march) {
+    match BIN.get_or_init(|| build_bin("march", "march")) {
         Ok(path) => path.clone(),
         Err(message) => panic!("cannot build the march binary: {message}"),
     }
 }
 
-fn build_march() -> Result<PathBuf, String> {
+/// The `march-scripted-server` binary of march-testkit, built once per test process
+/// with the same profile as the test, like [`march_bin`].
+pub fn scripted_server_bin() -> PathBuf {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BIN.get_or_init(|| build_bin("march-testkit", "march-scripted-server")) {
+        Ok(path) => path.clone(),
+        Err(message) => panic!("cannot build the march-scripted-server binary: {message}"),
+    }
+}
+
+/// Builds binary `bin` of `package` into the test's own target and profile directory.
+fn build_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     // The test runs as <target>/<profile>/deps/<test>; the binary lands in <target>/<profile>.
     let profile_dir = exe
@@ -43,7 +56,7 @@ fn build_march() -> Result<PathBuf, String> {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace_root())
-        .args(["build", "--quiet", "-p", "march", "--bin", "march"])
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
         .arg("--target-dir")
         .arg(target_dir);
     // `cargo test` builds the dev profile into `debug`; other profiles use their own name.
@@ -66,10 +79,141 @@ fn build_march() -> Result<PathBuf, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let bin = profile_dir.join(format!("march{}", std::env::consts::EXE_SUFFIX));
-    if bin.is_file() {
-        Ok(bin)
+    let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    if path.is_file() {
+        Ok(path)
     } else {
-        Err(format!("cargo succeeded but {} is missing", bin.display()))
+        Err(format!("cargo succeeded but {} is missing", path.display()))
+    }
+}
+
+/// `march-scripted-server` running as a child process, killed and reaped on drop.
+///
+/// The script and the request record live in a temporary directory owned by the value.
+pub struct ScriptedServerProcess {
+    child: Child,
+    base_url: String,
+    record: PathBuf,
+    // Fields drop after `Drop::drop`, so the directory goes once the child is gone.
+    _dir: tempfile::TempDir,
+}
+
+impl ScriptedServerProcess {
+    /// Starts the server on a free port, playing `script`: the JSON form of
+    /// `march_testkit::Script`, e.g. `{"turns": [], "models": ["m1", "m2"]}`.
+    ///
+    /// Panics with the server's stderr if it does not announce its address.
+    pub fn start(script: &serde_json::Value) -> ScriptedServerProcess {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let script_path = dir.path().join("script.json");
+        std::fs::write(&script_path, script.to_string())
+            .unwrap_or_else(|e| panic!("write {}: {e}", script_path.display()));
+        let record = dir.path().join("requests.jsonl");
+        let stderr_path = dir.path().join("stderr.txt");
+        let stderr = File::create(&stderr_path)
+            .unwrap_or_else(|e| panic!("create {}: {e}", stderr_path.display()));
+
+        let mut child = Command::new(scripted_server_bin())
+            .arg("--script")
+            .arg(&script_path)
+            .arg("--record")
+            .arg(&record)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run march-scripted-server: {e}"));
+
+        let mut line = String::new();
+        let read = match child.stdout.take() {
+            Some(stdout) => BufReader::new(stdout)
+                .read_line(&mut line)
+                .map_err(|e| e.to_string()),
+            None => Err("no stdout pipe".to_string()),
+        };
+        let base_url = read.and_then(|_| {
+            line.trim_end()
+                .strip_prefix("listening on ")
+                .map(str::to_string)
+                .ok_or_else(|| format!("unexpected first line {line:?}"))
+        });
+        match base_url {
+            Ok(base_url) => ScriptedServerProcess {
+                child,
+                base_url,
+                record,
+                _dir: dir,
+            },
+            Err(message) => {
+                let _ = child.kill();
+                let status = child.wait();
+                let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+                panic!("march-scripted-server did not start ({message}, {status:?}):\n{stderr}");
+            }
+        }
+    }
+
+    /// The API base URL, `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The server's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Every request recorded so far, in arrival order, as the JSON form of
+    /// `march_testkit::RecordedRequest` (`method`, `path`, `headers` as `[name, value]`
+    /// pairs with lowercase names, `body`, `raw_body`).
+    ///
+    /// A request is recorded before it is answered, so a client that got its response
+    /// is always on the list.
+    pub fn recorded_requests(&self) -> Vec<serde_json::Value> {
+        let text = match std::fs::read_to_string(&self.record) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => panic!("read {}: {e}", self.record.display()),
+        };
+        text.lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("invalid record line {line:?}: {e}"))
+            })
+            .collect()
+    }
+}
+
+impl Drop for ScriptedServerProcess {
+    fn drop(&mut self) {
+        // The server only stops when killed; reap it so no zombie is left either.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripted_server_process_starts_and_is_reaped() {
+        let server = ScriptedServerProcess::start(&serde_json::json!({"models": ["m1"]}));
+        assert!(
+            server.base_url().starts_with("http://127.0.0.1:"),
+            "{}",
+            server.base_url()
+        );
+        assert!(server.base_url().ends_with("/v1"), "{}", server.base_url());
+        assert!(server.recorded_requests().is_empty());
+        let pid = server.id();
+        drop(server);
+        #[cfg(target_os = "linux")]
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} is still there"
+        );
+        let _ = pid;
     }
 }

@@ -1,12 +1,10 @@
 //! `march models` run as a real process with a clean environment and a temporary MARCH_HOME.
 
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
 
-use march_e2e::march_bin;
+use march_e2e::{ScriptedServerProcess, march_bin};
 
 /// A temporary home: `home/` for HOME and `march/` for MARCH_HOME.
 struct Home {
@@ -73,6 +71,15 @@ fn json_provider<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_jso
         .flatten()
         .find(|p| p["name"] == name)
         .unwrap_or_else(|| panic!("no provider {name} in {report}"))
+}
+
+/// The value of the first header named `name` in a recorded request (names are lowercase).
+fn header<'a>(request: &'a serde_json::Value, name: &str) -> Option<&'a str> {
+    request["headers"]
+        .as_array()?
+        .iter()
+        .find(|pair| pair[0] == name)
+        .and_then(|pair| pair[1].as_str())
 }
 
 #[test]
@@ -144,53 +151,16 @@ fn models_json_matches() {
     );
 }
 
-/// A minimal OpenAI-style `/models` server on a thread; records each request head.
-///
-/// The scripted server in march-testkit needs an async runtime, which this crate does not
-/// depend on; a blocking listener is enough for `GET /models`.
-fn models_server(ids: &[&str]) -> (String, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
-    let addr = listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("local_addr: {e}"));
-    let url = format!("http://{addr}/v1");
-    let data: Vec<String> = ids
-        .iter()
-        .map(|id| format!("{{\"id\":\"{id}\"}}"))
-        .collect();
-    let body = format!("{{\"object\":\"list\",\"data\":[{}]}}", data.join(","));
-    let heads = Arc::new(Mutex::new(Vec::new()));
-    let recorded = Arc::clone(&heads);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
-            if let Ok(mut heads) = recorded.lock() {
-                heads.push(String::from_utf8_lossy(&head).into_owned());
-            }
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(response.as_bytes());
-        }
-    });
-    (url, heads)
-}
-
 #[test]
 fn discover_lists_served_models() {
-    let (url, heads) = models_server(&["m1", "m2"]);
+    let server = ScriptedServerProcess::start(&serde_json::json!({
+        "turns": [],
+        "models": ["m1", "m2"],
+    }));
     let home = Home::new();
     home.write_config(&format!(
-        "[providers.scripted]\napi = \"openai-completions\"\nbase_url = \"{url}\"\napi_key_env = \"SCRIPTED_KEY\"\n"
+        "[providers.scripted]\napi = \"openai-completions\"\nbase_url = \"{}\"\napi_key_env = \"SCRIPTED_KEY\"\n",
+        server.base_url()
     ));
     let env = [("SCRIPTED_KEY", "secret")];
 
@@ -210,12 +180,17 @@ fn discover_lists_served_models() {
         provider_block(&text, "anthropic").contains("discovery: skipped (no credentials)"),
         "{text}"
     );
-    {
-        let heads = heads.lock().unwrap();
-        let head = heads.last().unwrap().to_ascii_lowercase();
-        assert!(head.starts_with("get /v1/models "), "{head}");
-        assert!(head.contains("authorization: bearer secret"), "{head}");
-    }
+    let requests = server.recorded_requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let request = &requests[0];
+    assert_eq!(request["method"], "GET", "{request}");
+    let path = request["path"].as_str().unwrap();
+    assert!(path.ends_with("/models"), "{request}");
+    assert_eq!(
+        header(request, "authorization"),
+        Some("Bearer secret"),
+        "{request}"
+    );
 
     let output = home.run(&["models", "--discover", "--json"], &env);
     assert!(output.status.success(), "{}", stderr(&output));
@@ -233,6 +208,7 @@ fn discover_lists_served_models() {
         json_provider(&report, "anthropic")["discovery"]["status"],
         "skipped"
     );
+    assert_eq!(server.recorded_requests().len(), 2);
 }
 
 #[test]

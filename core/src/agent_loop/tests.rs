@@ -238,6 +238,54 @@ fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// Labels of a text reply with `deltas` text deltas.
+fn text_reply(deltas: usize, stop: &str) -> Vec<String> {
+    let mut v = strs(&["message_start assistant", "update text_start"]);
+    v.extend(std::iter::repeat_n("update text_delta".to_string(), deltas));
+    v.push("update text_end".into());
+    v.push(format!("message_end assistant {stop}"));
+    v
+}
+
+/// Labels of a reply made only of tool calls, each streamed in `chunks` argument pieces.
+fn tools_reply(chunks: &[usize]) -> Vec<String> {
+    let mut v = strs(&["message_start assistant"]);
+    for &n in chunks {
+        v.push("update toolcall_start".into());
+        v.extend(std::iter::repeat_n("update toolcall_delta".to_string(), n));
+        v.push("update toolcall_end".into());
+    }
+    v.push("message_end assistant ToolUse".into());
+    v
+}
+
+/// Concatenate label groups.
+fn seq(parts: &[Vec<String>]) -> Vec<String> {
+    parts.concat()
+}
+
+fn l(v: &[&str]) -> Vec<String> {
+    strs(v)
+}
+
+fn result_msgs(ids: &[&str]) -> Vec<String> {
+    ids.iter()
+        .flat_map(|id| {
+            [
+                "message_start toolResult".to_string(),
+                format!("message_end toolResult {id}"),
+            ]
+        })
+        .collect()
+}
+
+const HEAD: [&str; 4] = [
+    "agent_start",
+    "turn_start",
+    "message_start user",
+    "message_end user",
+];
+
 fn call(id: &str, x: u32) -> Event {
     Event::tool_call(id, "t", &["{\"x\"", &format!(":{x}}}")])
 }
@@ -357,27 +405,22 @@ async fn parallel_tools_end_in_completion_order_and_persist_in_source_order() {
     .await;
     let mut rec = Recorder::new();
     let new = run("go", ctx(tools), config(&s2, true), &mut rec).await;
-    let labels = rec.labels();
-    let tail: Vec<String> = labels
-        .iter()
-        .skip_while(|l| !l.starts_with("message_end assistant"))
-        .take(11)
-        .cloned()
-        .collect();
     assert_eq!(
-        tail,
-        strs(&[
-            "message_end assistant ToolUse",
-            "tool_start a",
-            "tool_start b",
-            "tool_update b",
-            "tool_end b",
-            "tool_end a",
-            "message_start toolResult",
-            "message_end toolResult a",
-            "message_start toolResult",
-            "message_end toolResult b",
-            "turn_end 2",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[1, 1]),
+            l(&[
+                "tool_start a",
+                "tool_start b",
+                "tool_update b",
+                "tool_end b",
+                "tool_end a"
+            ]),
+            result_msgs(&["a", "b"]),
+            l(&["turn_end 2", "turn_start"]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
         ])
     );
     let ids: Vec<_> = new
@@ -402,24 +445,18 @@ async fn a_sequential_tool_makes_the_batch_sequential() {
     t.updates = 1;
     let mut rec = Recorder::new();
     run("go", ctx(vec![Arc::new(t)]), config(&s, false), &mut rec).await;
-    let labels = rec.labels();
-    let from = labels
-        .iter()
-        .position(|l| l == "message_end assistant ToolUse")
-        .unwrap();
     assert_eq!(
-        labels[from..from + 10].to_vec(),
-        strs(&[
-            "message_end assistant ToolUse",
-            "tool_start a",
-            "tool_update a",
-            "tool_end a",
-            "message_start toolResult",
-            "message_end toolResult a",
-            "tool_start b",
-            "tool_update b",
-            "tool_end b",
-            "message_start toolResult",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[2, 2]),
+            l(&["tool_start a", "tool_update a", "tool_end a"]),
+            result_msgs(&["a"]),
+            l(&["tool_start b", "tool_update b", "tool_end b"]),
+            result_msgs(&["b"]),
+            l(&["turn_end 2", "turn_start"]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
         ])
     );
 }
@@ -435,6 +472,7 @@ async fn steering_is_injected_after_the_turn_without_skipping_tool_calls() {
     let q = queues.clone();
     let mut cfg = config(&s, false);
     cfg.queues = queues;
+    cfg.tool_execution = crate::tool::ExecutionMode::Sequential;
     let mut rec = Recorder::with(move |e| {
         if matches!(e, AgentEvent::ToolExecutionStart { tool_call_id, .. } if tool_call_id == "a") {
             q.steering
@@ -444,20 +482,25 @@ async fn steering_is_injected_after_the_turn_without_skipping_tool_calls() {
         }
     });
     let new = run("go", ctx(vec![Arc::new(GateTool::new("t"))]), cfg, &mut rec).await;
-    let labels = rec.labels();
-    let from = labels.iter().position(|l| l == "turn_end 2").unwrap();
+    // Both calls of the turn ran although steering arrived during the first.
     assert_eq!(
-        labels[from..from + 5].to_vec(),
-        strs(&[
-            "turn_end 2",
-            "turn_start",
-            "message_start user",
-            "message_end user",
-            "message_start assistant",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[2, 2]),
+            l(&["tool_start a", "tool_end a"]),
+            result_msgs(&["a"]),
+            l(&["tool_start b", "tool_end b"]),
+            result_msgs(&["b"]),
+            l(&[
+                "turn_end 2",
+                "turn_start",
+                "message_start user",
+                "message_end user"
+            ]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
         ])
-    );
-    assert!(
-        labels.contains(&"tool_end a".to_string()) && labels.contains(&"tool_end b".to_string())
     );
     let roles: Vec<_> = new.iter().map(Message::role).collect();
     assert_eq!(
@@ -495,15 +538,12 @@ async fn steering_queued_before_the_run_is_drained_before_the_first_call() {
     let mut rec = Recorder::new();
     run("go", ctx(vec![]), cfg, &mut rec).await;
     assert_eq!(
-        rec.labels()[..7].to_vec(),
-        strs(&[
-            "agent_start",
-            "turn_start",
-            "message_start user",
-            "message_end user",
-            "message_start user",
-            "message_end user",
-            "message_start assistant",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            l(&["message_start user", "message_end user"]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
         ])
     );
     assert_eq!(s.requests().len(), 1);
@@ -522,22 +562,19 @@ async fn follow_ups_run_when_the_agent_would_stop() {
     cfg.queues = queues;
     let mut rec = Recorder::new();
     let new = run("go", ctx(vec![]), cfg, &mut rec).await;
-    let labels = rec.labels();
-    let from = labels.iter().position(|l| l == "turn_end 0").unwrap();
     assert_eq!(
-        labels[from..].to_vec(),
-        strs(&[
-            "turn_end 0",
-            "turn_start",
-            "message_start user",
-            "message_end user",
-            "message_start assistant",
-            "update text_start",
-            "update text_delta",
-            "update text_end",
-            "message_end assistant Stop",
-            "turn_end 0",
-            "agent_end",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            text_reply(1, "Stop"),
+            l(&[
+                "turn_end 0",
+                "turn_start",
+                "message_start user",
+                "message_end user"
+            ]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
         ])
     );
     assert_eq!(new.len(), 4);
@@ -612,21 +649,22 @@ async fn abort_mid_tool_cancels_it_and_the_next_call_is_aborted() {
         false,
     )
     .await;
-    let labels = rec.labels();
-    let from = labels.iter().position(|l| l == "tool_start a").unwrap();
     assert_eq!(
-        labels[from..].to_vec(),
-        strs(&[
-            "tool_start a",
-            "tool_end a error",
-            "message_start toolResult",
-            "message_end toolResult a",
-            "turn_end 1",
-            "turn_start",
-            "message_start assistant",
-            "message_end assistant Aborted",
-            "turn_end 0",
-            "agent_end",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[2]),
+            l(&["tool_start a", "tool_end a error"]),
+            result_msgs(&["a"]),
+            // The next model call returns at once as aborted, ending the run.
+            l(&[
+                "turn_end 1",
+                "turn_start",
+                "message_start assistant",
+                "message_end assistant Aborted",
+                "turn_end 0",
+                "agent_end",
+            ]),
         ])
     );
     let Message::ToolResult(r) = &new[2] else {
@@ -641,12 +679,21 @@ async fn terminate_skips_the_next_call_only_when_every_result_asks() {
     let s = server(vec![Turn::stream(vec![call("a", 1), call("b", 2)])]).await;
     let mut t = GateTool::new("t");
     t.terminate = true;
+    let mut cfg = config(&s, false);
+    cfg.tool_execution = crate::tool::ExecutionMode::Sequential;
     let mut rec = Recorder::new();
-    run("go", ctx(vec![Arc::new(t)]), config(&s, false), &mut rec).await;
-    let labels = rec.labels();
+    run("go", ctx(vec![Arc::new(t)]), cfg, &mut rec).await;
     assert_eq!(
-        labels[labels.len() - 2..].to_vec(),
-        strs(&["turn_end 2", "agent_end"])
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[2, 2]),
+            l(&["tool_start a", "tool_end a"]),
+            result_msgs(&["a"]),
+            l(&["tool_start b", "tool_end b"]),
+            result_msgs(&["b"]),
+            l(&["turn_end 2", "agent_end"]),
+        ])
     );
     assert_eq!(s.requests().len(), 1);
 
@@ -736,17 +783,21 @@ async fn max_turns_ends_with_an_error_message() {
     cfg.max_turns = Some(1);
     let mut rec = Recorder::new();
     let new = run("go", ctx(vec![Arc::new(GateTool::new("t"))]), cfg, &mut rec).await;
-    let labels = rec.labels();
-    let from = labels.iter().position(|l| l == "turn_end 1").unwrap();
     assert_eq!(
-        labels[from..].to_vec(),
-        strs(&[
-            "turn_end 1",
-            "turn_start",
-            "message_start assistant",
-            "message_end assistant Error",
-            "turn_end 0",
-            "agent_end",
+        rec.labels(),
+        seq(&[
+            l(&HEAD),
+            tools_reply(&[2]),
+            l(&["tool_start a", "tool_end a"]),
+            result_msgs(&["a"]),
+            l(&[
+                "turn_end 1",
+                "turn_start",
+                "message_start assistant",
+                "message_end assistant Error",
+                "turn_end 0",
+                "agent_end",
+            ]),
         ])
     );
     let a = new.last().unwrap().as_assistant().unwrap();
@@ -908,8 +959,12 @@ async fn continue_requires_a_non_assistant_tail() {
         .unwrap();
     assert_eq!(new.len(), 1);
     assert_eq!(
-        rec.labels()[..3].to_vec(),
-        strs(&["agent_start", "turn_start", "message_start assistant"])
+        rec.labels(),
+        seq(&[
+            l(&["agent_start", "turn_start"]),
+            text_reply(1, "Stop"),
+            l(&["turn_end 0", "agent_end"]),
+        ])
     );
 }
 
