@@ -304,19 +304,10 @@ async fn pure_chat_on_both_wire_formats() {
         let new = run("hi", ctx(vec![]), config(&s, anthropic), &mut rec).await;
         assert_eq!(
             rec.labels(),
-            strs(&[
-                "agent_start",
-                "turn_start",
-                "message_start user",
-                "message_end user",
-                "message_start assistant",
-                "update text_start",
-                "update text_delta",
-                "update text_delta",
-                "update text_end",
-                "message_end assistant Stop",
-                "turn_end 0",
-                "agent_end",
+            seq(&[
+                l(&HEAD),
+                text_reply(2, "Stop"),
+                l(&["turn_end 0", "agent_end"])
             ]),
             "anthropic={anthropic}"
         );
@@ -607,17 +598,16 @@ async fn abort_mid_stream_ends_with_aborted() {
         .await;
         assert_eq!(
             rec.labels(),
-            strs(&[
-                "agent_start",
-                "turn_start",
-                "message_start user",
-                "message_end user",
-                "message_start assistant",
-                "update text_start",
-                "update text_delta",
-                "message_end assistant Aborted",
-                "turn_end 0",
-                "agent_end",
+            seq(&[
+                l(&HEAD),
+                l(&[
+                    "message_start assistant",
+                    "update text_start",
+                    "update text_delta",
+                    "message_end assistant Aborted",
+                    "turn_end 0",
+                    "agent_end"
+                ])
             ])
         );
         let a = new[1].as_assistant().unwrap();
@@ -721,15 +711,14 @@ async fn an_error_stop_ends_the_run_at_once() {
     let new = run("go", ctx(vec![]), config(&s, true), &mut rec).await;
     assert_eq!(
         rec.labels(),
-        strs(&[
-            "agent_start",
-            "turn_start",
-            "message_start user",
-            "message_end user",
-            "message_start assistant",
-            "message_end assistant Error",
-            "turn_end 0",
-            "agent_end",
+        seq(&[
+            l(&HEAD),
+            l(&[
+                "message_start assistant",
+                "message_end assistant Error",
+                "turn_end 0",
+                "agent_end"
+            ])
         ])
     );
     let err = new[1]
@@ -753,18 +742,10 @@ async fn a_429_is_retried_before_the_first_token_invisibly() {
         let new = run("go", ctx(vec![]), config(&s, anthropic), &mut rec).await;
         assert_eq!(
             rec.labels(),
-            strs(&[
-                "agent_start",
-                "turn_start",
-                "message_start user",
-                "message_end user",
-                "message_start assistant",
-                "update text_start",
-                "update text_delta",
-                "update text_end",
-                "message_end assistant Stop",
-                "turn_end 0",
-                "agent_end",
+            seq(&[
+                l(&HEAD),
+                text_reply(1, "Stop"),
+                l(&["turn_end 0", "agent_end"])
             ])
         );
         assert_eq!(new[1].as_assistant().unwrap().text(), "ok");

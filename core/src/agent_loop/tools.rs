@@ -130,13 +130,7 @@ async fn run_sequential(
                 finalize(ctx, assistant, call, &args, outcome, is_error, config).await
             }
         };
-        sink.emit(AgentEvent::ToolExecutionEnd {
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            result: outcome.clone(),
-            is_error,
-        })
-        .await;
+        emit_end(sink, call, &outcome, is_error).await;
         emit_result_message(sink, call, &outcome, is_error).await;
         out.push((call.clone(), outcome, is_error));
     }
@@ -162,13 +156,7 @@ async fn run_parallel(
         }
         match prepare(ctx, assistant, call, config, cancel, sink).await {
             Prepared::Done { outcome, is_error } => {
-                sink.emit(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    result: outcome.clone(),
-                    is_error,
-                })
-                .await;
+                emit_end(sink, call, &outcome, is_error).await;
                 slots[i] = Some((outcome, is_error));
             }
             Prepared::Run { tool, args } => {
@@ -209,13 +197,7 @@ async fn run_parallel(
                 settled[i] = true;
                 let (outcome, is_error) =
                     finalize(ctx, assistant, &calls[i], &args_of[i], outcome, is_error, config).await;
-                sink.emit(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: calls[i].id.clone(),
-                    tool_name: calls[i].name.clone(),
-                    result: outcome.clone(),
-                    is_error,
-                })
-                .await;
+                emit_end(sink, &calls[i], &outcome, is_error).await;
                 slots[i] = Some((outcome, is_error));
             }
         }
@@ -228,6 +210,21 @@ async fn run_parallel(
         }
     }
     out
+}
+
+async fn emit_end(
+    sink: &mut dyn EventSink,
+    call: &ToolCall,
+    outcome: &ToolOutcome,
+    is_error: bool,
+) {
+    sink.emit(AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: outcome.clone(),
+        is_error,
+    })
+    .await;
 }
 
 async fn emit_update(sink: &mut dyn EventSink, call: &ToolCall, partial: &ToolOutcome) {

@@ -226,6 +226,35 @@ impl Decoder {
         Ok(())
     }
 
+    /// Append to the open text or thinking block, opening one if another kind is open.
+    async fn append(
+        &mut self,
+        em: &mut Emitter,
+        thinking: bool,
+        t: &str,
+    ) -> Result<(), AttemptError> {
+        let idx = match self.current {
+            Some(Block::Thinking(i)) if thinking => i,
+            Some(Block::Text(i)) if !thinking => i,
+            _ => {
+                self.switch(em, None).await?;
+                let i = if thinking {
+                    em.begin_thinking(false).await?
+                } else {
+                    em.begin_text().await?
+                };
+                self.current = Some(if thinking {
+                    Block::Thinking(i)
+                } else {
+                    Block::Text(i)
+                });
+                i
+            }
+        };
+        em.delta(idx, t).await?;
+        Ok(())
+    }
+
     pub(crate) async fn event(
         &mut self,
         em: &mut Emitter,
@@ -268,16 +297,7 @@ impl Decoder {
                     .and_then(Value::as_str)
                     .filter(|t| !t.is_empty())
                 {
-                    let idx = match self.current {
-                        Some(Block::Thinking(i)) => i,
-                        _ => {
-                            self.switch(em, None).await?;
-                            let i = em.begin_thinking(false).await?;
-                            self.current = Some(Block::Thinking(i));
-                            i
-                        }
-                    };
-                    em.delta(idx, t).await?;
+                    self.append(em, true, t).await?;
                     break;
                 }
             }
@@ -286,16 +306,7 @@ impl Decoder {
                 .and_then(Value::as_str)
                 .filter(|t| !t.is_empty())
             {
-                let idx = match self.current {
-                    Some(Block::Text(i)) => i,
-                    _ => {
-                        self.switch(em, None).await?;
-                        let i = em.begin_text().await?;
-                        self.current = Some(Block::Text(i));
-                        i
-                    }
-                };
-                em.delta(idx, t).await?;
+                self.append(em, false, t).await?;
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for call in calls {
