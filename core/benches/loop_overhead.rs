@@ -110,19 +110,7 @@ fn bench(c: &mut Criterion) {
                 server.push_turn(turn());
                 let config = LoopConfig::new(model.clone(), provider.clone());
                 let start = Instant::now();
-                rt.block_on(async {
-                    let mut sink: Vec<AgentEvent> = Vec::with_capacity(TOKENS + 16);
-                    run_agent_loop(
-                        vec![Message::user("hi")],
-                        LoopContext::default(),
-                        config,
-                        CancellationToken::new(),
-                        &mut sink,
-                        false,
-                    )
-                    .await;
-                    assert!(sink.len() > TOKENS);
-                });
+                rt.block_on(loop_once(config));
                 total += start.elapsed();
             }
             total
@@ -161,24 +149,27 @@ fn bench(c: &mut Criterion) {
             let start = Instant::now();
             for _ in 0..iters {
                 let config = LoopConfig::new(model.clone(), replay.clone());
-                rt.block_on(async {
-                    let mut sink: Vec<AgentEvent> = Vec::with_capacity(TOKENS + 16);
-                    run_agent_loop(
-                        vec![Message::user("hi")],
-                        LoopContext::default(),
-                        config,
-                        CancellationToken::new(),
-                        &mut sink,
-                        false,
-                    )
-                    .await;
-                    assert!(sink.len() > TOKENS);
-                });
+                rt.block_on(loop_once(config));
             }
             start.elapsed()
         })
     });
     group.finish();
+}
+
+/// One prompt through the loop into a Vec sink.
+async fn loop_once(config: LoopConfig) {
+    let mut sink: Vec<AgentEvent> = Vec::with_capacity(TOKENS + 16);
+    run_agent_loop(
+        vec![Message::user("hi")],
+        LoopContext::default(),
+        config,
+        CancellationToken::new(),
+        &mut sink,
+        false,
+    )
+    .await;
+    assert!(sink.len() > TOKENS);
 }
 
 /// A provider that replays a text response of `TOKENS` deltas from memory.

@@ -90,11 +90,13 @@ impl std::str::FromStr for ThinkingLevel {
 pub enum ReasoningFormat {
     /// `reasoning_effort: low|medium|high` (OpenAI, xAI).
     #[default]
+    #[serde(rename = "openai-effort")]
     OpenAiEffort,
     /// `thinking: {type: enabled|disabled}` plus `reasoning_effort`; reasoning replayed as
     /// `reasoning_content` (DeepSeek's official API, which thinks by default).
     Deepseek,
     /// `reasoning: {effort}` (OpenRouter).
+    #[serde(rename = "openrouter")]
     OpenRouter,
     /// `chat_template_kwargs: {enable_thinking}` (Qwen-style templates on vLLM / llama.cpp).
     TemplateKwargs,

@@ -548,3 +548,38 @@ fn partial_json_scratch_is_not_sent_and_events_serialize_with_pi_names() {
         json!({"type":"toolcall_delta","contentIndex":2,"delta":"{"})
     );
 }
+
+#[derive(Default)]
+struct Observer {
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl PayloadObserver for Observer {
+    fn on_payload(&self, model: &Model, payload: &serde_json::Value) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("payload {} {}", model.id, payload["model"]));
+    }
+    fn on_response(&self, _model: &Model, status: u16, _headers: &HeaderMap) {
+        self.seen.lock().unwrap().push(format!("response {status}"));
+    }
+}
+
+#[tokio::test]
+async fn observers_see_the_payload_once_and_every_response() {
+    let observer = std::sync::Arc::new(Observer::default());
+    let mut o = opts();
+    o.observer = Some(observer.clone());
+    let (_, msg, _) = collect(
+        vec![Turn::status(503).with_retry_after("0"), Turn::text("ok")],
+        Api::OpenAiCompletions,
+        o,
+    )
+    .await;
+    assert_eq!(msg.text(), "ok");
+    assert_eq!(
+        *observer.seen.lock().unwrap(),
+        ["payload m1 \"m1\"", "response 503", "response 200"]
+    );
+}
