@@ -109,70 +109,14 @@ fn http_date_delay(value: &str) -> Option<Duration> {
     Some(Duration::from_secs((target - now).max(0) as u64))
 }
 
-/// A short, printable description of an HTTP error response body.
-///
-/// JSON errors yield their message; an HTML page yields its title; anything else its first
-/// 200 characters. Control characters are removed so the text is safe to draw.
+/// `HTTP <code> <reason>: <excerpt of the body>`.
 pub fn describe_http_error(status: StatusCode, body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let summary = json_error_message(&text)
-        .or_else(|| html_title(&text))
-        .unwrap_or_else(|| text.chars().take(200).collect());
-    let summary: String = summary
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
     let reason = status.canonical_reason().unwrap_or("");
-    if summary.is_empty() {
-        format!("HTTP {} {reason}", status.as_u16())
-    } else {
-        format!("HTTP {} {reason}: {summary}", status.as_u16())
-    }
-}
-
-/// The message of a JSON error body in any of the common shapes.
-pub fn json_error_message(text: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
-    let candidates = [
-        v.pointer("/error/message"),
-        v.pointer("/message"),
-        v.pointer("/error"),
-        v.pointer("/detail"),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find_map(|c| c.as_str().map(str::to_string))
-}
-
-fn html_title(text: &str) -> Option<String> {
-    let lower = text.to_ascii_lowercase();
-    if !lower.contains("<html") && !lower.contains("<!doctype html") {
-        return None;
-    }
-    if let (Some(start), Some(end)) = (lower.find("<title>"), lower.find("</title>"))
-        && start + 7 <= end
-    {
-        return Some(text[start + 7..end].trim().to_string());
-    }
-    // No title: strip tags and keep the first words.
-    let mut out = String::new();
-    let mut in_tag = false;
-    for c in text.chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => {
-                in_tag = false;
-                out.push(' ');
-            }
-            _ if !in_tag => out.push(c),
-            _ => {}
-        }
-    }
-    Some(out.chars().take(200).collect())
+    format!(
+        "HTTP {} {reason}: {}",
+        status.as_u16(),
+        crate::http::error_excerpt(body)
+    )
 }
 
 #[cfg(test)]
@@ -233,10 +177,6 @@ mod tests {
                 br#"{"error":{"message":"slow down"}}"#
             ),
             "HTTP 429 Too Many Requests: slow down"
-        );
-        assert_eq!(
-            describe_http_error(s, b"\x1b[31mred\x1b[0m\nplain"),
-            "HTTP 502 Bad Gateway: [31mred [0m plain"
         );
     }
 }
