@@ -5,6 +5,7 @@ pub mod agent;
 pub mod agent_loop;
 pub mod auth;
 pub mod config;
+pub mod context;
 pub mod event;
 pub mod http;
 pub mod message;

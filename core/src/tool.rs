@@ -151,6 +151,22 @@ pub trait Tool: Send + Sync {
         ToolAnnotations::default()
     }
 
+    /// One line for the system prompt's tool list, if the tool wants to be listed.
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+
+    /// Guidelines added to the system prompt while the tool is active.
+    fn prompt_guidelines(&self) -> &[&str] {
+        &[]
+    }
+
+    /// Absolute paths a call with these (validated) arguments would read or write, so a
+    /// permission gate can ask before the tool runs. Empty when the tool touches no files.
+    fn target_paths(&self, _args: &Value) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Compatibility shim applied to raw arguments before validation.
     fn prepare_arguments(&self, args: Value) -> Value {
         args
