@@ -13,5 +13,6 @@ pub mod model;
 pub mod partial_json;
 pub mod paths;
 pub mod provider;
+pub mod session;
 pub mod tool;
 pub mod validate;

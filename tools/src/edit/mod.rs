@@ -1,0 +1,355 @@
+//! `edit`: exact-text replacements in one file, several disjoint edits per call (pi §4.4).
+
+mod diff;
+mod fuzzy;
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::io::{self, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use async_trait::async_trait;
+use march_core::event::ToolOutcome;
+use march_core::message::UserContent;
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub use diff::{EditDiff, edit_diff};
+pub use fuzzy::{Applied, Edit, apply_edits, normalize_for_fuzzy};
+
+use crate::context::ToolContext;
+use crate::mutation_queue::MutationQueue;
+
+/// How much of a file is sniffed for NUL bytes to tell binary from text.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
+
+const PROMPT_SNIPPET: &str = "Make precise file edits with exact text replacement, including multiple disjoint edits in one call";
+
+const PROMPT_GUIDELINES: &[&str] = &[
+    "Use edit for precise changes (edits[].oldText must match exactly)",
+    "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls",
+    "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+    "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.",
+];
+
+/// Replaces unique text regions of one file; serialised per file with other mutations.
+pub struct EditTool {
+    ctx: ToolContext,
+    schema: OnceLock<Value>,
+}
+
+impl EditTool {
+    /// An edit tool working in `ctx`.
+    pub fn new(ctx: ToolContext) -> Self {
+        EditTool {
+            ctx,
+            schema: OnceLock::new(),
+        }
+    }
+}
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {
+                "type": "string",
+                "description": "Path to the file to edit (relative or absolute)"
+            },
+            "edits": {
+                "type": "array",
+                "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "oldText": {
+                            "type": "string",
+                            "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."
+                        },
+                        "newText": {
+                            "type": "string",
+                            "description": "Replacement text for this targeted edit."
+                        }
+                    },
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["path", "edits"]
+    })
+}
+
+/// Models send `edits` as a JSON string, or the older single `oldText`/`newText` pair.
+fn prepare(args: Value) -> Value {
+    let Value::Object(mut map) = args else {
+        return args;
+    };
+    if let Some(Value::String(raw)) = map.get("edits")
+        && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(raw)
+    {
+        map.insert("edits".into(), parsed);
+    }
+    let legacy = match (map.get("oldText"), map.get("newText")) {
+        (Some(Value::String(old)), Some(Value::String(new))) => {
+            json!({"oldText": old, "newText": new})
+        }
+        _ => return Value::Object(map),
+    };
+    map.remove("oldText");
+    map.remove("newText");
+    let mut edits = match map.remove("edits") {
+        Some(Value::Array(edits)) => edits,
+        _ => Vec::new(),
+    };
+    edits.push(legacy);
+    map.insert("edits".into(), Value::Array(edits));
+    Value::Object(map)
+}
+
+/// Validated arguments.
+fn parse_args(args: &Value) -> Result<(String, Vec<Edit>), ToolError> {
+    let invalid = |why: &str| ToolError::new(format!("Edit tool input is invalid. {why}"));
+    let path = args
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .ok_or_else(|| invalid("path must be a non-empty string."))?;
+    let edits = args
+        .get("edits")
+        .and_then(Value::as_array)
+        .filter(|e| !e.is_empty())
+        .ok_or_else(|| invalid("edits must contain at least one replacement."))?;
+    let edits = edits
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let field = |name: &str| e.get(name).and_then(Value::as_str).map(str::to_string);
+            match (field("oldText"), field("newText")) {
+                (Some(old_text), Some(new_text)) => Ok(Edit { old_text, new_text }),
+                _ => Err(invalid(&format!(
+                    "edits[{i}] must be an object with string fields oldText and newText."
+                ))),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((path.to_string(), edits))
+}
+
+/// Errno-style name of an I/O error, as pi reports `Error code: <code>`.
+fn error_code(err: &io::Error) -> String {
+    let name = match err.kind() {
+        io::ErrorKind::NotFound => "ENOENT",
+        io::ErrorKind::PermissionDenied => "EACCES",
+        io::ErrorKind::ReadOnlyFilesystem => "EROFS",
+        io::ErrorKind::IsADirectory => "EISDIR",
+        io::ErrorKind::NotADirectory => "ENOTDIR",
+        io::ErrorKind::ResourceBusy => "EBUSY",
+        _ => return err.to_string(),
+    };
+    format!("{name} ({err})")
+}
+
+/// What a successful edit reports.
+struct Success {
+    replaced: usize,
+    diff: EditDiff,
+}
+
+/// Read, match, and write `absolute` under the caller's file lock. Blocking.
+fn edit_file(
+    absolute: &Path,
+    display: &str,
+    edits: &[Edit],
+    cancel: &CancellationToken,
+) -> Result<Success, String> {
+    let shown = absolute.display();
+    let meta = match fs::metadata(absolute) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(format!("File not found: {shown}"));
+        }
+        Err(e) => {
+            return Err(format!(
+                "Could not edit file: {shown}. Error code: {}.",
+                error_code(&e)
+            ));
+        }
+    };
+    if meta.is_dir() {
+        return Err(format!(
+            "Cannot edit {shown}: it is a directory, not a file. Give the path of a file inside it."
+        ));
+    }
+    if !meta.is_file() {
+        // Opening a FIFO or device could block or have side effects.
+        return Err(format!("Cannot edit {shown}: it is not a regular file."));
+    }
+    // Write through symlinks: replace the target, keep the link.
+    let target = fs::canonicalize(absolute).unwrap_or_else(|_| absolute.to_path_buf());
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&target)
+        .map_err(|e| {
+            format!(
+                "Could not edit file: {shown}. Error code: {}.",
+                error_code(&e)
+            )
+        })?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| format!("Could not read {shown}: {e}."))?;
+    if bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return Err(format!(
+            "Cannot edit {shown}: it looks like a binary file (NUL byte in the first 8 KB). The edit tool only changes text files."
+        ));
+    }
+    let raw = String::from_utf8(bytes).map_err(|_| {
+        format!("Cannot edit {shown}: the file is not valid UTF-8, so it cannot be edited safely as text.")
+    })?;
+
+    let (bom, content) = fuzzy::strip_bom(&raw);
+    let ending = fuzzy::detect_line_ending(content);
+    let normalized = fuzzy::normalize_to_lf(content);
+    let applied = apply_edits(&normalized, edits, display)?;
+
+    if cancel.is_cancelled() {
+        return Err("Operation aborted".into());
+    }
+    let mut output = String::with_capacity(raw.len() + 64);
+    output.push_str(bom);
+    output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
+    write_replacing(&target, &mut file, output.as_bytes(), meta.permissions())
+        .map_err(|e| format!("Could not write {shown}: {e}. The file was left unchanged."))?;
+
+    Ok(Success {
+        replaced: edits.len(),
+        diff: edit_diff(display, &applied.base, &applied.new),
+    })
+}
+
+/// Replace `target`'s content atomically: a temp file in the same directory with the same
+/// permissions, renamed over it. Falls back to rewriting in place only when the directory
+/// refuses new files (a writable file in a read-only directory).
+fn write_replacing(
+    target: &Path,
+    file: &mut fs::File,
+    bytes: &[u8],
+    permissions: fs::Permissions,
+) -> io::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let mut tmp = match tempfile::Builder::new()
+        .prefix(".march-edit-")
+        .tempfile_in(dir)
+    {
+        Ok(tmp) => tmp,
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            file.set_len(0)?;
+            file.rewind()?;
+            file.write_all(bytes)?;
+            return file.sync_all();
+        }
+        Err(e) => return Err(e),
+    };
+    tmp.write_all(bytes)?;
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[async_trait]
+impl Tool for EditTool {
+    fn name(&self) -> &str {
+        "edit"
+    }
+
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+
+    fn parameters(&self) -> &Value {
+        self.schema.get_or_init(schema)
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            open_world: false,
+        }
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(PROMPT_SNIPPET)
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        PROMPT_GUIDELINES
+    }
+
+    fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
+        args.get("path")
+            .and_then(Value::as_str)
+            .map(|p| vec![self.ctx.resolve(p).absolute])
+            .unwrap_or_default()
+    }
+
+    fn prepare_arguments(&self, args: Value) -> Value {
+        prepare(args)
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        _updates: ToolUpdates,
+    ) -> Result<ToolOutcome, ToolError> {
+        let (path, edits) = parse_args(&args)?;
+        let absolute = self.ctx.resolve(&path).absolute;
+        let display = self.ctx.display(&absolute);
+
+        // Hold the lock across read-modify-write so concurrent edits of a file never interleave.
+        let guard = tokio::select! {
+            guard = MutationQueue::global().lock(&absolute) => guard,
+            () = cancel.cancelled() => return Err(ToolError::new("Operation aborted")),
+        };
+        let work = {
+            let display = display.clone();
+            // The guard moves along: should this future be dropped, the lock still lasts
+            // until the blocking read-modify-write has finished.
+            tokio::task::spawn_blocking(move || {
+                let result = edit_file(&absolute, &display, &edits, &cancel);
+                drop(guard);
+                result
+            })
+        };
+        let success = work
+            .await
+            .map_err(|e| ToolError::new(format!("Edit of {display} failed unexpectedly: {e}")))?
+            .map_err(ToolError::new)?;
+
+        let mut details = Map::new();
+        details.insert("diff".into(), Value::String(success.diff.diff));
+        details.insert("patch".into(), Value::String(success.diff.patch));
+        if let Some(line) = success.diff.first_changed_line {
+            details.insert("firstChangedLine".into(), json!(line));
+        }
+        Ok(ToolOutcome {
+            content: vec![UserContent::text(format!(
+                "Successfully replaced {} block(s) in {display}.",
+                success.replaced
+            ))],
+            details: Value::Object(details),
+            terminate: false,
+        })
+    }
+}

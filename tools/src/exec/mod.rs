@@ -1,0 +1,70 @@
+//! How bash commands run: the interface the runner can route to a client-owned terminal, and
+//! the local implementation.
+
+mod local;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+pub use local::LocalExecutor;
+
+/// A command to run with `bash -c`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRequest {
+    /// The command line.
+    pub command: String,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Kill the command after this long.
+    pub timeout: Option<Duration>,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandExit {
+    /// Exited with a status code.
+    Code(i32),
+    /// Killed by a signal it did not expect (number).
+    Signal(i32),
+    /// Killed because it ran past its timeout.
+    TimedOut,
+    /// Killed because the run was aborted.
+    Aborted,
+}
+
+/// Receives output bytes (stdout and stderr merged) as they arrive.
+pub type OutputSink = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Why a command could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The working directory is missing.
+    #[error("Working directory does not exist: {0}")]
+    MissingCwd(PathBuf),
+    /// The working directory is a file or something else that is not a directory.
+    #[error("Working directory is not a directory: {0}")]
+    CwdNotDirectory(PathBuf),
+    /// The shell could not be started.
+    #[error("Could not start bash: {0}")]
+    Spawn(std::io::Error),
+    /// Reading output or waiting failed.
+    #[error("Command failed: {0}")]
+    Io(std::io::Error),
+}
+
+/// Runs commands; must leave no process behind when it returns.
+#[async_trait]
+pub trait CommandExecutor: Send + Sync {
+    /// Run to completion, timeout or abort, streaming output into `output`.
+    ///
+    /// Dropping the returned future mid-run must also leave no process behind.
+    async fn run(
+        &self,
+        request: CommandRequest,
+        cancel: CancellationToken,
+        output: OutputSink,
+    ) -> Result<CommandExit, ExecError>;
+}

@@ -1,0 +1,19 @@
+//! March's coding tools as capabilities. Each tool owns its behaviour, schema, limits and
+//! permission annotations; the runtime only assembles them through [`ToolRegistry`].
+
+pub mod bash;
+pub mod context;
+pub mod edit;
+pub mod exec;
+pub mod find;
+pub mod grep;
+pub mod ls;
+pub mod mutation_queue;
+pub mod paths;
+pub mod read;
+pub mod registry;
+pub mod truncate;
+pub mod write;
+
+pub use context::ToolContext;
+pub use registry::ToolRegistry;

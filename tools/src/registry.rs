@@ -1,0 +1,145 @@
+//! The Tool Capability Registry: named sets of tools for a session.
+//!
+//! The runtime asks for a set by name and gets tools that carry their own schemas, limits and
+//! permission annotations; nothing here knows what a tool does.
+
+use std::sync::Arc;
+
+use march_core::tool::Tool;
+
+use crate::bash::BashTool;
+use crate::context::ToolContext;
+use crate::edit::EditTool;
+use crate::find::FindTool;
+use crate::grep::GrepTool;
+use crate::ls::LsTool;
+use crate::read::ReadTool;
+use crate::write::WriteTool;
+
+/// Every tool name, in the order tools are offered.
+pub const ALL: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/// pi's default set: read, bash, edit, write.
+pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
+/// Tools that only look: read, grep, find, ls.
+pub const READ_ONLY: [&str; 4] = ["read", "grep", "find", "ls"];
+
+/// A name that is not a tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool `{name}` (known: {})", ALL.join(", "))]
+pub struct UnknownTool {
+    /// The name asked for.
+    pub name: String,
+}
+
+/// A set of tools, in the order they are offered to the model.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// One tool by name.
+    pub fn tool(ctx: &ToolContext, name: &str) -> Result<Arc<dyn Tool>, UnknownTool> {
+        let ctx = ctx.clone();
+        Ok(match name {
+            "read" => Arc::new(ReadTool::new(ctx)),
+            "bash" => Arc::new(BashTool::new(ctx)),
+            "edit" => Arc::new(EditTool::new(ctx)),
+            "write" => Arc::new(WriteTool::new(ctx)),
+            "grep" => Arc::new(GrepTool::new(ctx)),
+            "find" => Arc::new(FindTool::new(ctx)),
+            "ls" => Arc::new(LsTool::new(ctx)),
+            other => {
+                return Err(UnknownTool {
+                    name: other.to_string(),
+                });
+            }
+        })
+    }
+
+    /// The tools with these names, in the given order.
+    pub fn by_names<S: AsRef<str>>(ctx: &ToolContext, names: &[S]) -> Result<Self, UnknownTool> {
+        let tools = names
+            .iter()
+            .map(|n| Self::tool(ctx, n.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(ToolRegistry { tools })
+    }
+
+    /// read, bash, edit, write.
+    pub fn coding(ctx: &ToolContext) -> Self {
+        Self::known(ctx, &CODING)
+    }
+
+    /// read, grep, find, ls.
+    pub fn read_only(ctx: &ToolContext) -> Self {
+        Self::known(ctx, &READ_ONLY)
+    }
+
+    /// Every tool.
+    pub fn all(ctx: &ToolContext) -> Self {
+        Self::known(ctx, &ALL)
+    }
+
+    fn known(ctx: &ToolContext, names: &[&str]) -> Self {
+        ToolRegistry {
+            tools: names
+                .iter()
+                .filter_map(|n| Self::tool(ctx, n).ok())
+                .collect(),
+        }
+    }
+
+    /// The tools, in order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// A tool of this set by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use march_core::tool::ToolAnnotations;
+
+    #[test]
+    fn named_sets_and_annotations() {
+        let ctx = ToolContext::local("/tmp");
+        let names = |r: &ToolRegistry| {
+            r.tools()
+                .iter()
+                .map(|t| t.name().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&ToolRegistry::coding(&ctx)), CODING);
+        assert_eq!(names(&ToolRegistry::read_only(&ctx)), READ_ONLY);
+        assert_eq!(names(&ToolRegistry::all(&ctx)), ALL);
+        for t in ToolRegistry::read_only(&ctx).tools() {
+            assert!(
+                t.annotations().is_harmless(),
+                "{} must be harmless",
+                t.name()
+            );
+        }
+        for name in ["bash", "edit", "write"] {
+            let t = ToolRegistry::tool(&ctx, name).unwrap();
+            assert!(!t.annotations().is_harmless(), "{name} must ask");
+            assert_ne!(t.annotations(), ToolAnnotations::READ_ONLY);
+        }
+        let err = ToolRegistry::by_names(&ctx, &["read", "fly"])
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls)"
+        );
+        for t in ToolRegistry::all(&ctx).tools() {
+            assert_eq!(t.parameters()["type"], "object", "{}", t.name());
+            assert!(!t.description().is_empty());
+        }
+    }
+}

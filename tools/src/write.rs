@@ -1,0 +1,631 @@
+//! The `write` tool: create or replace a whole file, atomically.
+
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, Write as _};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use march_core::event::ToolOutcome;
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ToolContext;
+use crate::mutation_queue::MutationQueue;
+use crate::read::required_str;
+
+/// How many symbolic links are followed before giving up (Linux's limit).
+const MAX_LINK_DEPTH: usize = 40;
+
+/// Writes whole files: parents created, existing files replaced atomically.
+pub struct WriteTool {
+    ctx: ToolContext,
+    parameters: Value,
+}
+
+impl WriteTool {
+    /// A write tool for the session described by `ctx`.
+    pub fn new(ctx: ToolContext) -> Self {
+        let parameters = json!({
+            "type": "object",
+            "properties": {
+                "path": {
+                    "type": "string",
+                    "description": "Path to the file to write (relative or absolute)"
+                },
+                "content": {
+                    "type": "string",
+                    "description": "Content to write to the file"
+                }
+            },
+            "required": ["path", "content"]
+        });
+        WriteTool { ctx, parameters }
+    }
+}
+
+#[async_trait]
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "write"
+    }
+
+    fn description(&self) -> &str {
+        "Write content to a file. Creates the file if it does not exist and overwrites it if it \
+         does; missing parent directories are created."
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn annotations(&self) -> ToolAnnotations {
+        ToolAnnotations {
+            read_only: false,
+            destructive: true,
+            open_world: false,
+        }
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Create or overwrite files")
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        &["Use write only for new files or complete rewrites."]
+    }
+
+    fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
+        match args.get("path").and_then(Value::as_str) {
+            Some(raw) => vec![self.ctx.resolve(raw).absolute],
+            None => Vec::new(),
+        }
+    }
+
+    async fn execute(
+        &self,
+        _tool_call_id: &str,
+        args: Value,
+        cancel: CancellationToken,
+        _updates: ToolUpdates,
+    ) -> Result<ToolOutcome, ToolError> {
+        let raw = required_str(&args, "path")?;
+        let content = required_str(&args, "content")?.to_string();
+        if cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        let abs = self.ctx.resolve(raw).absolute;
+        let _guard = MutationQueue::global().lock(&abs).await;
+        if cancel.is_cancelled() {
+            return Err(aborted());
+        }
+        // pi reports the JS string length (UTF-16 units); we report UTF-8 bytes, which is what
+        // actually lands on disk.
+        let bytes = content.len();
+        // Once started the write runs to completion: it is atomic, so there is nothing half
+        // done to abandon, and reporting "aborted" for a file that was written would mislead.
+        let task = {
+            let abs = abs.clone();
+            tokio::task::spawn_blocking(move || write_atomically(&abs, content.as_bytes()))
+        };
+        task.await
+            .map_err(|e| ToolError::new(format!("Writing {} failed: {e}", abs.display())))?
+            .map_err(|e| write_error(e, &abs))?;
+        Ok(ToolOutcome::text(format!(
+            "Successfully wrote {bytes} bytes to {}",
+            self.ctx.display(&abs)
+        )))
+    }
+}
+
+/// Why a write was refused or failed. Nothing on disk changed in any case.
+#[derive(Debug)]
+enum WriteError {
+    /// The path is a directory.
+    IsDirectory,
+    /// The path is a FIFO, socket or device.
+    NotRegular,
+    /// An ancestor that should be a directory is something else.
+    NotADirectory(PathBuf),
+    /// Permission denied at this path.
+    PermissionDenied(PathBuf),
+    /// A symbolic link chain that does not end.
+    LinkLoop,
+    /// Anything else.
+    Io(io::Error),
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+/// Name `path` in an I/O error, turning permission problems into [`WriteError::PermissionDenied`].
+fn at(path: &Path) -> impl Fn(io::Error) -> WriteError + '_ {
+    move |e| match e.kind() {
+        io::ErrorKind::PermissionDenied => WriteError::PermissionDenied(path.to_path_buf()),
+        _ => WriteError::Io(e),
+    }
+}
+
+/// Follow symbolic links so that a link keeps pointing at its (now rewritten) target, as a
+/// plain `open` + write would.
+fn follow_links(path: &Path) -> Result<PathBuf, WriteError> {
+    let mut target = path.to_path_buf();
+    for _ in 0..MAX_LINK_DEPTH {
+        match fs::symlink_metadata(&target) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = fs::read_link(&target).map_err(at(&target))?;
+                target = match target.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            _ => return Ok(target),
+        }
+    }
+    Err(WriteError::LinkLoop)
+}
+
+/// The directories to create (outermost first) so that `dir` exists, after checking that the
+/// nearest existing ancestor is a directory.
+fn missing_dirs(dir: &Path) -> Result<Vec<PathBuf>, WriteError> {
+    let mut missing = Vec::new();
+    let mut cur = Some(dir);
+    while let Some(p) = cur {
+        match fs::metadata(p) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => return Err(WriteError::NotADirectory(p.to_path_buf())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(p.to_path_buf()),
+            // ENOTDIR: some ancestor is a file; keep climbing to name it.
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => missing.push(p.to_path_buf()),
+            Err(e) => return Err(at(p)(e)),
+        }
+        cur = p.parent();
+    }
+    missing.reverse();
+    Ok(missing)
+}
+
+/// Directories this write created, removed again if the write fails.
+struct CreatedDirs(Vec<PathBuf>);
+
+impl CreatedDirs {
+    fn create(dirs: &[PathBuf]) -> Result<Self, WriteError> {
+        let mut created = CreatedDirs(Vec::new());
+        for d in dirs {
+            match fs::create_dir(d) {
+                Ok(()) => created.0.push(d.clone()),
+                // Someone else made it meanwhile: fine, but not ours to remove.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
+                // Creating needs write access to the parent, so name that.
+                Err(e) => return Err(at(d.parent().unwrap_or(d))(e)),
+            }
+        }
+        Ok(created)
+    }
+
+    /// Keep the directories.
+    fn keep(mut self) {
+        self.0.clear();
+    }
+}
+
+impl Drop for CreatedDirs {
+    fn drop(&mut self) {
+        for d in self.0.iter().rev() {
+            let _ = fs::remove_dir(d);
+        }
+    }
+}
+
+/// Write `data` to a temporary file beside `path`, flush it to disk, then rename it over
+/// `path`: readers see the old file or the new one, never half of it, even after a crash.
+/// An existing file keeps its permissions (and owner, when allowed); hard links to it keep
+/// the old content, the price of atomicity.
+fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let target = follow_links(path)?;
+    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+        return Err(WriteError::IsDirectory);
+    };
+    let existing = match fs::metadata(&target) {
+        Ok(m) if m.is_dir() => return Err(WriteError::IsDirectory),
+        Ok(m) if !m.is_file() => return Err(WriteError::NotRegular),
+        Ok(m) => Some(m),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            None
+        }
+        Err(e) => return Err(at(&target)(e)),
+    };
+    if existing.is_some() {
+        // Replacing by rename only needs the directory writable; a read-only file must stay
+        // read-only as with a plain write. Opening without truncating changes nothing.
+        OpenOptions::new()
+            .write(true)
+            .open(&target)
+            .map_err(at(&target))?;
+    }
+    let created = CreatedDirs::create(&missing_dirs(dir)?)?;
+
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(".");
+    let temp = tempfile::Builder::new()
+        .prefix(&prefix)
+        .suffix(".tmp")
+        // Like a newly created file: 0666 less the umask.
+        .permissions(Permissions::from_mode(0o666))
+        .tempfile_in(dir);
+    let mut temp = match temp {
+        Ok(t) => t,
+        // A writable file in a read-only directory can only be rewritten in place; that is
+        // not atomic, but refusing would make such files unwritable.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied && existing.is_some() => {
+            return write_in_place(&target, data);
+        }
+        Err(e) => return Err(at(dir)(e)),
+    };
+    if let Some(m) = &existing {
+        temp.as_file().set_permissions(m.permissions())?;
+        let ours = temp.as_file().metadata()?;
+        if (ours.uid(), ours.gid()) != (m.uid(), m.gid()) {
+            // Only root may give a file away; otherwise the writer owns the new file.
+            let _ = std::os::unix::fs::fchown(temp.as_file(), Some(m.uid()), Some(m.gid()));
+        }
+    }
+    temp.write_all(data)?;
+    temp.as_file().sync_all()?;
+    temp.persist(&target).map_err(|e| at(&target)(e.error))?;
+    created.keep();
+    // Make the rename itself durable; failing here loses nothing already visible.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Truncate and rewrite an existing file (the fallback when no temporary file can be made).
+fn write_in_place(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .map_err(at(path))?;
+    file.write_all(data)?;
+    file.sync_all()?;
+    Ok(())
+}
+
+/// The error the model sees, naming the resolved path.
+fn write_error(e: WriteError, abs: &Path) -> ToolError {
+    let p = abs.display();
+    ToolError::new(match e {
+        WriteError::IsDirectory => format!("Cannot write {p}: it is a directory"),
+        WriteError::NotRegular => {
+            format!("Cannot write {p}: it is not a regular file (a FIFO, socket or device)")
+        }
+        WriteError::NotADirectory(file) => format!(
+            "Cannot write {p}: {} is a file, not a directory",
+            file.display()
+        ),
+        WriteError::PermissionDenied(at) if at == abs => {
+            format!("Permission denied: cannot write {p}")
+        }
+        WriteError::PermissionDenied(at) => format!(
+            "Permission denied: cannot write {p} (no write access to {})",
+            at.display()
+        ),
+        WriteError::LinkLoop => {
+            format!("Cannot write {p}: too many levels of symbolic links")
+        }
+        WriteError::Io(e) => format!("Cannot write {p}: {e}"),
+    })
+}
+
+/// The error for a call cancelled before it wrote.
+fn aborted() -> ToolError {
+    ToolError::new("Operation aborted")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn tool(dir: &Path) -> WriteTool {
+        WriteTool::new(ToolContext::local(dir))
+    }
+
+    async fn run(dir: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
+        tool(dir)
+            .execute(
+                "call",
+                args,
+                CancellationToken::new(),
+                ToolUpdates::discard(),
+            )
+            .await
+    }
+
+    /// Every entry under `dir`, relative, sorted: to prove nothing else changed.
+    fn tree(dir: &Path) -> Vec<String> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+            for e in fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+                if p.is_dir() && !p.is_symlink() {
+                    walk(root, &p, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(dir, dir, &mut out);
+        out.sort();
+        out
+    }
+
+    #[tokio::test]
+    async fn creates_parents_and_reports_utf8_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run(dir.path(), json!({"path": "a/b/c.txt", "content": "héllo"}))
+            .await
+            .unwrap();
+        // "é" is two bytes.
+        assert_eq!(
+            out.text_content(),
+            "Successfully wrote 6 bytes to a/b/c.txt"
+        );
+        assert_eq!(out.details, Value::Null);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a/b/c.txt")).unwrap(),
+            "héllo"
+        );
+        assert_eq!(tree(dir.path()), ["a", "a/b", "a/b/c.txt"]);
+        let out = run(dir.path(), json!({"path": "empty", "content": ""}))
+            .await
+            .unwrap();
+        assert_eq!(out.text_content(), "Successfully wrote 0 bytes to empty");
+        // Outside the project the absolute path is shown.
+        let other = tempfile::tempdir().unwrap();
+        let target = other.path().join("x.txt");
+        let out = run(
+            dir.path(),
+            json!({"path": target.to_str().unwrap(), "content": "x"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            out.text_content(),
+            format!("Successfully wrote 1 bytes to {}", target.display())
+        );
+    }
+
+    #[tokio::test]
+    async fn overwrites_keeping_permissions_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.sh");
+        fs::write(&p, "old content that is longer\n").unwrap();
+        fs::set_permissions(&p, Permissions::from_mode(0o750)).unwrap();
+        run(dir.path(), json!({"path": "run.sh", "content": "new\n"}))
+            .await
+            .unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new\n");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o750
+        );
+        // A new file gets the mode any new file gets here (0666 less the umask).
+        fs::write(dir.path().join("probe"), "").unwrap();
+        run(dir.path(), json!({"path": "fresh.txt", "content": "x"}))
+            .await
+            .unwrap();
+        let mode = |n: &str| {
+            fs::metadata(dir.path().join(n))
+                .unwrap()
+                .permissions()
+                .mode()
+        };
+        assert_eq!(mode("fresh.txt"), mode("probe"));
+        assert_eq!(tree(dir.path()), ["fresh.txt", "probe", "run.sh"]);
+    }
+
+    #[tokio::test]
+    async fn writes_through_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("real.txt"), "old").unwrap();
+        std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+        std::os::unix::fs::symlink("sub/made.txt", dir.path().join("dangling")).unwrap();
+        run(dir.path(), json!({"path": "link.txt", "content": "new"}))
+            .await
+            .unwrap();
+        assert!(dir.path().join("link.txt").is_symlink());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("real.txt")).unwrap(),
+            "new"
+        );
+        run(dir.path(), json!({"path": "dangling", "content": "made"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("sub/made.txt")).unwrap(),
+            "made"
+        );
+        std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
+        let e = run(dir.path(), json!({"path": "loop", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(e.0.contains("too many levels of symbolic links"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn refusals_change_nothing_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        fs::write(dir.path().join("f.txt"), "keep").unwrap();
+        let before = tree(dir.path());
+        let err = |path: &str| {
+            let dir = dir.path().to_path_buf();
+            let path = path.to_string();
+            async move {
+                run(&dir, json!({"path": path, "content": "x"}))
+                    .await
+                    .unwrap_err()
+                    .0
+            }
+        };
+        let abs = |p: &str| dir.path().join(p).display().to_string();
+        assert_eq!(
+            err("d").await,
+            format!("Cannot write {}: it is a directory", abs("d"))
+        );
+        assert_eq!(
+            err("f.txt/x.txt").await,
+            format!(
+                "Cannot write {}: {} is a file, not a directory",
+                abs("f.txt/x.txt"),
+                abs("f.txt")
+            )
+        );
+        assert_eq!(
+            err("f.txt/deeper/x.txt").await,
+            format!(
+                "Cannot write {}: {} is a file, not a directory",
+                abs("f.txt/deeper/x.txt"),
+                abs("f.txt")
+            )
+        );
+        assert_eq!(tree(dir.path()), before);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+            "keep"
+        );
+        let e = run(dir.path(), json!({"path": "f.txt"})).await.unwrap_err();
+        assert_eq!(e.0, "Missing required argument \"content\"");
+        let e = run(dir.path(), json!({"path": "f.txt", "content": 5}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.0, "Argument \"content\" must be a string, got 5");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+            "keep"
+        );
+    }
+
+    #[tokio::test]
+    async fn permission_denied_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::write(locked.join("in.txt"), "keep").unwrap();
+        let ro = dir.path().join("ro.txt");
+        fs::write(&ro, "keep").unwrap();
+        fs::set_permissions(&ro, Permissions::from_mode(0o444)).unwrap();
+        fs::set_permissions(&locked, Permissions::from_mode(0o555)).unwrap();
+        let new_in_locked = run(
+            dir.path(),
+            json!({"path": "locked/new/x.txt", "content": "x"}),
+        )
+        .await;
+        // A writable file in a read-only directory is still writable, in place.
+        let in_place = run(
+            dir.path(),
+            json!({"path": "locked/in.txt", "content": "changed"}),
+        )
+        .await;
+        let over_ro = run(dir.path(), json!({"path": "ro.txt", "content": "x"})).await;
+        fs::set_permissions(&locked, Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            in_place.unwrap().text_content(),
+            "Successfully wrote 7 bytes to locked/in.txt"
+        );
+        assert_eq!(
+            fs::read_to_string(locked.join("in.txt")).unwrap(),
+            "changed"
+        );
+        // Root bypasses permission bits, so only an unprivileged run can see the refusals.
+        if !rustix::process::geteuid().is_root() {
+            assert_eq!(
+                new_in_locked.unwrap_err().0,
+                format!(
+                    "Permission denied: cannot write {} (no write access to {})",
+                    locked.join("new/x.txt").display(),
+                    locked.display()
+                )
+            );
+            assert_eq!(
+                over_ro.unwrap_err().0,
+                format!("Permission denied: cannot write {}", ro.display())
+            );
+            assert_eq!(tree(dir.path()), ["locked", "locked/in.txt", "ro.txt"]);
+            assert_eq!(fs::read_to_string(&ro).unwrap(), "keep");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writes_never_interleave() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Arc::new(tool(dir.path()));
+        let contents: Vec<String> = (0..12).map(|i| format!("{i:02}").repeat(100_000)).collect();
+        let mut tasks = Vec::new();
+        for c in contents.clone() {
+            let t = t.clone();
+            tasks.push(tokio::spawn(async move {
+                t.execute(
+                    "c",
+                    json!({"path": "same.txt", "content": c}),
+                    CancellationToken::new(),
+                    ToolUpdates::discard(),
+                )
+                .await
+                .unwrap()
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let last = fs::read_to_string(dir.path().join("same.txt")).unwrap();
+        assert!(contents.contains(&last));
+        assert_eq!(tree(dir.path()), ["same.txt"]);
+    }
+
+    #[tokio::test]
+    async fn cancelled_before_writing_writes_nothing_and_declarations() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = tool(dir.path());
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let e = t
+            .execute(
+                "c",
+                json!({"path": "x.txt", "content": "x"}),
+                cancel,
+                ToolUpdates::discard(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.0, "Operation aborted");
+        assert!(tree(dir.path()).is_empty());
+
+        assert_eq!(t.name(), "write");
+        assert_eq!(
+            t.annotations(),
+            ToolAnnotations {
+                read_only: false,
+                destructive: true,
+                open_world: false
+            }
+        );
+        assert_eq!(t.parameters()["required"], json!(["path", "content"]));
+        assert_eq!(
+            t.target_paths(&json!({"path": "a/../b.txt", "content": ""})),
+            vec![dir.path().join("b.txt")]
+        );
+    }
+}
