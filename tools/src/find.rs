@@ -7,14 +7,15 @@ use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use march_core::event::ToolOutcome;
-use march_core::message::UserContent;
 use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::{optional_count, optional_str, required_str, search_root};
 use crate::context::ToolContext;
-use crate::read::{optional_count, optional_str, required_str};
-use crate::truncate::{MAX_BYTES, format_size, truncate_head};
+use crate::listing::{LimitReached, listing_outcome};
+use crate::stat::{DirError, open_dir};
+use crate::task::run_on_path;
 
 /// Results returned when the call gives no limit.
 const DEFAULT_LIMIT: usize = 1000;
@@ -49,11 +50,6 @@ impl FindTool {
         });
         FindTool { ctx, parameters }
     }
-
-    fn root(&self, args: &Value) -> PathBuf {
-        let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        self.ctx.resolve(raw).absolute
-    }
 }
 
 #[async_trait]
@@ -83,7 +79,7 @@ impl Tool for FindTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        vec![self.root(args)]
+        vec![search_root(&self.ctx, args)]
     }
 
     async fn execute(
@@ -99,18 +95,12 @@ impl Tool for FindTool {
         let matcher = Matcher::new(pattern).map_err(|e| {
             ToolError::new(format!("Invalid glob pattern \"{pattern}\": {}", e.kind()))
         })?;
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let root = self.root(&args);
-        let task = {
-            let (root, cancel) = (root.clone(), cancel.clone());
-            tokio::task::spawn_blocking(move || search(&root, &matcher, limit, &cancel))
-        };
-        let found = task
-            .await
-            .map_err(|e| ToolError::new(format!("Searching {} failed: {e}", root.display())))?
-            .map_err(|e| find_error(e, &root))?;
+        let root = search_root(&self.ctx, &args);
+        let found = run_on_path("Searching", &root, &cancel, move |root, cancel| {
+            search(root, &matcher, limit, cancel)
+        })
+        .await?
+        .map_err(|e| find_error(e, &root))?;
         Ok(outcome(found, limit))
     }
 }
@@ -178,30 +168,15 @@ struct Found {
     scanned: usize,
 }
 
-/// Why a search could not run.
-#[derive(Debug)]
-enum FindError {
-    NotFound,
-    NotADirectory,
-    Io(io::Error),
-    Cancelled,
-}
-
 /// Walk `root` and collect up to `limit` matches, stopping as soon as one more is found.
 fn search(
     root: &Path,
     matcher: &Matcher,
     limit: usize,
     cancel: &CancellationToken,
-) -> Result<Found, FindError> {
-    match std::fs::metadata(root) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(FindError::NotADirectory),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(FindError::NotFound),
-        Err(e) => return Err(FindError::Io(e)),
-    }
+) -> Result<Found, DirError> {
     // The walk skips unreadable directories silently; the root itself must be readable.
-    std::fs::read_dir(root).map_err(FindError::Io)?;
+    open_dir(root)?;
     // Like `fd --hidden`: ignore files apply (even outside a git repository, as pi passes
     // them explicitly), hidden entries are included, links are not followed. `.git` itself
     // is never searched. Entries come in directory order rather than sorted, so a huge
@@ -222,7 +197,7 @@ fn search(
     let mut scanned = 0;
     for entry in walker {
         if cancel.is_cancelled() {
-            return Err(FindError::Cancelled);
+            return Err(DirError::Cancelled);
         }
         // Unreadable directories and vanished entries are skipped, as fd does.
         let Ok(entry) = entry else {
@@ -264,56 +239,28 @@ fn outcome(found: Found, limit: usize) -> ToolOutcome {
         matches = found.paths.len(),
         "find walk finished"
     );
-    if found.paths.is_empty() {
-        return ToolOutcome::text("No files found matching pattern");
-    }
-    // Only the byte limit applies; the result limit already bounds the lines.
-    let truncation = truncate_head(&found.paths.join("\n"), usize::MAX, MAX_BYTES);
-    let mut notices = Vec::new();
-    let mut details = Map::new();
-    if found.limit_reached {
-        notices.push(format!(
+    let limit_reached = found.limit_reached.then(|| LimitReached {
+        notice: format!(
             "{limit} results limit reached. Use limit={} for more, or refine pattern",
             limit.saturating_mul(2)
-        ));
-        details.insert("resultLimitReached".into(), json!(limit));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    let mut text = truncation.content;
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    ToolOutcome {
-        content: vec![UserContent::text(text)],
-        details: if details.is_empty() {
-            Value::Null
-        } else {
-            Value::Object(details)
-        },
-        terminate: false,
-    }
+        ),
+        key: "resultLimitReached",
+        limit,
+    });
+    listing_outcome(
+        &found.paths,
+        "No files found matching pattern",
+        limit_reached,
+    )
 }
 
 /// The error the model sees, naming the resolved path.
-fn find_error(e: FindError, root: &Path) -> ToolError {
+fn find_error(e: DirError, root: &Path) -> ToolError {
     let p = root.display();
-    match e {
-        FindError::NotFound => ToolError::new(format!("Path not found: {p}")),
-        FindError::NotADirectory => ToolError::new(format!("Not a directory: {p}")),
-        FindError::Io(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            ToolError::new(format!("Cannot search {p}: permission denied"))
-        }
-        FindError::Io(e) => ToolError::new(format!("Cannot search {p}: {e}")),
-        FindError::Cancelled => aborted(),
-    }
-}
-
-/// The error for a call cancelled while it ran.
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
+    e.into_tool_error(root, |e| match e.kind() {
+        io::ErrorKind::PermissionDenied => format!("Cannot search {p}: permission denied"),
+        _ => format!("Cannot search {p}: {e}"),
+    })
 }
 
 #[cfg(test)]
@@ -321,17 +268,14 @@ mod tests {
     use super::*;
     use std::fs;
     use std::os::unix::ffi::OsStrExt as _;
-    use std::os::unix::fs::PermissionsExt as _;
+
+    use crate::test_support::{
+        cancelled, chmod, long_names, permissions_enforced, run_tool, run_tool_with, write_files,
+    };
+    use crate::truncate::MAX_BYTES;
 
     async fn run(cwd: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
-        FindTool::new(ToolContext::local(cwd))
-            .execute(
-                "call",
-                args,
-                CancellationToken::new(),
-                ToolUpdates::discard(),
-            )
-            .await
+        run_tool(&FindTool::new(ToolContext::local(cwd)), args).await
     }
 
     async fn find(cwd: &Path, pattern: &str) -> String {
@@ -341,18 +285,9 @@ mod tests {
             .text_content()
     }
 
-    /// Create files (and their parents) with the given contents.
-    fn files(root: &Path, list: &[(&str, &str)]) {
-        for (path, content) in list {
-            let p = root.join(path);
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
-            fs::write(p, content).unwrap();
-        }
-    }
-
     fn sample() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        files(
+        write_files(
             dir.path(),
             &[
                 ("src/main.rs", ""),
@@ -406,7 +341,7 @@ mod tests {
     async fn gitignore_nesting_negation_ignore_files_and_dot_git() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        files(
+        write_files(
             d,
             &[
                 (".gitignore", "*.log\nbuild/\n!keep.log\n*.txt\n"),
@@ -493,15 +428,6 @@ mod tests {
         assert!(found.scanned <= 11 + 30, "scanned {}", found.scanned);
     }
 
-    /// 200 names of 254 bytes and a last one of `last` bytes: 51200 bytes listed when `last`
-    /// is 200.
-    fn long_names(dir: &Path, last: usize) {
-        for i in 0..200 {
-            fs::write(dir.join(format!("{i:03}{}", "x".repeat(251))), "").unwrap();
-        }
-        fs::write(dir.join(format!("200{}", "y".repeat(last - 3))), "").unwrap();
-    }
-
     #[tokio::test]
     async fn byte_limit_boundaries() {
         let exact = tempfile::tempdir().unwrap();
@@ -555,11 +481,10 @@ mod tests {
         );
         let locked = d.join("locked");
         fs::create_dir(&locked).unwrap();
-        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        chmod(&locked, 0o000);
         let result = run(d, json!({"pattern": "*", "path": "locked"})).await;
-        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
-        // Root bypasses permission bits.
-        if !rustix::process::geteuid().is_root() {
+        chmod(&locked, 0o755);
+        if permissions_enforced() {
             assert_eq!(
                 result.unwrap_err().0,
                 format!("Cannot search {}: permission denied", locked.display())
@@ -587,22 +512,15 @@ mod tests {
             t.target_paths(&json!({"pattern": "*", "path": "src"})),
             vec![dir.path().join("src")]
         );
-        let cancel = CancellationToken::new();
-        cancel.cancel();
-        let e = t
-            .execute(
-                "c",
-                json!({"pattern": "*"}),
-                cancel.clone(),
-                ToolUpdates::discard(),
-            )
+        let cancel = cancelled();
+        let e = run_tool_with(&t, json!({"pattern": "*"}), cancel.clone())
             .await
             .unwrap_err();
         assert_eq!(e.0, "Operation aborted");
         let m = Matcher::new("*").unwrap();
         assert!(matches!(
             search(dir.path(), &m, 10, &cancel),
-            Err(FindError::Cancelled)
+            Err(DirError::Cancelled)
         ));
     }
 }

@@ -15,8 +15,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::search_root;
 use crate::context::ToolContext;
-use crate::truncate::{MAX_BYTES, MAX_LINE_CHARS, format_size, truncate_line};
+use crate::task::{aborted, run_blocking};
+use crate::truncate::{MAX_BYTES, MAX_LINE_CHARS, append_notices, format_size, truncate_line};
 
 /// Matches returned when the model sets no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -105,8 +107,7 @@ impl Tool for GrepTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        vec![self.ctx.resolve(raw).absolute]
+        vec![search_root(&self.ctx, args)]
     }
 
     async fn execute(
@@ -130,12 +131,10 @@ impl Tool for GrepTool {
                 stop.store(true, Ordering::Relaxed);
             })
         };
-        let result = tokio::task::spawn_blocking(move || search(&root, &args, &stop))
-            .await
-            .map_err(|e| ToolError::new(format!("grep failed: {e}")));
+        let result = run_blocking("grep failed".into(), move || search(&root, &args, &stop)).await;
         watcher.abort();
         if cancel.is_cancelled() {
-            return Err(ToolError::new("Operation aborted"));
+            return Err(aborted());
         }
         let (text, details) = result??;
         Ok(ToolOutcome {
@@ -296,9 +295,7 @@ fn render(
         ));
     }
     let mut text = out.trim_end_matches('\n').to_string();
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
+    append_notices(&mut text, &notices);
     let details = json!({
         "matches": matches,
         "matchLimitReached": limit_hit,

@@ -1,17 +1,24 @@
 //! March's coding tools as capabilities. Each tool owns its behaviour, schema, limits and
 //! permission annotations; the runtime only assembles them through [`ToolRegistry`].
 
+mod args;
+mod atomic_write;
 pub mod bash;
 pub mod context;
 pub mod edit;
 pub mod exec;
 pub mod find;
 pub mod grep;
+mod listing;
 pub mod ls;
 pub mod mutation_queue;
 pub mod paths;
 pub mod read;
 pub mod registry;
+mod stat;
+mod task;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod truncate;
 pub mod write;
 

@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::{optional_count, optional_str, search_root};
 use crate::context::ToolContext;
-use crate::read::{optional_count, optional_str};
-use crate::truncate::{MAX_BYTES, format_size, truncate_head};
+use crate::listing::{LimitReached, listing_outcome};
+use crate::stat::{DirError, open_dir};
+use crate::task::run_on_path;
 
 /// Entries listed when the call gives no limit.
 const DEFAULT_LIMIT: usize = 500;
@@ -42,11 +44,6 @@ impl LsTool {
         });
         LsTool { ctx, parameters }
     }
-
-    fn dir(&self, args: &Value) -> PathBuf {
-        let raw = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        self.ctx.resolve(raw).absolute
-    }
 }
 
 #[async_trait]
@@ -74,7 +71,7 @@ impl Tool for LsTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        vec![self.dir(args)]
+        vec![search_root(&self.ctx, args)]
     }
 
     async fn execute(
@@ -86,18 +83,12 @@ impl Tool for LsTool {
     ) -> Result<ToolOutcome, ToolError> {
         optional_str(&args, "path")?;
         let limit = optional_count(&args, "limit")?.unwrap_or(DEFAULT_LIMIT);
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
-        let dir = self.dir(&args);
-        let task = {
-            let (dir, cancel) = (dir.clone(), cancel.clone());
-            tokio::task::spawn_blocking(move || list(&dir, limit, &cancel))
-        };
-        let listing = task
-            .await
-            .map_err(|e| ToolError::new(format!("Listing {} failed: {e}", dir.display())))?
-            .map_err(|e| ls_error(e, &dir))?;
+        let dir = search_root(&self.ctx, &args);
+        let listing = run_on_path("Listing", &dir, &cancel, move |dir, cancel| {
+            list(dir, limit, cancel)
+        })
+        .await?
+        .map_err(|e| ls_error(e, &dir))?;
         Ok(outcome(listing, limit))
     }
 }
@@ -109,28 +100,12 @@ struct Listing {
     limit_reached: bool,
 }
 
-/// Why a directory could not be listed.
-#[derive(Debug)]
-enum LsError {
-    NotFound,
-    NotADirectory,
-    CannotRead(io::Error),
-    Cancelled,
-}
-
 /// Read, sort and describe the entries of `dir`, up to `limit` of them.
-fn list(dir: &Path, limit: usize, cancel: &CancellationToken) -> Result<Listing, LsError> {
-    let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => LsError::NotFound,
-        _ => LsError::CannotRead(e),
-    })?;
-    if !meta.is_dir() {
-        return Err(LsError::NotADirectory);
-    }
+fn list(dir: &Path, limit: usize, cancel: &CancellationToken) -> Result<Listing, DirError> {
     let mut names: Vec<(String, OsString)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(LsError::CannotRead)? {
+    for entry in open_dir(dir)? {
         if cancel.is_cancelled() {
-            return Err(LsError::Cancelled);
+            return Err(DirError::Cancelled);
         }
         // An entry that vanished or cannot be read is skipped, like one that cannot be stat'ed.
         if let Ok(entry) = entry {
@@ -149,7 +124,7 @@ fn list(dir: &Path, limit: usize, cancel: &CancellationToken) -> Result<Listing,
             break;
         }
         if cancel.is_cancelled() {
-            return Err(LsError::Cancelled);
+            return Err(DirError::Cancelled);
         }
         // Follows symlinks, as pi's stat does: a link to a directory gets `/`, a broken one
         // is skipped.
@@ -170,56 +145,24 @@ fn list(dir: &Path, limit: usize, cancel: &CancellationToken) -> Result<Listing,
 
 /// The model-facing text: entries, then pi's notices in one bracket.
 fn outcome(listing: Listing, limit: usize) -> ToolOutcome {
-    if listing.entries.is_empty() {
-        return ToolOutcome::text("(empty directory)");
-    }
-    // Only the byte limit applies; the entry limit already bounds the lines.
-    let truncation = truncate_head(&listing.entries.join("\n"), usize::MAX, MAX_BYTES);
-    let mut notices = Vec::new();
-    let mut details = Map::new();
-    if listing.limit_reached {
-        notices.push(format!(
+    let limit_reached = listing.limit_reached.then(|| LimitReached {
+        notice: format!(
             "{limit} entries limit reached. Use limit={} for more",
             limit.saturating_mul(2)
-        ));
-        details.insert("entryLimitReached".into(), json!(limit));
-    }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    let mut text = truncation.content;
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    ToolOutcome {
-        content: vec![march_core::message::UserContent::text(text)],
-        details: if details.is_empty() {
-            Value::Null
-        } else {
-            Value::Object(details)
-        },
-        terminate: false,
-    }
+        ),
+        key: "entryLimitReached",
+        limit,
+    });
+    listing_outcome(&listing.entries, "(empty directory)", limit_reached)
 }
 
 /// The error the model sees, naming the resolved path.
-fn ls_error(e: LsError, dir: &Path) -> ToolError {
+fn ls_error(e: DirError, dir: &Path) -> ToolError {
     let p = dir.display();
-    match e {
-        LsError::NotFound => ToolError::new(format!("Path not found: {p}")),
-        LsError::NotADirectory => ToolError::new(format!("Not a directory: {p}")),
-        LsError::CannotRead(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            ToolError::new(format!("Cannot read directory: permission denied, {p}"))
-        }
-        LsError::CannotRead(e) => ToolError::new(format!("Cannot read directory: {p}: {e}")),
-        LsError::Cancelled => aborted(),
-    }
-}
-
-/// The error for a call cancelled while it ran.
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
+    e.into_tool_error(dir, |e| match e.kind() {
+        io::ErrorKind::PermissionDenied => format!("Cannot read directory: permission denied, {p}"),
+        _ => format!("Cannot read directory: {p}: {e}"),
+    })
 }
 
 #[cfg(test)]
@@ -227,17 +170,14 @@ mod tests {
     use super::*;
     use std::fs;
     use std::os::unix::ffi::OsStrExt as _;
-    use std::os::unix::fs::PermissionsExt as _;
+
+    use crate::test_support::{
+        cancelled, chmod, long_names, permissions_enforced, run_tool, run_tool_with,
+    };
+    use crate::truncate::MAX_BYTES;
 
     async fn run(cwd: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
-        LsTool::new(ToolContext::local(cwd))
-            .execute(
-                "call",
-                args,
-                CancellationToken::new(),
-                ToolUpdates::discard(),
-            )
-            .await
+        run_tool(&LsTool::new(ToolContext::local(cwd)), args).await
     }
 
     async fn text(cwd: &Path, args: Value) -> String {
@@ -304,15 +244,6 @@ mod tests {
         assert!(t.ends_with("0499\n\n[500 entries limit reached. Use limit=1000 for more]"));
         fs::remove_file(big.path().join("0500")).unwrap();
         assert!(text(big.path(), json!({})).await.ends_with("\n0499"));
-    }
-
-    /// 200 names of 254 bytes and a last one of `last` bytes: 51200 bytes listed when `last`
-    /// is 200.
-    fn long_names(dir: &Path, last: usize) {
-        for i in 0..200 {
-            fs::write(dir.join(format!("{i:03}{}", "x".repeat(251))), "").unwrap();
-        }
-        fs::write(dir.join(format!("200{}", "y".repeat(last - 3))), "").unwrap();
     }
 
     #[tokio::test]
@@ -393,11 +324,10 @@ mod tests {
         );
         let locked = dir.path().join("locked");
         fs::create_dir(&locked).unwrap();
-        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        chmod(&locked, 0o000);
         let result = run(dir.path(), json!({"path": "locked"})).await;
-        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
-        // Root bypasses permission bits.
-        if !rustix::process::geteuid().is_root() {
+        chmod(&locked, 0o755);
+        if permissions_enforced() {
             assert_eq!(
                 result.unwrap_err().0,
                 format!(
@@ -419,12 +349,7 @@ mod tests {
             t.target_paths(&json!({"path": "a/.."})),
             vec![dir.path().to_path_buf()]
         );
-        let cancel = CancellationToken::new();
-        cancel.cancel();
-        let e = t
-            .execute("c", json!({}), cancel, ToolUpdates::discard())
-            .await
-            .unwrap_err();
+        let e = run_tool_with(&t, json!({}), cancelled()).await.unwrap_err();
         assert_eq!(e.0, "Operation aborted");
     }
 }

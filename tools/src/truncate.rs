@@ -167,6 +167,13 @@ pub fn truncate_tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncati
     }
 }
 
+/// Append pi's notices to `text`, in one bracket after a blank line; nothing when there are none.
+pub(crate) fn append_notices(text: &mut String, notices: &[String]) {
+    if !notices.is_empty() {
+        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+}
+
 /// Cut a line to `max_chars` characters, marking the cut.
 pub fn truncate_line(line: &str, max_chars: usize) -> (String, bool) {
     match line.char_indices().nth(max_chars) {

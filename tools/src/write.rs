@@ -1,8 +1,7 @@
 //! The `write` tool: create or replace a whole file, atomically.
 
-use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Write as _};
-use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::fs::{self, OpenOptions};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
@@ -11,9 +10,12 @@ use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::{file_target, required_str};
+use crate::atomic_write::{ReplaceError, replace_file};
 use crate::context::ToolContext;
 use crate::mutation_queue::MutationQueue;
-use crate::read::required_str;
+use crate::stat::{FileError, regular_file};
+use crate::task::{check_cancelled, run_blocking};
 
 /// How many symbolic links are followed before giving up (Linux's limit).
 const MAX_LINK_DEPTH: usize = 40;
@@ -77,10 +79,7 @@ impl Tool for WriteTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        match args.get("path").and_then(Value::as_str) {
-            Some(raw) => vec![self.ctx.resolve(raw).absolute],
-            None => Vec::new(),
-        }
+        file_target(&self.ctx, args)
     }
 
     async fn execute(
@@ -92,26 +91,22 @@ impl Tool for WriteTool {
     ) -> Result<ToolOutcome, ToolError> {
         let raw = required_str(&args, "path")?;
         let content = required_str(&args, "content")?.to_string();
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&cancel)?;
         let abs = self.ctx.resolve(raw).absolute;
         let _guard = MutationQueue::global().lock(&abs).await;
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
+        check_cancelled(&cancel)?;
         // pi reports the JS string length (UTF-16 units); we report UTF-8 bytes, which is what
         // actually lands on disk.
         let bytes = content.len();
         // Once started the write runs to completion: it is atomic, so there is nothing half
         // done to abandon, and reporting "aborted" for a file that was written would mislead.
-        let task = {
-            let abs = abs.clone();
-            tokio::task::spawn_blocking(move || write_atomically(&abs, content.as_bytes()))
-        };
-        task.await
-            .map_err(|e| ToolError::new(format!("Writing {} failed: {e}", abs.display())))?
-            .map_err(|e| write_error(e, &abs))?;
+        let failed = format!("Writing {} failed", abs.display());
+        let target = abs.clone();
+        run_blocking(failed, move || {
+            write_atomically(&target, content.as_bytes())
+        })
+        .await?
+        .map_err(|e| write_error(e, &abs))?;
         Ok(ToolOutcome::text(format!(
             "Successfully wrote {bytes} bytes to {}",
             self.ctx.display(&abs)
@@ -136,9 +131,12 @@ enum WriteError {
     Io(io::Error),
 }
 
-impl From<io::Error> for WriteError {
-    fn from(e: io::Error) -> Self {
-        WriteError::Io(e)
+impl From<ReplaceError> for WriteError {
+    fn from(e: ReplaceError) -> Self {
+        match &e.path {
+            Some(path) => at(path)(e.error),
+            None => WriteError::Io(e.error),
+        }
     }
 }
 
@@ -221,28 +219,21 @@ impl Drop for CreatedDirs {
     }
 }
 
-/// Write `data` to a temporary file beside `path`, flush it to disk, then rename it over
-/// `path`: readers see the old file or the new one, never half of it, even after a crash.
-/// An existing file keeps its permissions (and owner, when allowed); hard links to it keep
-/// the old content, the price of atomicity.
+/// Replace `path`'s content atomically (see [`replace_file`]), following symbolic links and
+/// creating missing parent directories, which are removed again should the write fail.
 fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     let target = follow_links(path)?;
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+    let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {
         return Err(WriteError::IsDirectory);
     };
-    let existing = match fs::metadata(&target) {
-        Ok(m) if m.is_dir() => return Err(WriteError::IsDirectory),
-        Ok(m) if !m.is_file() => return Err(WriteError::NotRegular),
+    let existing = match regular_file(&target) {
         Ok(m) => Some(m),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            None
-        }
-        Err(e) => return Err(at(&target)(e)),
+        Err(FileError::NotFound) => None,
+        // ENOTDIR: an ancestor is a file, which `missing_dirs` names.
+        Err(FileError::Io(e)) if e.kind() == io::ErrorKind::NotADirectory => None,
+        Err(FileError::IsDirectory) => return Err(WriteError::IsDirectory),
+        Err(FileError::NotRegular) => return Err(WriteError::NotRegular),
+        Err(FileError::PermissionDenied(e) | FileError::Io(e)) => return Err(at(&target)(e)),
     };
     if existing.is_some() {
         // Replacing by rename only needs the directory writable; a read-only file must stay
@@ -253,53 +244,8 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
             .map_err(at(&target))?;
     }
     let created = CreatedDirs::create(&missing_dirs(dir)?)?;
-
-    let mut prefix = std::ffi::OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let temp = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(".tmp")
-        // Like a newly created file: 0666 less the umask.
-        .permissions(Permissions::from_mode(0o666))
-        .tempfile_in(dir);
-    let mut temp = match temp {
-        Ok(t) => t,
-        // A writable file in a read-only directory can only be rewritten in place; that is
-        // not atomic, but refusing would make such files unwritable.
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied && existing.is_some() => {
-            return write_in_place(&target, data);
-        }
-        Err(e) => return Err(at(dir)(e)),
-    };
-    if let Some(m) = &existing {
-        temp.as_file().set_permissions(m.permissions())?;
-        let ours = temp.as_file().metadata()?;
-        if (ours.uid(), ours.gid()) != (m.uid(), m.gid()) {
-            // Only root may give a file away; otherwise the writer owns the new file.
-            let _ = std::os::unix::fs::fchown(temp.as_file(), Some(m.uid()), Some(m.gid()));
-        }
-    }
-    temp.write_all(data)?;
-    temp.as_file().sync_all()?;
-    temp.persist(&target).map_err(|e| at(&target)(e.error))?;
+    replace_file(&target, data, existing.as_ref())?;
     created.keep();
-    // Make the rename itself durable; failing here loses nothing already visible.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
-/// Truncate and rewrite an existing file (the fallback when no temporary file can be made).
-fn write_in_place(path: &Path, data: &[u8]) -> Result<(), WriteError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(path)
-        .map_err(at(path))?;
-    file.write_all(data)?;
-    file.sync_all()?;
     Ok(())
 }
 
@@ -329,29 +275,20 @@ fn write_error(e: WriteError, abs: &Path) -> ToolError {
     })
 }
 
-/// The error for a call cancelled before it wrote.
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
     use std::sync::Arc;
+
+    use crate::test_support::{cancelled, chmod, permissions_enforced, run_tool, run_tool_with};
 
     fn tool(dir: &Path) -> WriteTool {
         WriteTool::new(ToolContext::local(dir))
     }
 
     async fn run(dir: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
-        tool(dir)
-            .execute(
-                "call",
-                args,
-                CancellationToken::new(),
-                ToolUpdates::discard(),
-            )
-            .await
+        run_tool(&tool(dir), args).await
     }
 
     /// Every entry under `dir`, relative, sorted: to prove nothing else changed.
@@ -412,7 +349,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("run.sh");
         fs::write(&p, "old content that is longer\n").unwrap();
-        fs::set_permissions(&p, Permissions::from_mode(0o750)).unwrap();
+        chmod(&p, 0o750);
         run(dir.path(), json!({"path": "run.sh", "content": "new\n"}))
             .await
             .unwrap();
@@ -526,8 +463,8 @@ mod tests {
         fs::write(locked.join("in.txt"), "keep").unwrap();
         let ro = dir.path().join("ro.txt");
         fs::write(&ro, "keep").unwrap();
-        fs::set_permissions(&ro, Permissions::from_mode(0o444)).unwrap();
-        fs::set_permissions(&locked, Permissions::from_mode(0o555)).unwrap();
+        chmod(&ro, 0o444);
+        chmod(&locked, 0o555);
         let new_in_locked = run(
             dir.path(),
             json!({"path": "locked/new/x.txt", "content": "x"}),
@@ -540,7 +477,7 @@ mod tests {
         )
         .await;
         let over_ro = run(dir.path(), json!({"path": "ro.txt", "content": "x"})).await;
-        fs::set_permissions(&locked, Permissions::from_mode(0o755)).unwrap();
+        chmod(&locked, 0o755);
         assert_eq!(
             in_place.unwrap().text_content(),
             "Successfully wrote 7 bytes to locked/in.txt"
@@ -549,8 +486,7 @@ mod tests {
             fs::read_to_string(locked.join("in.txt")).unwrap(),
             "changed"
         );
-        // Root bypasses permission bits, so only an unprivileged run can see the refusals.
-        if !rustix::process::geteuid().is_root() {
+        if permissions_enforced() {
             assert_eq!(
                 new_in_locked.unwrap_err().0,
                 format!(
@@ -577,14 +513,9 @@ mod tests {
         for c in contents.clone() {
             let t = t.clone();
             tasks.push(tokio::spawn(async move {
-                t.execute(
-                    "c",
-                    json!({"path": "same.txt", "content": c}),
-                    CancellationToken::new(),
-                    ToolUpdates::discard(),
-                )
-                .await
-                .unwrap()
+                run_tool(t.as_ref(), json!({"path": "same.txt", "content": c}))
+                    .await
+                    .unwrap()
             }));
         }
         for task in tasks {
@@ -599,15 +530,7 @@ mod tests {
     async fn cancelled_before_writing_writes_nothing_and_declarations() {
         let dir = tempfile::tempdir().unwrap();
         let t = tool(dir.path());
-        let cancel = CancellationToken::new();
-        cancel.cancel();
-        let e = t
-            .execute(
-                "c",
-                json!({"path": "x.txt", "content": "x"}),
-                cancel,
-                ToolUpdates::discard(),
-            )
+        let e = run_tool_with(&t, json!({"path": "x.txt", "content": "x"}), cancelled())
             .await
             .unwrap_err();
         assert_eq!(e.0, "Operation aborted");

@@ -2,19 +2,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
+use crate::test_support::{run_tool, run_tool_with};
 
 fn tool(dir: &Path) -> BashTool {
     BashTool::new(ToolContext::local(dir))
 }
 
 async fn run(tool: &BashTool, args: Value) -> Result<ToolOutcome, ToolError> {
-    tool.execute(
-        "call",
-        args,
-        CancellationToken::new(),
-        ToolUpdates::discard(),
-    )
-    .await
+    run_tool(tool, args).await
 }
 
 /// The process state letter from `/proc/<pid>/stat`, or `None` once the pid is gone.
@@ -172,13 +167,7 @@ async fn abort_kills_the_whole_process_group() {
         let (tool, cancel) = (Arc::clone(&tool), cancel.clone());
         let command = format!("{SPAWN_GROUP}; sleep 1000");
         tokio::spawn(async move {
-            tool.execute(
-                "call",
-                json!({"command": command}),
-                cancel,
-                ToolUpdates::discard(),
-            )
-            .await
+            run_tool_with(tool.as_ref(), json!({"command": command}), cancel).await
         })
     };
     let pids = read_pids(&dir.path().join("pids"), 2).await;

@@ -6,7 +6,7 @@ mod fuzzy;
 mod tests;
 
 use std::fs;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -20,8 +20,12 @@ use tokio_util::sync::CancellationToken;
 pub use diff::{EditDiff, edit_diff};
 pub use fuzzy::{Applied, Edit, apply_edits, normalize_for_fuzzy};
 
+use crate::args::file_target;
+use crate::atomic_write::replace_file;
 use crate::context::ToolContext;
 use crate::mutation_queue::MutationQueue;
+use crate::stat::{FileError, regular_file};
+use crate::task::{aborted, run_blocking};
 
 /// How much of a file is sniffed for NUL bytes to tell binary from text.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -170,39 +174,29 @@ fn edit_file(
     cancel: &CancellationToken,
 ) -> Result<Success, String> {
     let shown = absolute.display();
-    let meta = match fs::metadata(absolute) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(format!("File not found: {shown}"));
-        }
-        Err(e) => {
-            return Err(format!(
-                "Could not edit file: {shown}. Error code: {}.",
-                error_code(&e)
-            ));
-        }
+    let could_not_edit = |e: &io::Error| {
+        format!(
+            "Could not edit file: {shown}. Error code: {}.",
+            error_code(e)
+        )
     };
-    if meta.is_dir() {
-        return Err(format!(
+    // Only regular files: opening a FIFO or device could block or have side effects.
+    let meta = regular_file(absolute).map_err(|e| match e {
+        FileError::NotFound => format!("File not found: {shown}"),
+        FileError::IsDirectory => format!(
             "Cannot edit {shown}: it is a directory, not a file. Give the path of a file inside it."
-        ));
-    }
-    if !meta.is_file() {
-        // Opening a FIFO or device could block or have side effects.
-        return Err(format!("Cannot edit {shown}: it is not a regular file."));
-    }
-    // Write through symlinks: replace the target, keep the link.
+        ),
+        FileError::NotRegular => format!("Cannot edit {shown}: it is not a regular file."),
+        FileError::PermissionDenied(e) | FileError::Io(e) => could_not_edit(&e),
+    })?;
+    // Write through symlinks: replace the target, keep the link. Opening it for writing
+    // checks that it may be written before anything is matched.
     let target = fs::canonicalize(absolute).unwrap_or_else(|_| absolute.to_path_buf());
     let mut file = fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(&target)
-        .map_err(|e| {
-            format!(
-                "Could not edit file: {shown}. Error code: {}.",
-                error_code(&e)
-            )
-        })?;
+        .map_err(|e| could_not_edit(&e))?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut bytes)
         .map_err(|e| format!("Could not read {shown}: {e}."))?;
@@ -221,48 +215,18 @@ fn edit_file(
     let applied = apply_edits(&normalized, edits, display)?;
 
     if cancel.is_cancelled() {
-        return Err("Operation aborted".into());
+        return Err(aborted().0);
     }
     let mut output = String::with_capacity(raw.len() + 64);
     output.push_str(bom);
     output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
-    write_replacing(&target, &mut file, output.as_bytes(), meta.permissions())
+    replace_file(&target, output.as_bytes(), Some(&meta))
         .map_err(|e| format!("Could not write {shown}: {e}. The file was left unchanged."))?;
 
     Ok(Success {
         replaced: edits.len(),
         diff: edit_diff(display, &applied.base, &applied.new),
     })
-}
-
-/// Replace `target`'s content atomically: a temp file in the same directory with the same
-/// permissions, renamed over it. Falls back to rewriting in place only when the directory
-/// refuses new files (a writable file in a read-only directory).
-fn write_replacing(
-    target: &Path,
-    file: &mut fs::File,
-    bytes: &[u8],
-    permissions: fs::Permissions,
-) -> io::Result<()> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let mut tmp = match tempfile::Builder::new()
-        .prefix(".march-edit-")
-        .tempfile_in(dir)
-    {
-        Ok(tmp) => tmp,
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            file.set_len(0)?;
-            file.rewind()?;
-            file.write_all(bytes)?;
-            return file.sync_all();
-        }
-        Err(e) => return Err(e),
-    };
-    tmp.write_all(bytes)?;
-    tmp.as_file().set_permissions(permissions)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[async_trait]
@@ -296,10 +260,7 @@ impl Tool for EditTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        args.get("path")
-            .and_then(Value::as_str)
-            .map(|p| vec![self.ctx.resolve(p).absolute])
-            .unwrap_or_default()
+        file_target(&self.ctx, args)
     }
 
     fn prepare_arguments(&self, args: Value) -> Value {
@@ -320,22 +281,19 @@ impl Tool for EditTool {
         // Hold the lock across read-modify-write so concurrent edits of a file never interleave.
         let guard = tokio::select! {
             guard = MutationQueue::global().lock(&absolute) => guard,
-            () = cancel.cancelled() => return Err(ToolError::new("Operation aborted")),
+            () = cancel.cancelled() => return Err(aborted()),
         };
-        let work = {
-            let display = display.clone();
-            // The guard moves along: should this future be dropped, the lock still lasts
-            // until the blocking read-modify-write has finished.
-            tokio::task::spawn_blocking(move || {
-                let result = edit_file(&absolute, &display, &edits, &cancel);
-                drop(guard);
-                result
-            })
-        };
-        let success = work
-            .await
-            .map_err(|e| ToolError::new(format!("Edit of {display} failed unexpectedly: {e}")))?
-            .map_err(ToolError::new)?;
+        let failed = format!("Edit of {display} failed unexpectedly");
+        let shown = display.clone();
+        // The guard moves along: should this future be dropped, the lock still lasts until the
+        // blocking read-modify-write has finished.
+        let success = run_blocking(failed, move || {
+            let result = edit_file(&absolute, &shown, &edits, &cancel);
+            drop(guard);
+            result
+        })
+        .await?
+        .map_err(ToolError::new)?;
 
         let mut details = Map::new();
         details.insert("diff".into(), Value::String(success.diff.diff));

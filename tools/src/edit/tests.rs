@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolError};
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tokio_util::sync::CancellationToken;
 
 use super::fuzzy::{LineEnding, detect_line_ending, normalize_to_lf};
 use super::*;
+use crate::test_support::{cancelled, chmod, run_tool, run_tool_with, temp_files_in};
 
 /// A project directory holding `f.txt` with `content`, and a tool working in it.
 fn setup(content: &[u8]) -> (TempDir, EditTool, PathBuf) {
@@ -23,17 +23,7 @@ fn setup(content: &[u8]) -> (TempDir, EditTool, PathBuf) {
 }
 
 async fn run(tool: &EditTool, args: Value) -> Result<ToolOutcome, ToolError> {
-    run_with(tool, args, CancellationToken::new()).await
-}
-
-async fn run_with(
-    tool: &EditTool,
-    args: Value,
-    cancel: CancellationToken,
-) -> Result<ToolOutcome, ToolError> {
-    let args = tool.prepare_arguments(args);
-    tool.execute("call-1", args, cancel, ToolUpdates::discard())
-        .await
+    run_tool(tool, args).await
 }
 
 fn edits_args(pairs: &[(&str, &str)]) -> Value {
@@ -57,11 +47,7 @@ async fn expect_error(tool: &EditTool, path: &Path, args: Value) -> String {
 }
 
 fn no_temp_files_left(dir: &Path) {
-    let leftovers: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".march-edit-"))
-        .collect();
+    let leftovers = temp_files_in(dir);
     assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
 }
 
@@ -472,7 +458,7 @@ async fn file_level_errors_are_clear_and_change_nothing() {
 async fn symlinks_and_permissions_are_kept() {
     use std::os::unix::fs::PermissionsExt;
     let (dir, tool, path) = setup(b"#!/bin/sh\necho hi\n");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
+    chmod(&path, 0o750);
     std::os::unix::fs::symlink(&path, dir.path().join("link.sh")).unwrap();
     run(
         &tool,
@@ -498,9 +484,7 @@ async fn symlinks_and_permissions_are_kept() {
 #[tokio::test]
 async fn cancelled_edit_changes_nothing() {
     let (_dir, tool, path) = setup(b"a\n");
-    let cancel = CancellationToken::new();
-    cancel.cancel();
-    let err = run_with(&tool, edits_args(&[("a", "b")]), cancel)
+    let err = run_tool_with(&tool, edits_args(&[("a", "b")]), cancelled())
         .await
         .unwrap_err();
     assert_eq!(err.0, "Operation aborted");
@@ -553,9 +537,8 @@ fn metadata_schema_and_target_paths() {
 #[cfg(unix)]
 #[tokio::test]
 async fn unwritable_file_is_refused_with_its_error_code() {
-    use std::os::unix::fs::PermissionsExt;
     let (dir, tool, path) = setup(b"locked\n");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    chmod(&path, 0o444);
     // Root ignores file modes; the refusal can only be observed as an ordinary user.
     if std::fs::OpenOptions::new().write(true).open(&path).is_ok() {
         return;
@@ -573,19 +556,18 @@ async fn unwritable_file_is_refused_with_its_error_code() {
 #[cfg(unix)]
 #[tokio::test]
 async fn writable_file_in_read_only_directory_is_still_edited() {
-    use std::os::unix::fs::PermissionsExt;
     let (dir, tool, _) = setup(b"");
     let sub = dir.path().join("ro");
     std::fs::create_dir(&sub).unwrap();
     let path = sub.join("f.txt");
     std::fs::write(&path, b"before\n").unwrap();
-    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o555)).unwrap();
+    chmod(&sub, 0o555);
     let result = run(
         &tool,
         json!({"path": "ro/f.txt", "edits": [{"oldText": "before", "newText": "after"}]}),
     )
     .await;
-    std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    chmod(&sub, 0o755);
     result.unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "after\n");
     no_temp_files_left(&sub);

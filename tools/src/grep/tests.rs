@@ -4,23 +4,18 @@ use std::fs;
 use std::path::Path;
 
 use super::*;
+use crate::test_support::{cancelled, run_tool, run_tool_with, write_files};
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     // A `.git` folder makes `.gitignore` rules apply, as in a real repository.
     fs::create_dir_all(dir.path().join(".git")).unwrap();
-    for (path, body) in files {
-        let p = dir.path().join(path);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, body).unwrap();
-    }
+    write_files(dir.path(), files);
     dir
 }
 
 async fn grep(root: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
-    GrepTool::new(ToolContext::local(root))
-        .execute("t", args, CancellationToken::new(), ToolUpdates::discard())
-        .await
+    run_tool(&GrepTool::new(ToolContext::local(root)), args).await
 }
 
 async fn text(root: &Path, args: Value) -> String {
@@ -160,15 +155,8 @@ async fn invalid_utf8_and_cancel() {
     fs::write(dir.path().join("l.txt"), b"caf\xe9 needle\n").unwrap();
     let out = text(dir.path(), json!({"pattern": "needle"})).await;
     assert_eq!(out, "l.txt:1: caf\u{fffd} needle");
-    let cancel = CancellationToken::new();
-    cancel.cancel();
-    let err = GrepTool::new(ToolContext::local(dir.path()))
-        .execute(
-            "t",
-            json!({"pattern": "needle"}),
-            cancel,
-            ToolUpdates::discard(),
-        )
+    let tool = GrepTool::new(ToolContext::local(dir.path()));
+    let err = run_tool_with(&tool, json!({"pattern": "needle"}), cancelled())
         .await
         .unwrap_err();
     assert_eq!(err.0, "Operation aborted");

@@ -15,7 +15,10 @@ use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::args::{file_target, optional_count, required_str};
 use crate::context::ToolContext;
+use crate::stat::{FileError, regular_file};
+use crate::task::{aborted, run_on_path};
 use crate::truncate::{MAX_BYTES, TruncatedBy, format_size};
 use sniff::{Kind, SNIFF_BYTES, classify};
 use text::{Page, PageError, Window, read_page};
@@ -90,10 +93,7 @@ impl Tool for ReadTool {
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
-        match args.get("path").and_then(Value::as_str) {
-            Some(raw) => vec![self.ctx.resolve(raw).absolute],
-            None => Vec::new(),
-        }
+        file_target(&self.ctx, args)
     }
 
     async fn execute(
@@ -106,22 +106,16 @@ impl Tool for ReadTool {
         let raw = required_str(&args, "path")?;
         let offset = optional_count(&args, "offset")?;
         let limit = optional_count(&args, "limit")?;
-        if cancel.is_cancelled() {
-            return Err(aborted());
-        }
         let abs = self.ctx.resolve(raw).absolute;
         let start = offset.unwrap_or(1) - 1;
         let window = Window {
             start,
             end: limit.map(|l| start.saturating_add(l)),
         };
-        let task = {
-            let (abs, cancel) = (abs.clone(), cancel.clone());
-            tokio::task::spawn_blocking(move || load(&abs, window, &cancel))
-        };
-        let loaded = task
-            .await
-            .map_err(|e| ToolError::new(format!("Reading {} failed: {e}", abs.display())))?;
+        let loaded = run_on_path("Reading", &abs, &cancel, move |abs, cancel| {
+            load(abs, window, cancel)
+        })
+        .await?;
         let display = self.ctx.display(&abs);
         match loaded {
             Ok(Loaded::Text(page)) => Ok(text_outcome(page, window, limit, &display)),
@@ -168,37 +162,28 @@ enum Loaded {
 /// Why a file could not be read.
 #[derive(Debug)]
 enum LoadError {
-    NotFound,
-    Directory,
-    PermissionDenied,
-    NotRegular,
+    File(FileError),
     Binary { size: u64 },
     AnimatedPng { size: u64 },
     Page(PageError),
-    Io(io::Error),
+}
+
+impl From<FileError> for LoadError {
+    fn from(e: FileError) -> Self {
+        LoadError::File(e)
+    }
 }
 
 impl From<io::Error> for LoadError {
     fn from(e: io::Error) -> Self {
-        match e.kind() {
-            io::ErrorKind::NotFound => LoadError::NotFound,
-            io::ErrorKind::PermissionDenied => LoadError::PermissionDenied,
-            io::ErrorKind::IsADirectory => LoadError::Directory,
-            _ => LoadError::Io(e),
-        }
+        LoadError::File(e.into())
     }
 }
 
 /// Open `path` and load what the window asks for.
 fn load(path: &Path, window: Window, cancel: &CancellationToken) -> Result<Loaded, LoadError> {
-    let meta = std::fs::metadata(path)?;
-    if meta.is_dir() {
-        return Err(LoadError::Directory);
-    }
-    // FIFOs would block forever and devices can be endless.
-    if !meta.is_file() {
-        return Err(LoadError::NotRegular);
-    }
+    // Only regular files: FIFOs would block forever and devices can be endless.
+    let meta = regular_file(path)?;
     let file = File::open(path)?;
     load_from(file, meta.len(), window, cancel)
 }
@@ -338,15 +323,17 @@ fn text_outcome(page: Page, window: Window, limit: Option<usize>, display: &str)
 fn load_error(e: LoadError, abs: &Path, raw: &str, offset: usize) -> ToolError {
     let p = abs.display();
     ToolError::new(match e {
-        LoadError::NotFound if raw.contains('\u{FFFD}') => format!(
+        LoadError::File(FileError::NotFound) if raw.contains('\u{FFFD}') => format!(
             "File not found: {p} (the name contains U+FFFD, probably copied from a listing that \
              could not show a file name that is not valid UTF-8; such a file can only be \
              reached through bash, e.g. with a glob)"
         ),
-        LoadError::NotFound => format!("File not found: {p}"),
-        LoadError::Directory => format!("{p} is a directory; use ls to list it"),
-        LoadError::PermissionDenied => format!("Permission denied: cannot read {p}"),
-        LoadError::NotRegular => format!(
+        LoadError::File(FileError::NotFound) => format!("File not found: {p}"),
+        LoadError::File(FileError::IsDirectory) => format!("{p} is a directory; use ls to list it"),
+        LoadError::File(FileError::PermissionDenied(_)) => {
+            format!("Permission denied: cannot read {p}")
+        }
+        LoadError::File(FileError::NotRegular) => format!(
             "{p} is not a regular file (a FIFO, socket or device); read only reads regular files"
         ),
         LoadError::Binary { size } => format!(
@@ -363,15 +350,10 @@ fn load_error(e: LoadError, abs: &Path, raw: &str, offset: usize) -> ToolError {
             format!("Offset {offset} is beyond end of file ({total_lines} lines total)")
         }
         LoadError::Page(PageError::Cancelled) => return aborted(),
-        LoadError::Page(PageError::Io(e)) | LoadError::Io(e) => {
+        LoadError::Page(PageError::Io(e)) | LoadError::File(FileError::Io(e)) => {
             format!("Cannot read {p}: {e}")
         }
     })
-}
-
-/// The error for a call cancelled while it ran.
-fn aborted() -> ToolError {
-    ToolError::new("Operation aborted")
 }
 
 /// `s` as one shell word.
@@ -381,53 +363,6 @@ fn shell_quote(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-/// A required string argument.
-pub(crate) fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
-    match args.get(key) {
-        Some(Value::String(s)) => Ok(s),
-        None | Some(Value::Null) => Err(ToolError::new(format!(
-            "Missing required argument \"{key}\""
-        ))),
-        Some(other) => Err(ToolError::new(format!(
-            "Argument \"{key}\" must be a string, got {other}"
-        ))),
-    }
-}
-
-/// An optional string argument (absent or null gives `None`).
-pub(crate) fn optional_str<'a>(args: &'a Value, key: &str) -> Result<Option<&'a str>, ToolError> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(_) => required_str(args, key).map(Some),
-    }
-}
-
-/// An optional whole number ≥ 1; models sometimes send `10.0`, which is accepted.
-pub(crate) fn optional_count(args: &Value, key: &str) -> Result<Option<usize>, ToolError> {
-    let bad = |v: &Value| {
-        ToolError::new(format!(
-            "Argument \"{key}\" must be a whole number of at least 1, got {v}"
-        ))
-    };
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v @ Value::Number(n)) => {
-            if let Some(u) = n.as_u64() {
-                return (u >= 1)
-                    .then(|| usize::try_from(u).unwrap_or(usize::MAX))
-                    .map(Some)
-                    .ok_or_else(|| bad(v));
-            }
-            match n.as_f64() {
-                // Saturating float-to-int cast: absurdly large limits just mean "all".
-                Some(f) if f >= 1.0 && f.fract() == 0.0 => Ok(Some(f as usize)),
-                _ => Err(bad(v)),
-            }
-        }
-        Some(v) => Err(bad(v)),
     }
 }
 

@@ -2,23 +2,17 @@ use super::*;
 
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::fs::PermissionsExt as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::test_support::{cancelled, chmod, permissions_enforced, run_tool, run_tool_with};
 
 fn tool(dir: &Path) -> ReadTool {
     ReadTool::new(ToolContext::local(dir))
 }
 
 async fn run(dir: &Path, args: Value) -> Result<ToolOutcome, ToolError> {
-    tool(dir)
-        .execute(
-            "call",
-            args,
-            CancellationToken::new(),
-            ToolUpdates::discard(),
-        )
-        .await
+    run_tool(&tool(dir), args).await
 }
 
 async fn text(dir: &Path, args: Value) -> String {
@@ -597,10 +591,9 @@ async fn missing_directories_special_files_and_permissions() {
     assert!(e.contains("is not a regular file"), "{e}");
 
     let secret = write(dir.path(), "secret.txt", "hidden\n");
-    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o000)).unwrap();
+    chmod(&secret, 0o000);
     let result = run(dir.path(), json!({"path": "secret.txt"})).await;
-    // Root bypasses permission bits.
-    if !rustix::process::geteuid().is_root() {
+    if permissions_enforced() {
         assert_eq!(
             result.unwrap_err().0,
             format!("Permission denied: cannot read {}", secret.display())
@@ -622,22 +615,13 @@ async fn non_utf8_names_on_disk_do_not_panic() {
 async fn cancellation_and_declarations() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "a\n");
-    let cancel = CancellationToken::new();
-    cancel.cancel();
     let t = tool(dir.path());
-    let e = t
-        .execute(
-            "c",
-            json!({"path": "a.txt"}),
-            cancel,
-            ToolUpdates::discard(),
-        )
+    let e = run_tool_with(&t, json!({"path": "a.txt"}), cancelled())
         .await
         .unwrap_err();
     assert_eq!(e.0, "Operation aborted");
     // A token cancelled mid-scan stops the scan.
-    let cancel = CancellationToken::new();
-    cancel.cancel();
+    let cancel = cancelled();
     let stream = BufReader::new(Cursor::new(numbered(10)));
     let window = Window {
         start: 0,
