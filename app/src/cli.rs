@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// March: a terminal workspace for coding agents.
 #[derive(Debug, Parser)]
@@ -12,9 +12,53 @@ pub struct Cli {
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
+    /// Run one prompt headless instead of opening the workspace (`-p`).
+    #[command(flatten)]
+    pub headless: HeadlessArgs,
+
     /// What to do instead of opening the workspace.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Options of headless mode, `march -p PROMPT`.
+#[derive(Debug, Args)]
+pub struct HeadlessArgs {
+    /// Run PROMPT as one turn through a runner and print the answer, then exit.
+    #[arg(
+        short = 'p',
+        long = "print",
+        value_name = "PROMPT",
+        conflicts_with = "dirs"
+    )]
+    pub print: Option<String>,
+
+    /// With -p: print the answer text, or every session update as a JSON line.
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "print")]
+    pub output: Option<OutputFormat>,
+
+    /// With -p: the model to use, as provider/id (see `march models`).
+    #[arg(long, value_name = "PROVIDER/ID", requires = "print")]
+    pub model: Option<String>,
+
+    /// With -p: the session's working directory (default: the current directory).
+    #[arg(long, value_name = "DIR", requires = "print")]
+    pub cwd: Option<PathBuf>,
+
+    /// With -p: run every tool call without asking (otherwise those that would ask are
+    /// rejected, since nobody is there to answer).
+    #[arg(long, requires = "print")]
+    pub yolo: bool,
+}
+
+/// What `march -p` prints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The answer text as it streams.
+    #[default]
+    Text,
+    /// One JSON object per line: each session update, then a result line.
+    Json,
 }
 
 /// Subcommands.
@@ -22,6 +66,9 @@ pub struct Cli {
 pub enum Command {
     /// List providers, their credentials and models.
     Models(ModelsArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout (for editors and other ACP clients).
+    #[command(visible_alias = "acp")]
+    Runner,
 }
 
 /// Options of `march models`.
@@ -57,5 +104,37 @@ mod tests {
             panic!("expected models");
         };
         assert!(args.discover && args.json);
+    }
+
+    #[test]
+    fn parses_runner_and_its_acp_alias() {
+        for name in ["runner", "acp"] {
+            let cli = Cli::try_parse_from(["march", name]).unwrap();
+            assert!(matches!(cli.command, Some(Command::Runner)), "{name}");
+        }
+    }
+
+    #[test]
+    fn parses_headless_options() {
+        let cli = Cli::try_parse_from([
+            "march", "-p", "hi", "--output", "json", "--model", "p/m", "--cwd", "/tmp", "--yolo",
+        ])
+        .unwrap();
+        let headless = cli.headless;
+        assert_eq!(headless.print.as_deref(), Some("hi"));
+        assert_eq!(headless.output, Some(OutputFormat::Json));
+        assert_eq!(headless.model.as_deref(), Some("p/m"));
+        assert_eq!(headless.cwd, Some(PathBuf::from("/tmp")));
+        assert!(headless.yolo);
+
+        // The headless options need -p, and -p takes no directories.
+        for args in [
+            &["march", "--output", "json"][..],
+            &["march", "--yolo"],
+            &["march", "-p", "hi", "some-dir"],
+        ] {
+            let error = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(error.exit_code(), 2, "{args:?}");
+        }
     }
 }

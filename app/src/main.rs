@@ -1,6 +1,7 @@
 //! `march`: the terminal workspace for coding agents.
 
 mod cli;
+mod headless;
 mod logging;
 mod models_cmd;
 
@@ -28,6 +29,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if cli.headless.print.is_some() {
+        let paths = MarchPaths::from_env()?;
+        let _log_guard = logging::init(&paths.log_dir())?;
+        tracing::info!(version = env!("CARGO_PKG_VERSION"), "march -p started");
+        return headless::run(&cli.headless);
+    }
     let Some(command) = cli.command else {
         // Nothing to set up yet: the workspace itself is not part of this build.
         eprintln!(
@@ -47,8 +54,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     );
     match command {
         Command::Models(args) => models_cmd::run(&paths, &args)?,
+        Command::Runner => run_runner(paths)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `march runner` / `march acp`: stdout carries only ACP; logs go to the log file.
+fn run_runner(paths: MarchPaths) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(march_runner::serve(paths))?;
+    tracing::info!("runner: the client closed the connection");
+    Ok(())
 }
 
 /// Report panics as one line on stderr (details go to the log) instead of Rust's raw message.

@@ -1,13 +1,17 @@
 //! The lines of a session file: the header, then tree entries with pi's field names.
 //!
-//! Every entry read from a file keeps its exact line so the file can be re-emitted byte for
-//! byte; entries March writes serialise deterministically (fixed field order, sorted keys
-//! inside free-form JSON).
+//! Every entry knows where its exact line is (a byte range of its session file, or the line
+//! itself for migrated entries) so the file can be re-emitted byte for byte; entries March
+//! writes serialise deterministically (fixed field order, sorted keys inside free-form JSON).
+
+use std::borrow::Cow;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::SessionError;
+use super::lines::LineRef;
 use super::messages::SessionMessage;
 use super::time::now_iso;
 use crate::message::UserBody;
@@ -255,37 +259,53 @@ pub struct SessionEntry {
     pub timestamp: String,
     /// What it records.
     pub kind: EntryKind,
-    /// The exact line in the file (the migrated v3 line for pi v1/v2 files).
-    line: Box<str>,
+    /// Where the exact line is: a byte range of the session file, or (for migrated pi
+    /// v1/v2 entries, whose v3 line is in no file) the line itself.
+    pub(crate) line: LineRef,
 }
 
 impl SessionEntry {
-    /// A new entry; serialises it once so `json_line` is what gets written.
-    pub(crate) fn new(
-        id: String,
-        parent_id: Option<String>,
-        kind: EntryKind,
-    ) -> Result<Self, serde_json::Error> {
-        let timestamp = now_iso();
-        let line = serde_json::to_string(&EntryOut {
-            kind: kind.type_name(),
-            id: &id,
-            parent_id: parent_id.as_deref(),
-            timestamp: &timestamp,
-            body: Body(&kind),
-        })?;
-        Ok(SessionEntry {
+    /// A new entry, stamped now; its line is set when the store writes it.
+    pub(crate) fn new(id: String, parent_id: Option<String>, kind: EntryKind) -> Self {
+        SessionEntry {
             id,
             parent_id,
-            timestamp,
+            timestamp: now_iso(),
             kind,
-            line: line.into(),
-        })
+            line: LineRef::Owned(Box::default()),
+        }
     }
 
-    /// The entry's JSON line, without the newline.
-    pub fn json_line(&self) -> &str {
-        &self.line
+    /// The entry's JSON line, without the newline: byte for byte what the file holds (or,
+    /// for a migrated pi v1/v2 entry, its v3 form).
+    ///
+    /// A line in the file is read from it. Should the file no longer hold it (replaced or
+    /// truncated since it was loaded), this logs a warning and returns the entry as March
+    /// would serialise it; [`SessionEntry::try_json_line`] reports that as an error instead.
+    pub fn json_line(&self) -> Cow<'_, str> {
+        match self.try_json_line() {
+            Ok(line) => line,
+            Err(e) => {
+                tracing::warn!("{e}; re-serialising entry `{}` instead", self.id);
+                self.serialize().map_or(Cow::Borrowed(""), Cow::Owned)
+            }
+        }
+    }
+
+    /// The entry's exact JSON line, without the newline, or why its file no longer holds it.
+    pub fn try_json_line(&self) -> Result<Cow<'_, str>, SessionError> {
+        self.line.read(&self.id)
+    }
+
+    /// The entry as March writes it: base fields first (as pi orders them), then the kind's.
+    pub(crate) fn serialize(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(&EntryOut {
+            kind: self.kind.type_name(),
+            id: &self.id,
+            parent_id: self.parent_id.as_deref(),
+            timestamp: &self.timestamp,
+            body: Body(&self.kind),
+        })
     }
 
     /// The message, for `message` entries.
@@ -323,8 +343,9 @@ pub(crate) struct ParsedEntry {
     pub note: Option<String>,
 }
 
-/// Parse one entry line; `Err` carries why the line is not an entry.
-pub(crate) fn parse_entry(line: &str) -> Result<ParsedEntry, String> {
+/// Parse one entry line, found at `at` (`None`: the line is held in memory); `Err` carries
+/// why the line is not an entry.
+pub(crate) fn parse_entry(line: &str, at: Option<LineRef>) -> Result<ParsedEntry, String> {
     let base: Base = serde_json::from_str(line).map_err(|e| e.to_string())?;
     let Some(kind_name) = base.kind.as_str() else {
         return Err("entry has no string `type`".to_string());
@@ -348,7 +369,7 @@ pub(crate) fn parse_entry(line: &str) -> Result<ParsedEntry, String> {
         parent_id: base.parent_id.as_str().map(str::to_string),
         timestamp: base.timestamp.as_str().unwrap_or_default().to_string(),
         kind,
-        line: line.into(),
+        line: at.unwrap_or_else(|| LineRef::Owned(line.into())),
     };
     Ok(ParsedEntry { entry, note })
 }

@@ -4,14 +4,19 @@
 //! kept, not with the file. A line that cannot be read is skipped and reported; an
 //! unterminated last line that does not parse is reported as torn (a crash mid-write). The
 //! first line that parses must be the session header, or the file is rejected.
+//!
+//! An entry read as it stands keeps only where its line is (offset, length, checksum), not
+//! the line; only lines rewritten by a migration are kept in memory.
 
 use std::io::BufRead;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::SessionError;
 use super::entry::{ParsedEntry, SessionEntry, SessionHeader, line_type, parse_entry};
+use super::lines::LineRef;
 use super::migrate::{Migrated, V1Migration, rename_hook_message};
 
 /// A line of a session file that was not loaded as it stands, and why.
@@ -62,10 +67,15 @@ pub(crate) struct Loaded {
     pub report: LoadReport,
 }
 
-/// Read a whole session from `reader`; `path` is only used in errors.
-pub(crate) fn read_session(mut reader: impl BufRead, path: &Path) -> Result<Loaded, SessionError> {
+/// Read a whole session from `reader`, the contents of the file at `file` from its start.
+pub(crate) fn read_session(
+    mut reader: impl BufRead,
+    file: &Arc<Path>,
+) -> Result<Loaded, SessionError> {
+    let path: &Path = file;
     let mut report = LoadReport::default();
     let mut buf = Vec::new();
+    let mut offset = 0u64;
     let mut line_no = 0;
     let mut header: Option<(SessionHeader, Box<str>)> = None;
     let mut entries = Vec::new();
@@ -82,6 +92,8 @@ pub(crate) fn read_session(mut reader: impl BufRead, path: &Path) -> Result<Load
         if n == 0 {
             break;
         }
+        let line_offset = offset;
+        offset += n as u64;
         line_no += 1;
         let terminated = buf.last() == Some(&b'\n');
         if terminated {
@@ -114,6 +126,7 @@ pub(crate) fn read_session(mut reader: impl BufRead, path: &Path) -> Result<Load
         }
 
         let owned;
+        let mut verbatim = false;
         let line: &str = if let Some(migration) = v1.as_mut() {
             let value = match serde_json::from_str::<Value>(text) {
                 Ok(value) => value,
@@ -148,13 +161,18 @@ pub(crate) fn read_session(mut reader: impl BufRead, path: &Path) -> Result<Load
                     owned = line;
                     &owned
                 }
-                None => text,
+                None => {
+                    verbatim = true;
+                    text
+                }
             }
         } else {
+            verbatim = true;
             text
         };
 
-        match parse_entry(line) {
+        let at = verbatim.then(|| LineRef::in_file(file, line_offset, line.as_bytes()));
+        match parse_entry(line, at) {
             Ok(ParsedEntry { entry, note }) => {
                 if let Some(error) = note {
                     report.warnings.push(LineIssue {

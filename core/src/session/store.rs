@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -14,6 +15,7 @@ use super::entry::{
     ModelChange, SessionEntry, SessionHeader, SessionInfo, ThinkingLevelChange,
 };
 use super::ids::{is_valid_session_id, new_entry_id};
+use super::lines::{LineReader, LineRef};
 use super::location::{march_session_dir, session_file_name};
 use super::messages::SessionMessage;
 use super::read::{LoadReport, read_session};
@@ -25,9 +27,14 @@ use crate::paths::MarchPaths;
 ///
 /// One writer per file: the runner that owns the session. Every append reaches the disk
 /// (`sync_data`) before it returns.
+///
+/// Entries hold their parsed form and where their line is in the file, not the line
+/// itself: re-emitting the session ([`SessionStore::to_jsonl`],
+/// [`SessionStore::continue_in_new_file`], [`SessionEntry::json_line`]) reads the file
+/// again, so a loaded session costs about its parsed size rather than twice that.
 #[derive(Debug)]
 pub struct SessionStore {
-    path: PathBuf,
+    path: Arc<Path>,
     header: SessionHeader,
     header_line: Box<str>,
     source_version: u32,
@@ -61,10 +68,10 @@ impl SessionStore {
             source,
         })?;
         let path = dir.join(session_file_name(&header.timestamp, &header.id));
-        let file = write_new_file(&path, [header_line.as_str()].into_iter())?;
+        let file = write_new_file(&path, &header_line, |_| Ok(()))?;
         sync_dir(dir);
         Ok(SessionStore {
-            path,
+            path: path.into(),
             header,
             header_line: header_line.into(),
             source_version: CURRENT_VERSION,
@@ -83,21 +90,24 @@ impl SessionStore {
             path: path.to_path_buf(),
             source,
         })?;
-        let loaded = read_session(BufReader::new(file), path)?;
+        let path: Arc<Path> = path.into();
+        let loaded = read_session(BufReader::new(file), &path)?;
         let mut store = SessionStore {
-            path: path.to_path_buf(),
+            path,
             header: loaded.header,
             header_line: loaded.header_line,
             source_version: loaded.report.source_version,
-            entries: Vec::with_capacity(loaded.entries.len()),
             by_id: HashMap::with_capacity(loaded.entries.len()),
+            // Taken as they are: a copy would briefly hold every entry twice.
+            entries: loaded.entries,
             labels: HashMap::new(),
             leaf: None,
             file: None,
         };
-        for entry in loaded.entries {
-            store.index(entry);
+        for index in 0..store.entries.len() {
+            store.track(index);
         }
+        store.leaf = store.entries.last().map(|e| e.id.clone());
         Ok((store, loaded.report))
     }
 
@@ -235,20 +245,24 @@ impl SessionStore {
     pub fn append(&mut self, kind: impl Into<EntryKind>) -> Result<&SessionEntry, SessionError> {
         self.ensure_writable()?;
         let id = new_entry_id(|c| self.by_id.contains_key(c));
-        let entry = SessionEntry::new(id, self.leaf.clone(), kind.into())?;
+        let mut entry = SessionEntry::new(id, self.leaf.clone(), kind.into());
+        let mut bytes = entry.serialize()?.into_bytes();
+        bytes.push(b'\n');
         let mut file = match self.file.take() {
             Some(file) => file,
             None => open_for_append(&self.path)?,
         };
-        let mut bytes = Vec::with_capacity(entry.json_line().len() + 1);
-        bytes.extend_from_slice(entry.json_line().as_bytes());
-        bytes.push(b'\n');
-        file.write_all(&bytes)
-            .and_then(|()| file.sync_data())
+        // The handle appends, so the line starts at the current end.
+        let offset = file
+            .seek(SeekFrom::End(0))
+            .and_then(|offset| file.write_all(&bytes).map(|()| offset))
+            .and_then(|offset| file.sync_data().map(|()| offset))
             .map_err(|source| self.write_error(source))?;
         // Only a healthy handle is kept: after a failed write the next append reopens the
         // file and repairs a torn tail first.
         self.file = Some(file);
+        let line = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        entry.line = LineRef::in_file(&self.path, offset, line);
         let index = self.index(entry);
         Ok(&self.entries[index])
     }
@@ -351,7 +365,10 @@ impl SessionStore {
     ///
     /// This is how a pi v1/v2 file is continued: March never appends v3 lines to an older
     /// file, because pi would migrate and rewrite it on the next load and March's own
-    /// reader would see a mix of layouts. The old file is left untouched.
+    /// reader would see a mix of layouts. The old file is left untouched. Entry lines are
+    /// copied from it byte for byte; if it no longer holds them (replaced or truncated since
+    /// it was loaded) this fails with [`SessionError::Changed`], removes the partial new
+    /// file and leaves the store as it was.
     pub fn continue_in_new_file(&mut self, dir: &Path) -> Result<&Path, SessionError> {
         let mut header = SessionHeader::new(self.header.cwd.clone());
         header.parent_session = Some(self.path.to_string_lossy().into_owned());
@@ -360,11 +377,24 @@ impl SessionStore {
             path: dir.to_path_buf(),
             source,
         })?;
-        let path = dir.join(session_file_name(&header.timestamp, &header.id));
-        let lines = std::iter::once(header_line.as_str())
-            .chain(self.entries.iter().map(SessionEntry::json_line));
-        let file = write_new_file(&path, lines)?;
+        let path: Arc<Path> = dir
+            .join(session_file_name(&header.timestamp, &header.id))
+            .into();
+        let mut reader = LineReader::sequential();
+        let mut lines = Vec::with_capacity(self.entries.len());
+        let file = write_new_file(&path, &header_line, |out| {
+            for entry in &self.entries {
+                let line = read_line(&mut reader, entry)?;
+                let offset = out.line(line)?;
+                lines.push(LineRef::in_file(&path, offset, line.as_bytes()));
+            }
+            Ok(())
+        })?;
         sync_dir(dir);
+        // Every line is in the new file now, migrated ones included.
+        for (entry, line) in self.entries.iter_mut().zip(lines) {
+            entry.line = line;
+        }
         self.path = path;
         self.header = header;
         self.header_line = header_line.into();
@@ -375,22 +405,55 @@ impl SessionStore {
 
     /// The session as JSONL: a file March wrote comes back byte for byte; a migrated pi
     /// v1/v2 file comes back in its v3 form.
+    ///
+    /// Lines are read from the file. Should it no longer hold one (replaced or truncated
+    /// since it was loaded), that entry is logged and re-serialised instead;
+    /// [`SessionStore::try_to_jsonl`] reports it as an error.
     pub fn to_jsonl(&self) -> String {
-        let size = self.header_line.len()
-            + 1
-            + self
-                .entries
-                .iter()
-                .map(|e| e.json_line().len() + 1)
-                .sum::<usize>();
-        let mut out = String::with_capacity(size);
-        for line in
-            std::iter::once(&*self.header_line).chain(self.entries.iter().map(|e| e.json_line()))
-        {
-            out.push_str(line);
-            out.push('\n');
+        let mut out = String::with_capacity(self.jsonl_len());
+        let mut reader = LineReader::sequential();
+        push_line(&mut out, &self.header_line);
+        let mut failed = 0usize;
+        for entry in &self.entries {
+            match read_line(&mut reader, entry) {
+                Ok(line) => push_line(&mut out, line),
+                Err(e) => {
+                    if failed == 0 {
+                        tracing::warn!("{e}; re-serialising such entries instead");
+                    }
+                    failed += 1;
+                    push_line(&mut out, &entry.serialize().unwrap_or_default());
+                }
+            }
+        }
+        if failed > 1 {
+            tracing::warn!("{failed} entries of {} re-serialised", self.path.display());
         }
         out
+    }
+
+    /// The session as JSONL, byte for byte as [`SessionStore::to_jsonl`], or
+    /// [`SessionError::Changed`] when the file no longer holds an entry's line.
+    pub fn try_to_jsonl(&self) -> Result<String, SessionError> {
+        let mut out = String::with_capacity(self.jsonl_len());
+        let mut reader = LineReader::sequential();
+        push_line(&mut out, &self.header_line);
+        for entry in &self.entries {
+            push_line(&mut out, read_line(&mut reader, entry)?);
+        }
+        Ok(out)
+    }
+
+    fn jsonl_len(&self) -> usize {
+        let entries: u64 = self
+            .entries
+            .iter()
+            .map(|e| match &e.line {
+                LineRef::Owned(line) => line.len() as u64 + 1,
+                LineRef::File(at) => at.len + 1,
+            })
+            .sum();
+        usize::try_from(entries).map_or(0, |n| n + self.header_line.len() + 1)
     }
 
     fn ensure_writable(&self) -> Result<(), SessionError> {
@@ -398,7 +461,7 @@ impl SessionStore {
             Ok(())
         } else {
             Err(SessionError::LegacyFormat {
-                path: self.path.clone(),
+                path: self.path.to_path_buf(),
                 version: self.source_version,
             })
         }
@@ -406,13 +469,25 @@ impl SessionStore {
 
     fn write_error(&self, source: std::io::Error) -> SessionError {
         SessionError::Write {
-            path: self.path.clone(),
+            path: self.path.to_path_buf(),
             source,
         }
     }
 
     /// Add an entry to the in-memory index and move the leaf to it; returns its position.
     fn index(&mut self, entry: SessionEntry) -> usize {
+        let index = self.entries.len();
+        self.leaf = Some(entry.id.clone());
+        self.entries.push(entry);
+        self.track(index);
+        index
+    }
+
+    /// Index the entry at `index`: its id, and the label it sets or clears.
+    fn track(&mut self, index: usize) {
+        let Some(entry) = self.entries.get(index) else {
+            return;
+        };
         if let EntryKind::Label(label) = &entry.kind {
             match label.label.as_deref().filter(|l| !l.is_empty()) {
                 Some(text) => self
@@ -421,18 +496,55 @@ impl SessionStore {
                 None => self.labels.remove(&label.target_id),
             };
         }
-        let index = self.entries.len();
-        self.leaf = Some(entry.id.clone());
         self.by_id.insert(entry.id.clone(), index);
-        self.entries.push(entry);
-        index
     }
 }
 
-/// Create `path` (it must not exist), write `lines` and make them durable.
-fn write_new_file<'a>(
+fn push_line(out: &mut String, line: &str) {
+    out.push_str(line);
+    out.push('\n');
+}
+
+/// An entry's exact line, from memory or from its file.
+fn read_line<'a>(
+    reader: &'a mut LineReader,
+    entry: &'a SessionEntry,
+) -> Result<&'a str, SessionError> {
+    match &entry.line {
+        LineRef::Owned(line) => Ok(line),
+        LineRef::File(at) => reader.read(at, &entry.id),
+    }
+}
+
+/// Lines going into a new session file, with the offset each starts at.
+struct NewFile<'a> {
+    out: BufWriter<&'a mut File>,
+    offset: u64,
+    path: &'a Path,
+}
+
+impl NewFile<'_> {
+    /// Write `line` and its newline; returns the offset it starts at.
+    fn line(&mut self, line: &str) -> Result<u64, SessionError> {
+        let offset = self.offset;
+        self.out
+            .write_all(line.as_bytes())
+            .and_then(|()| self.out.write_all(b"\n"))
+            .map_err(|source| SessionError::Create {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
+        self.offset += line.len() as u64 + 1;
+        Ok(offset)
+    }
+}
+
+/// Create `path` (it must not exist), write `header` and whatever `body` writes, and make
+/// them durable. On failure the partial file is removed.
+fn write_new_file(
     path: &Path,
-    lines: impl Iterator<Item = &'a str>,
+    header: &str,
+    body: impl FnOnce(&mut NewFile<'_>) -> Result<(), SessionError>,
 ) -> Result<File, SessionError> {
     let create_error = |source| SessionError::Create {
         path: path.to_path_buf(),
@@ -444,15 +556,26 @@ fn write_new_file<'a>(
         .create_new(true)
         .open(path)
         .map_err(create_error)?;
-    let mut out = std::io::BufWriter::new(&mut file);
-    for line in lines {
-        out.write_all(line.as_bytes()).map_err(create_error)?;
-        out.write_all(b"\n").map_err(create_error)?;
+    let written = (|| {
+        let mut out = NewFile {
+            out: BufWriter::new(&mut file),
+            offset: 0,
+            path,
+        };
+        out.line(header)?;
+        body(&mut out)?;
+        out.out.flush().map_err(create_error)?;
+        drop(out);
+        file.sync_data().map_err(create_error)
+    })();
+    match written {
+        Ok(()) => Ok(file),
+        Err(e) => {
+            drop(file);
+            let _ = fs::remove_file(path);
+            Err(e)
+        }
     }
-    out.flush().map_err(create_error)?;
-    drop(out);
-    file.sync_data().map_err(create_error)?;
-    Ok(file)
 }
 
 /// Open an existing session file for appending; if its last line is torn (no newline),

@@ -1,6 +1,7 @@
 //! Session store tests: loading (fixtures, migration, damage), writing, context building.
 
 mod context;
+mod lines;
 mod load;
 mod time;
 mod write;

@@ -1,0 +1,428 @@
+//! The permission gate: decides per tool call whether it runs, is refused, or needs the user,
+//! and asks through `session/request_permission` before anything is written or executed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::ErrorCode;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    ToolCallStatus, ToolCallUpdate,
+};
+use march_core::agent_loop::{ABORTED_TEXT, ToolBlock};
+use march_core::message::ToolCall;
+use march_core::tool::Tool;
+use tokio_util::sync::CancellationToken;
+
+use super::lock;
+use super::options::{PermissionMode, Settings};
+use super::port::ClientPort;
+use super::updates;
+
+/// What the model reads when the user refuses a call.
+pub(crate) const REJECTED: &str = "The user rejected this tool call.";
+/// What the model reads when the user cancels the turn at a permission prompt.
+pub(crate) const CANCELLED: &str = "The user cancelled this turn.";
+
+const ALLOW_ONCE: &str = "allow-once";
+const ALLOW_ALWAYS: &str = "allow-always";
+const REJECT_ONCE: &str = "reject-once";
+const REJECT_ALWAYS: &str = "reject-always";
+
+/// "Always" answers, per tool name, for the lifetime of a session: `true` allows.
+pub(crate) type PermissionMemory = Arc<Mutex<HashMap<String, bool>>>;
+
+/// The gate's verdict before asking anyone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    Allow,
+    Reject,
+    Ask,
+}
+
+/// The facts a decision rests on.
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    mode: PermissionMode,
+    /// Harmless by its annotations (read-only, or neither destructive nor open-world).
+    harmless: bool,
+    /// Not open-world and touching only the paths it names (edit, write).
+    confined: bool,
+    /// Some named path is outside the project.
+    outside: bool,
+    remembered: Option<bool>,
+}
+
+fn decide(f: Facts) -> Need {
+    if f.mode == PermissionMode::Yolo {
+        return Need::Allow;
+    }
+    // Outside the project nothing is automatic, not even a remembered answer.
+    if f.outside {
+        return Need::Ask;
+    }
+    match f.remembered {
+        Some(true) => return Need::Allow,
+        Some(false) => return Need::Reject,
+        None => {}
+    }
+    if f.harmless || (f.mode == PermissionMode::AutoEdit && f.confined) {
+        Need::Allow
+    } else {
+        Need::Ask
+    }
+}
+
+fn options(tool: &str) -> Vec<PermissionOption> {
+    vec![
+        PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+        PermissionOption::new(
+            ALLOW_ALWAYS,
+            format!("Always allow {tool} in this session"),
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+        PermissionOption::new(
+            REJECT_ALWAYS,
+            format!("Always reject {tool} in this session"),
+            PermissionOptionKind::RejectAlways,
+        ),
+    ]
+}
+
+fn block(reason: impl Into<String>) -> Option<ToolBlock> {
+    Some(ToolBlock {
+        reason: Some(reason.into()),
+    })
+}
+
+/// The gate of one Agent Run.
+pub(crate) struct PermissionGate {
+    project: PathBuf,
+    tools: Vec<Arc<dyn Tool>>,
+    settings: Arc<Mutex<Settings>>,
+    memory: PermissionMemory,
+    port: Arc<dyn ClientPort>,
+    /// The run's stop signal: watched while asking, fired when the user cancels.
+    stop: CancellationToken,
+    cancelled: AtomicBool,
+}
+
+impl PermissionGate {
+    /// A gate for a run in `project`; `stop` ends the run.
+    pub(crate) fn new(
+        project: PathBuf,
+        tools: Vec<Arc<dyn Tool>>,
+        settings: Arc<Mutex<Settings>>,
+        memory: PermissionMemory,
+        port: Arc<dyn ClientPort>,
+        stop: CancellationToken,
+    ) -> Self {
+        PermissionGate {
+            project,
+            tools,
+            settings,
+            memory,
+            port,
+            stop,
+            cancelled: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the user answered a permission request with `cancelled`.
+    pub(crate) fn user_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    fn inside(&self, path: &Path) -> bool {
+        path.starts_with(&self.project)
+    }
+
+    /// `None` lets the call run (and reports it in progress); `Some` refuses it with a
+    /// reason the model reads.
+    pub(crate) async fn check(&self, call: &ToolCall) -> Option<ToolBlock> {
+        let tool = self.tools.iter().find(|t| t.name() == call.name)?;
+        let paths = updates::target_paths(&self.tools, call);
+        let annotations = tool.annotations();
+        let facts = Facts {
+            mode: lock(&self.settings).mode,
+            harmless: annotations.is_harmless(),
+            confined: !annotations.open_world && !paths.is_empty(),
+            outside: paths.iter().any(|p| !self.inside(p)),
+            remembered: lock(&self.memory).get(&call.name).copied(),
+        };
+        let verdict = match decide(facts) {
+            Need::Allow => None,
+            Need::Reject => block(REJECTED),
+            Need::Ask => self.ask(call, &paths).await,
+        };
+        if verdict.is_none() {
+            self.port
+                .notify(updates::status_update(&call.id, ToolCallStatus::InProgress));
+        }
+        verdict
+    }
+
+    async fn ask(&self, call: &ToolCall, paths: &[PathBuf]) -> Option<ToolBlock> {
+        let fields = updates::call_fields(call, paths).status(ToolCallStatus::Pending);
+        let request = RequestPermissionRequest::new(
+            self.port.session_id(),
+            ToolCallUpdate::new(call.id.clone(), fields),
+            options(&call.name),
+        );
+        // Dropping the request on stop withdraws it from the client.
+        let answer = tokio::select! {
+            biased;
+            () = self.stop.cancelled() => return block(ABORTED_TEXT),
+            answer = self.port.request_permission(request) => answer,
+        };
+        let option = match answer {
+            Ok(RequestPermissionOutcome::Selected(selected)) => selected.option_id.0,
+            Ok(_) => return self.cancel_turn(),
+            Err(e) if e.code == ErrorCode::REQUEST_CANCELLED => return self.cancel_turn(),
+            Err(e) => {
+                tracing::warn!(tool = %call.name, "permission request failed: {e}");
+                return block(format!(
+                    "Permission could not be asked ({}); the tool call was not run.",
+                    e.message
+                ));
+            }
+        };
+        let remember = |allow: bool| {
+            lock(&self.memory).insert(call.name.clone(), allow);
+        };
+        match &*option {
+            ALLOW_ONCE => None,
+            ALLOW_ALWAYS => {
+                remember(true);
+                None
+            }
+            REJECT_ALWAYS => {
+                remember(false);
+                block(REJECTED)
+            }
+            // Unknown options are refusals: never run something the user did not allow.
+            _ => block(REJECTED),
+        }
+    }
+
+    /// `cancelled` means the user stopped the turn, not that this call was denied.
+    fn cancel_turn(&self) -> Option<ToolBlock> {
+        self.cancelled.store(true, Ordering::SeqCst);
+        self.stop.cancel();
+        block(CANCELLED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::Error;
+    use agent_client_protocol::v1::schema::{SelectedPermissionOutcome, SessionId, SessionUpdate};
+    use async_trait::async_trait;
+    use march_core::model::{Model, ThinkingLevel};
+    use march_tools::{ToolContext, ToolRegistry};
+    use serde_json::{Value, json};
+    use std::collections::VecDeque;
+
+    #[test]
+    fn decisions_follow_mode_annotations_paths_and_memory() {
+        let base = Facts {
+            mode: PermissionMode::Ask,
+            harmless: false,
+            confined: true,
+            outside: false,
+            remembered: None,
+        };
+        let d = |f: Facts| decide(f);
+        assert_eq!(d(base), Need::Ask);
+        assert_eq!(
+            d(Facts {
+                harmless: true,
+                ..base
+            }),
+            Need::Allow
+        );
+        assert_eq!(
+            d(Facts {
+                mode: PermissionMode::AutoEdit,
+                ..base
+            }),
+            Need::Allow
+        );
+        assert_eq!(
+            d(Facts {
+                mode: PermissionMode::AutoEdit,
+                confined: false,
+                ..base
+            }),
+            Need::Ask
+        );
+        assert_eq!(
+            d(Facts {
+                remembered: Some(true),
+                ..base
+            }),
+            Need::Allow
+        );
+        assert_eq!(
+            d(Facts {
+                remembered: Some(false),
+                ..base
+            }),
+            Need::Reject
+        );
+        // Outside the project: asks in every mode but yolo, whatever was remembered.
+        for mode in [PermissionMode::Ask, PermissionMode::AutoEdit] {
+            for remembered in [None, Some(true), Some(false)] {
+                let f = Facts {
+                    mode,
+                    outside: true,
+                    harmless: true,
+                    remembered,
+                    ..base
+                };
+                assert_eq!(d(f), Need::Ask);
+            }
+        }
+        assert_eq!(
+            d(Facts {
+                mode: PermissionMode::Yolo,
+                outside: true,
+                ..base
+            }),
+            Need::Allow
+        );
+    }
+
+    /// A client that answers permission requests from a script and records everything.
+    struct FakePort {
+        answers: Mutex<VecDeque<Result<RequestPermissionOutcome, Error>>>,
+        asked: Mutex<Vec<RequestPermissionRequest>>,
+        updates: Mutex<Vec<SessionUpdate>>,
+    }
+
+    #[async_trait]
+    impl ClientPort for FakePort {
+        fn session_id(&self) -> SessionId {
+            SessionId::new("s")
+        }
+        fn notify(&self, update: SessionUpdate) {
+            lock(&self.updates).push(update);
+        }
+        async fn request_permission(
+            &self,
+            request: RequestPermissionRequest,
+        ) -> Result<RequestPermissionOutcome, Error> {
+            lock(&self.asked).push(request);
+            let next = lock(&self.answers).pop_front();
+            match next {
+                Some(answer) => answer,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn selected(id: &str) -> Result<RequestPermissionOutcome, Error> {
+        Ok(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new(id.to_string()),
+        ))
+    }
+
+    fn setup(
+        answers: Vec<Result<RequestPermissionOutcome, Error>>,
+        mode: PermissionMode,
+    ) -> (tempfile::TempDir, Arc<FakePort>, PermissionGate) {
+        let dir = tempfile::tempdir().unwrap();
+        let port = Arc::new(FakePort {
+            answers: Mutex::new(answers.into()),
+            asked: Mutex::new(Vec::new()),
+            updates: Mutex::new(Vec::new()),
+        });
+        let settings = Settings {
+            model: Model::openai_compatible("p", "m", "http://x"),
+            thinking: ThinkingLevel::Off,
+            mode,
+        };
+        let gate = PermissionGate::new(
+            dir.path().to_path_buf(),
+            ToolRegistry::all(&ToolContext::local(dir.path()))
+                .tools()
+                .to_vec(),
+            Arc::new(Mutex::new(settings)),
+            PermissionMemory::default(),
+            port.clone(),
+            CancellationToken::new(),
+        );
+        (dir, port, gate)
+    }
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall {
+            id: format!("id-{name}"),
+            name: name.into(),
+            arguments: args,
+            thought_signature: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn asks_with_four_options_and_remembers_always() {
+        let (_dir, port, gate) = setup(
+            vec![selected(ALLOW_ALWAYS), selected(REJECT_ONCE)],
+            PermissionMode::Ask,
+        );
+        let write = call("write", json!({"path": "a.txt", "content": "x"}));
+        assert_eq!(gate.check(&write).await, None);
+        // Remembered: no second question for write.
+        assert_eq!(gate.check(&write).await, None);
+        let bash = call("bash", json!({"command": "ls"}));
+        assert_eq!(gate.check(&bash).await, block(REJECTED));
+        // Harmless tools never ask.
+        assert_eq!(
+            gate.check(&call("read", json!({"path": "a.txt"}))).await,
+            None
+        );
+        let asked = lock(&port.asked);
+        assert_eq!(asked.len(), 2);
+        let kinds: Vec<_> = asked[0].options.iter().map(|o| o.kind).collect();
+        use PermissionOptionKind::*;
+        assert_eq!(kinds, [AllowOnce, AllowAlways, RejectOnce, RejectAlways]);
+        let request = serde_json::to_value(&asked[0]).unwrap();
+        assert_eq!(request["toolCall"]["toolCallId"], "id-write");
+        assert_eq!(request["toolCall"]["kind"], "edit");
+        assert!(!gate.user_cancelled());
+        // Every call allowed to run was reported in progress.
+        assert_eq!(lock(&port.updates).len(), 3);
+    }
+
+    #[tokio::test]
+    async fn outside_paths_ask_even_in_auto_edit_and_cancel_aborts() {
+        let (_dir, port, gate) = setup(
+            vec![Ok(RequestPermissionOutcome::Cancelled)],
+            PermissionMode::AutoEdit,
+        );
+        assert_eq!(
+            gate.check(&call("edit", json!({"path": "in.txt", "edits": []})))
+                .await,
+            None
+        );
+        let outside = call("read", json!({"path": "/etc/hostname"}));
+        assert_eq!(gate.check(&outside).await, block(CANCELLED));
+        assert!(gate.user_cancelled());
+        assert!(gate.stop.is_cancelled());
+        assert_eq!(lock(&port.asked).len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_stop_while_asking_withdraws_the_question() {
+        let (_dir, _port, gate) = setup(vec![], PermissionMode::Ask);
+        let stop = gate.stop.clone();
+        let bash = call("bash", json!({"command": "rm -rf x"}));
+        let check = gate.check(&bash);
+        let (verdict, ()) = tokio::join!(check, async move { stop.cancel() });
+        assert_eq!(verdict, block(ABORTED_TEXT));
+    }
+}

@@ -1,0 +1,48 @@
+//! The ACP agent behind `march runner`: standard ACP v1 over stdio, one runner serving any
+//! number of sessions, each with a crash-safe transcript, a permission gate and a context
+//! assembled once per Agent Run. Supported methods and behaviour: `docs/PROTOCOL.md`.
+
+mod content;
+mod gate;
+mod listing;
+mod options;
+mod port;
+mod provider;
+mod replay;
+mod server;
+mod session;
+mod turn;
+mod updates;
+
+use std::sync::{Mutex, MutexGuard};
+
+pub use server::{ServeError, serve, serve_on};
+
+/// Lock a mutex; a poisoned lock only means a panicking task held it, the data is still whole.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// JSON-RPC errors the runner answers with.
+mod errors {
+    use agent_client_protocol::{Error, ErrorCode};
+
+    /// -32602 with a message saying what is wrong.
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
+        Error::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// -32603 with a message saying what failed.
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
+        Error::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+
+    /// -32002 naming the session, as ACP asks for unknown session ids.
+    pub(crate) fn session_not_found(id: &str) -> Error {
+        Error::new(
+            ErrorCode::RESOURCE_NOT_FOUND,
+            format!("unknown session `{id}`"),
+        )
+        .data(serde_json::json!({ "sessionId": id }))
+    }
+}

@@ -1,0 +1,282 @@
+//! Session config options: model, thinking level and permission mode, as ACP `configOptions`.
+
+use agent_client_protocol::Error;
+use agent_client_protocol::v1::schema::{
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
+    SessionConfigSelectOption,
+};
+use march_core::model::{Model, ModelRegistry, ThinkingLevel};
+
+use super::errors;
+
+/// Config option id of the model select.
+pub(crate) const MODEL: &str = "model";
+/// Config option id of the thinking level select.
+pub(crate) const THINKING: &str = "thinking";
+/// Config option id of the permission mode select.
+pub(crate) const PERMISSIONS: &str = "permissions";
+
+/// How the permission gate treats tool calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum PermissionMode {
+    /// Every call not harmless by its annotations asks.
+    #[default]
+    Ask,
+    /// Calls confined to paths inside the project (edit, write) run; others ask.
+    AutoEdit,
+    /// Everything runs without asking.
+    Yolo,
+}
+
+impl PermissionMode {
+    const ALL: [PermissionMode; 3] = [
+        PermissionMode::Ask,
+        PermissionMode::AutoEdit,
+        PermissionMode::Yolo,
+    ];
+
+    /// The value id on the wire.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Ask => "ask",
+            PermissionMode::AutoEdit => "auto-edit",
+            PermissionMode::Yolo => "yolo",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            PermissionMode::Ask => "Ask",
+            PermissionMode::AutoEdit => "Auto-edit",
+            PermissionMode::Yolo => "Yolo",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            PermissionMode::Ask => "Ask before every tool call that changes something",
+            PermissionMode::AutoEdit => {
+                "Edit and write files inside the project without asking; ask for the rest"
+            }
+            PermissionMode::Yolo => "Run every tool call without asking",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == value)
+    }
+}
+
+/// What a session runs with; changes apply from the next model request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Settings {
+    /// The model.
+    pub model: Model,
+    /// The reasoning level.
+    pub thinking: ThinkingLevel,
+    /// The permission mode.
+    pub mode: PermissionMode,
+}
+
+/// A validated `session/set_config_option`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Change {
+    /// Switch the model.
+    Model(Model),
+    /// Switch the thinking level.
+    Thinking(ThinkingLevel),
+    /// Switch the permission mode.
+    Mode(PermissionMode),
+}
+
+/// `provider/model-id`, the value id of a model.
+pub(crate) fn model_spec(model: &Model) -> String {
+    format!("{}/{}", model.provider, model.id)
+}
+
+/// Models that can be called now: their provider has a key or is a local server.
+pub(crate) fn usable_models(registry: &ModelRegistry) -> Vec<Model> {
+    registry
+        .providers()
+        .iter()
+        .filter(|p| registry.credential_source(&p.name).is_usable())
+        .flat_map(|p| p.models.iter().cloned())
+        .collect()
+}
+
+/// The complete option list for `settings`.
+pub(crate) fn config_options(
+    settings: &Settings,
+    registry: &ModelRegistry,
+) -> Vec<SessionConfigOption> {
+    let current = model_spec(&settings.model);
+    let mut models: Vec<SessionConfigSelectOption> = usable_models(registry)
+        .iter()
+        .map(|m| SessionConfigSelectOption::new(model_spec(m), m.name.clone()))
+        .collect();
+    // The current model is always offered, even one resolved outside the usable list.
+    if !models.iter().any(|o| *o.value.0 == *current) {
+        models.insert(
+            0,
+            SessionConfigSelectOption::new(current.clone(), settings.model.name.clone()),
+        );
+    }
+    let thinking = ThinkingLevel::ALL
+        .iter()
+        .map(|l| SessionConfigSelectOption::new(l.as_str(), l.as_str()))
+        .collect::<Vec<_>>();
+    let modes = PermissionMode::ALL
+        .iter()
+        .map(|m| SessionConfigSelectOption::new(m.as_str(), m.label()).description(m.description()))
+        .collect::<Vec<_>>();
+    vec![
+        SessionConfigOption::select(MODEL, "Model", current, models)
+            .category(SessionConfigOptionCategory::Model),
+        SessionConfigOption::select(THINKING, "Thinking", settings.thinking.as_str(), thinking)
+            .description("How much the model reasons (only reasoning models use it)".to_string())
+            .category(SessionConfigOptionCategory::ThoughtLevel),
+        SessionConfigOption::select(PERMISSIONS, "Permissions", settings.mode.as_str(), modes)
+            .description("When tool calls need your approval".to_string())
+            .category(SessionConfigOptionCategory::Mode),
+    ]
+}
+
+/// Check a requested option change against what is offered.
+pub(crate) fn parse_change(
+    config_id: &str,
+    value: &SessionConfigOptionValue,
+    registry: &ModelRegistry,
+) -> Result<Change, Error> {
+    let Some(value) = value.as_value_id() else {
+        return Err(errors::invalid_params(format!(
+            "config option `{config_id}` takes a value id, not a boolean"
+        )));
+    };
+    let value: &str = &value.0;
+    match config_id {
+        MODEL => usable_models(registry)
+            .into_iter()
+            .find(|m| model_spec(m) == value)
+            .map(Change::Model)
+            .ok_or_else(|| {
+                errors::invalid_params(format!(
+                    "model `{value}` is not offered (it is unknown or its provider has no API key)"
+                ))
+            }),
+        THINKING => value
+            .parse::<ThinkingLevel>()
+            .map(Change::Thinking)
+            .map_err(errors::invalid_params),
+        PERMISSIONS => PermissionMode::parse(value)
+            .map(Change::Mode)
+            .ok_or_else(|| {
+                errors::invalid_params(format!(
+                    "unknown permission mode `{value}` (ask, auto-edit, yolo)"
+                ))
+            }),
+        other => Err(errors::invalid_params(format!(
+            "unknown config option `{other}` (model, thinking, permissions)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol::v1::schema::{SessionConfigKind, SessionConfigSelectOptions};
+    use march_core::auth::AuthStore;
+    use march_core::config::Config;
+
+    fn registry() -> ModelRegistry {
+        let config = Config::parse(
+            r#"
+            [providers.scripted]
+            api = "openai-completions"
+            base_url = "http://127.0.0.1:9/v1"
+            [[providers.scripted.models]]
+            id = "m"
+            [[providers.scripted.models]]
+            id = "n"
+            "#,
+            std::path::Path::new("config.toml"),
+        )
+        .unwrap();
+        let auth = AuthStore::empty("/nonexistent/auth.json");
+        ModelRegistry::new(
+            march_core::model::builtin_providers(),
+            &config,
+            auth,
+            |_| None,
+        )
+        .unwrap()
+    }
+
+    fn values(option: &SessionConfigOption) -> (String, Vec<String>) {
+        let SessionConfigKind::Select(select) = &option.kind else {
+            panic!("not a select");
+        };
+        let SessionConfigSelectOptions::Ungrouped(list) = &select.options else {
+            panic!("grouped");
+        };
+        (
+            select.current_value.0.to_string(),
+            list.iter().map(|o| o.value.0.to_string()).collect(),
+        )
+    }
+
+    #[test]
+    fn options_list_usable_models_levels_and_modes() {
+        let reg = registry();
+        let settings = Settings {
+            model: reg.resolve("scripted/m").unwrap(),
+            thinking: ThinkingLevel::Low,
+            mode: PermissionMode::Ask,
+        };
+        let options = config_options(&settings, &reg);
+        let ids: Vec<&str> = options.iter().map(|o| &*o.id.0).collect();
+        assert_eq!(ids, [MODEL, THINKING, PERMISSIONS]);
+        let (current, models) = values(&options[0]);
+        assert_eq!(current, "scripted/m");
+        // No builtin provider has a key here, so only the local scripted models are offered.
+        assert_eq!(models, ["scripted/m", "scripted/n"]);
+        assert_eq!(
+            values(&options[1]),
+            (
+                "low".into(),
+                ["off", "minimal", "low", "medium", "high", "xhigh"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+        assert_eq!(
+            values(&options[2]),
+            (
+                "ask".into(),
+                ["ask", "auto-edit", "yolo"].map(String::from).to_vec()
+            )
+        );
+    }
+
+    #[test]
+    fn changes_are_validated() {
+        let reg = registry();
+        let v = SessionConfigOptionValue::value_id;
+        assert!(matches!(
+            parse_change(MODEL, &v("scripted/n"), &reg),
+            Ok(Change::Model(m)) if m.id == "n"
+        ));
+        assert!(parse_change(MODEL, &v("openai/gpt-5"), &reg).is_err());
+        assert_eq!(
+            parse_change(THINKING, &v("high"), &reg).ok(),
+            Some(Change::Thinking(ThinkingLevel::High))
+        );
+        assert!(parse_change(THINKING, &v("max"), &reg).is_err());
+        assert_eq!(
+            parse_change(PERMISSIONS, &v("auto-edit"), &reg).ok(),
+            Some(Change::Mode(PermissionMode::AutoEdit))
+        );
+        let err = parse_change("color", &v("red"), &reg).unwrap_err();
+        assert_eq!(err.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
+        assert!(parse_change(MODEL, &SessionConfigOptionValue::boolean(true), &reg).is_err());
+    }
+}

@@ -1,0 +1,608 @@
+//! The ACP handlers: every request is answered from a spawned task, so the connection's
+//! dispatch loop never waits on a model, a tool, the disk or the client.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities, SessionInfo,
+    SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use march_core::config::Config;
+use march_core::model::{CredentialSource, Model, ModelRegistry};
+use march_core::paths::MarchPaths;
+use march_core::provider::HttpProvider;
+use march_core::session::{
+    CURRENT_VERSION, EntryKind, SessionContext, SessionError, SessionStore, march_session_dir,
+};
+use march_tools::{ToolContext, ToolRegistry};
+
+use super::options::{PermissionMode, Settings};
+use super::port::{AcpPort, ClientPort};
+use super::provider::KeyedProvider;
+use super::session::{Session, SessionSetup};
+use super::{errors, listing, lock};
+
+/// Why the runner stopped serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The HTTP client for model requests could not be built.
+    #[error("cannot set up the HTTP client: {0}")]
+    Http(String),
+    /// The ACP connection failed.
+    #[error("ACP connection failed: {0}")]
+    Connection(Error),
+}
+
+/// Serve ACP on this process's stdin and stdout until stdin closes.
+pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
+    serve_on(paths, Stdio::new()).await
+}
+
+/// Serve ACP over `transport` until it closes.
+pub async fn serve_on(
+    paths: MarchPaths,
+    transport: impl ConnectTo<Agent> + 'static,
+) -> Result<(), ServeError> {
+    let http = HttpProvider::new().map_err(|e| ServeError::Http(e.to_string()))?;
+    let server = Arc::new(Server {
+        paths,
+        http,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let s = server.clone();
+    Agent
+        .v1()
+        .name("march")
+        .on_receive_request(
+            async |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                responder.respond(initialize(&req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn_announcing(
+                        &cx,
+                        responder,
+                        move |_| async move { s.new_session(req).await },
+                    )
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn_announcing(&cx, responder, move |cx| async move {
+                        s.load_session(req, cx).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn_announcing(&cx, responder, move |_| async move {
+                        s.resume_session(req).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: ListSessionsRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn(&cx, responder, move |_| async move {
+                        s.list_sessions(req).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn(
+                        &cx,
+                        responder,
+                        move |_| async move { s.close_session(&req) },
+                    )
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn(&cx, responder, move |_| async move {
+                        s.delete_session(req).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: SetSessionConfigOptionRequest,
+                            responder,
+                            cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    spawn(&cx, responder, move |_| async move {
+                        s.set_config_option(req).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let s = s.clone();
+                async move |req: PromptRequest,
+                            responder: Responder<PromptResponse>,
+                            cx: ConnectionTo<Client>| {
+                    let s = s.clone();
+                    let cancellation = responder.cancellation();
+                    spawn(&cx, responder, move |cx| async move {
+                        s.prompt(req, cx, cancellation).await
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            {
+                let s = s.clone();
+                async move |note: CancelNotification, _cx: ConnectionTo<Client>| {
+                    // Cheap and synchronous: the dispatch loop is not held up.
+                    if let Some(session) = s.session(&note.session_id.0) {
+                        tracing::info!(session = %session.id(), "session/cancel");
+                        session.cancel();
+                    }
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_to(transport)
+        .await
+        .map_err(ServeError::Connection)?;
+    // The client is gone: stop whatever still runs so tools and commands end with it.
+    server.close_all();
+    Ok(())
+}
+
+/// Answer `responder` from a task running `work` off the dispatch loop.
+fn spawn<T, F, Fut>(
+    cx: &ConnectionTo<Client>,
+    responder: Responder<T>,
+    work: F,
+) -> Result<(), Error>
+where
+    T: agent_client_protocol::JsonRpcResponse + Send + 'static,
+    F: FnOnce(ConnectionTo<Client>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<T, Error>> + Send + 'static,
+{
+    let task_cx = cx.clone();
+    cx.spawn(async move { responder.respond_with_result(work(task_cx).await) })
+}
+
+/// Like [`spawn`] for requests that set a session up: `work` also names the session, which
+/// is told its available commands once the answer is out (so the client knows the id).
+fn spawn_announcing<T, F, Fut>(
+    cx: &ConnectionTo<Client>,
+    responder: Responder<T>,
+    work: F,
+) -> Result<(), Error>
+where
+    T: agent_client_protocol::JsonRpcResponse + Send + 'static,
+    F: FnOnce(ConnectionTo<Client>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<(T, String), Error>> + Send + 'static,
+{
+    let task_cx = cx.clone();
+    cx.spawn(async move {
+        match work(task_cx.clone()).await {
+            Ok((response, session_id)) => {
+                responder.respond(response)?;
+                announce_commands(&task_cx, &session_id);
+                Ok(())
+            }
+            Err(e) => responder.respond_with_error(e),
+        }
+    })
+}
+
+/// The answer to `initialize`: protocol v1 and exactly the capabilities that work.
+fn initialize(req: &InitializeRequest) -> InitializeResponse {
+    tracing::info!(client = ?req.client_info.as_ref().map(|i| &i.name), "initialize");
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
+                ),
+        )
+        .agent_info(
+            Implementation::new("march", env!("CARGO_PKG_VERSION")).title("March".to_string()),
+        )
+}
+
+struct Server {
+    paths: MarchPaths,
+    http: HttpProvider,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+/// A session about to be set up from a new or an existing transcript.
+struct Opened {
+    id: String,
+    cwd: PathBuf,
+    store: SessionStore,
+    registry: Arc<ModelRegistry>,
+    settings: Settings,
+}
+
+impl Server {
+    fn session(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.sessions).get(id).cloned()
+    }
+
+    fn session_or_error(&self, id: &str) -> Result<Arc<Session>, Error> {
+        self.session(id)
+            .ok_or_else(|| errors::session_not_found(id))
+    }
+
+    fn close_all(&self) {
+        for (_, session) in lock(&self.sessions).drain() {
+            session.close();
+        }
+    }
+
+    async fn new_session(
+        &self,
+        req: NewSessionRequest,
+    ) -> Result<(NewSessionResponse, String), Error> {
+        let cwd = checked_cwd(&req.cwd)?;
+        // Settings first: a session without a usable model leaves no file behind.
+        let (registry, settings) = self.settings(&SessionContext::default(), false).await?;
+        let paths = self.paths.clone();
+        let dir = cwd.clone();
+        let store = blocking(move || SessionStore::create_for_cwd(&paths, &dir))
+            .await?
+            .map_err(|e| errors::internal(e.to_string()))?;
+        let id = store.session_id().to_string();
+        let session = self.register(Opened {
+            id,
+            cwd,
+            store,
+            registry,
+            settings,
+        });
+        tracing::info!(session = %session.id(), path = %session.path().display(), "session/new");
+        let response = NewSessionResponse::new(session.id().to_string())
+            .config_options(session.config_options());
+        Ok((response, session.id().to_string()))
+    }
+
+    async fn load_session(
+        &self,
+        req: LoadSessionRequest,
+        cx: ConnectionTo<Client>,
+    ) -> Result<(LoadSessionResponse, String), Error> {
+        let session = self.reopen(&req.session_id.0, &req.cwd).await?;
+        let port = AcpPort::new(cx.clone(), session.id().to_string());
+        // The whole conversation goes out before the answer, as ACP requires.
+        let updates = session.replay();
+        tracing::info!(session = %session.id(), updates = updates.len(), "session/load");
+        for update in updates {
+            port.notify(update);
+        }
+        let response = LoadSessionResponse::new().config_options(session.config_options());
+        Ok((response, session.id().to_string()))
+    }
+
+    async fn resume_session(
+        &self,
+        req: ResumeSessionRequest,
+    ) -> Result<(ResumeSessionResponse, String), Error> {
+        let session = self.reopen(&req.session_id.0, &req.cwd).await?;
+        tracing::info!(session = %session.id(), "session/resume");
+        let response = ResumeSessionResponse::new().config_options(session.config_options());
+        Ok((response, session.id().to_string()))
+    }
+
+    /// The session in memory, or loaded from its file.
+    async fn reopen(&self, id: &str, cwd: &Path) -> Result<Arc<Session>, Error> {
+        if let Some(session) = self.session(id) {
+            return Ok(session);
+        }
+        let cwd = checked_cwd(cwd)?;
+        let sessions_dir = self.paths.sessions_dir();
+        let paths = self.paths.clone();
+        let (wanted, dir) = (id.to_string(), cwd.clone());
+        let store = blocking(move || {
+            let path = listing::find(&sessions_dir, Some(&dir), &wanted)?;
+            Some(open_store(&path, &march_session_dir(&paths, &dir)))
+        })
+        .await?
+        .ok_or_else(|| errors::session_not_found(id))?
+        .map_err(|e| errors::internal(e.to_string()))?;
+        let recorded_thinking = store
+            .entries()
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange(_)));
+        let (registry, settings) = self.settings(&store.context(), recorded_thinking).await?;
+        Ok(self.register(Opened {
+            id: id.to_string(),
+            cwd,
+            store,
+            registry,
+            settings,
+        }))
+    }
+
+    /// Fresh config and registry, and the settings a session starts with: the model its
+    /// transcript last used (if still usable) and its recorded thinking level, else the
+    /// configured ones.
+    async fn settings(
+        &self,
+        context: &SessionContext,
+        recorded_thinking: bool,
+    ) -> Result<(Arc<ModelRegistry>, Settings), Error> {
+        let paths = self.paths.clone();
+        let (config, registry) = blocking(move || -> Result<_, String> {
+            let config = Config::load(&paths).map_err(|e| e.to_string())?;
+            let registry = ModelRegistry::load(&paths).map_err(|e| e.to_string())?;
+            Ok((config, registry))
+        })
+        .await?
+        .map_err(errors::internal)?;
+        let model = choose_model(&config, &registry, context.model.as_ref())?;
+        let thinking = match context.thinking() {
+            Some(level) if recorded_thinking => level,
+            _ => config.thinking.unwrap_or_default(),
+        };
+        let settings = Settings {
+            model,
+            thinking,
+            mode: PermissionMode::default(),
+        };
+        Ok((Arc::new(registry), settings))
+    }
+
+    /// Build the session around a store and register it; a session already registered under
+    /// the id (two loads racing) wins.
+    fn register(&self, opened: Opened) -> Arc<Session> {
+        let tools = ToolRegistry::all(&ToolContext::local(&opened.cwd))
+            .tools()
+            .to_vec();
+        let session = Session::new(SessionSetup {
+            id: opened.id,
+            cwd: opened.cwd,
+            config_dir: self.paths.config_dir.clone(),
+            provider: Arc::new(KeyedProvider::new(
+                self.http.clone(),
+                opened.registry.clone(),
+            )),
+            registry: opened.registry,
+            tools,
+            store: opened.store,
+            settings: opened.settings,
+        });
+        lock(&self.sessions)
+            .entry(session.id().to_string())
+            .or_insert(session)
+            .clone()
+    }
+
+    async fn list_sessions(&self, req: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
+        let sessions_dir = self.paths.sessions_dir();
+        let cwd = req.cwd.clone();
+        let found = blocking(move || listing::list(&sessions_dir, cwd.as_deref())).await?;
+        let sessions = found
+            .into_iter()
+            .map(|s| {
+                let cwd = if s.cwd.is_absolute() {
+                    s.cwd
+                } else {
+                    req.cwd.clone().unwrap_or(s.cwd)
+                };
+                SessionInfo::new(s.id, cwd)
+                    .title(s.title)
+                    .updated_at(s.updated_at)
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions))
+    }
+
+    fn close_session(&self, req: &CloseSessionRequest) -> Result<CloseSessionResponse, Error> {
+        let id = &req.session_id.0;
+        let session = lock(&self.sessions)
+            .remove(&**id)
+            .ok_or_else(|| errors::session_not_found(id))?;
+        session.close();
+        tracing::info!(session = %id, "session/close");
+        Ok(CloseSessionResponse::new())
+    }
+
+    async fn delete_session(
+        &self,
+        req: DeleteSessionRequest,
+    ) -> Result<DeleteSessionResponse, Error> {
+        let id = req.session_id.0.to_string();
+        let open = lock(&self.sessions).remove(&id);
+        let path = match &open {
+            Some(session) => {
+                session.close();
+                Some(session.path())
+            }
+            None => None,
+        };
+        let sessions_dir = self.paths.sessions_dir();
+        let wanted = id.clone();
+        let removed = blocking(move || {
+            let path = path.or_else(|| listing::find(&sessions_dir, None, &wanted))?;
+            Some(std::fs::remove_file(&path).map(|()| path))
+        })
+        .await?;
+        match removed {
+            Some(Ok(path)) => {
+                tracing::info!(session = %id, path = %path.display(), "session/delete");
+                Ok(DeleteSessionResponse::new())
+            }
+            Some(Err(e)) => Err(errors::internal(format!(
+                "cannot delete session `{id}`: {e}"
+            ))),
+            None => Err(errors::session_not_found(&id)),
+        }
+    }
+
+    async fn set_config_option(
+        &self,
+        req: SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, Error> {
+        let session = self.session_or_error(&req.session_id.0)?;
+        let options = session.set_option(&req.config_id.0, &req.value).await?;
+        tracing::info!(session = %session.id(), option = %req.config_id.0, "config option set");
+        Ok(SetSessionConfigOptionResponse::new(options))
+    }
+
+    async fn prompt(
+        &self,
+        req: PromptRequest,
+        cx: ConnectionTo<Client>,
+        cancellation: agent_client_protocol::RequestCancellation,
+    ) -> Result<PromptResponse, Error> {
+        let session = self.session_or_error(&req.session_id.0)?;
+        let port: Arc<dyn ClientPort> = Arc::new(AcpPort::new(cx, session.id().to_string()));
+        let stop = session.prompt(&req.prompt, port, cancellation).await?;
+        tracing::info!(session = %session.id(), ?stop, "prompt answered");
+        Ok(PromptResponse::new(stop))
+    }
+}
+
+/// Open a session file for appending. Damage is logged; the good entries load. March never
+/// appends to pi's older formats: such a file is continued in a new v3 file in `dir`, or,
+/// if March did that before, its continuation is opened instead.
+fn open_store(path: &Path, dir: &Path) -> Result<SessionStore, SessionError> {
+    let (mut store, report) = SessionStore::open(path)?;
+    if !report.is_clean() {
+        tracing::warn!(path = %path.display(), ?report, "session file loaded with damage");
+    }
+    if store.source_version() == CURRENT_VERSION {
+        return Ok(store);
+    }
+    if let Some(next) = listing::continuation(dir, path) {
+        tracing::info!(from = %path.display(), to = %next.display(), "following a continuation");
+        return SessionStore::open(&next).map(|(store, _)| store);
+    }
+    store.continue_in_new_file(dir)?;
+    tracing::info!(from = %path.display(), to = %store.path().display(), "continued a pi file");
+    Ok(store)
+}
+
+/// Run blocking file work off the async threads.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| errors::internal(format!("background task failed: {e}")))
+}
+
+/// Tell the client which slash commands work: none yet.
+fn announce_commands(cx: &ConnectionTo<Client>, session_id: &str) {
+    let port = AcpPort::new(cx.clone(), session_id.to_string());
+    port.notify(SessionUpdate::AvailableCommandsUpdate(
+        AvailableCommandsUpdate::new(Vec::new()),
+    ));
+}
+
+/// A session's directory must be an existing absolute path.
+fn checked_cwd(cwd: &Path) -> Result<PathBuf, Error> {
+    if !cwd.is_absolute() {
+        return Err(errors::invalid_params(format!(
+            "cwd must be an absolute path, got `{}`",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(errors::invalid_params(format!(
+            "cwd `{}` is not a directory",
+            cwd.display()
+        )));
+    }
+    Ok(cwd.to_path_buf())
+}
+
+/// The session's model: the one its transcript last used if it can still be called, else
+/// the configured default; an error that says what to configure when nothing is usable.
+fn choose_model(
+    config: &Config,
+    registry: &ModelRegistry,
+    recorded: Option<&(String, String)>,
+) -> Result<Model, Error> {
+    let usable = |m: &Model| registry.credential_source(&m.provider).is_usable();
+    if let Some(model) = recorded
+        .and_then(|(provider, id)| registry.resolve(&format!("{provider}/{id}")).ok())
+        .filter(usable)
+    {
+        return Ok(model);
+    }
+    let model = registry
+        .default_model(config)
+        .map_err(|e| errors::internal(format!("cannot choose a model: {e}")))?
+        .ok_or_else(|| {
+            errors::internal(format!(
+                "no model to use: set `default_model` in config.toml or add an API key to {}",
+                registry.auth_file().display()
+            ))
+        })?;
+    match registry.credential_source(&model.provider) {
+        source if source.is_usable() => Ok(model),
+        CredentialSource::Missing(Some(var)) => Err(errors::internal(format!(
+            "model `{}/{}` cannot be used: provider `{}` has no API key (set {var} or add a key to {})",
+            model.provider,
+            model.id,
+            model.provider,
+            registry.auth_file().display()
+        ))),
+        _ => Err(errors::internal(format!(
+            "model `{}/{}` cannot be used: provider `{}` has no API key (add one to {})",
+            model.provider,
+            model.id,
+            model.provider,
+            registry.auth_file().display()
+        ))),
+    }
+}

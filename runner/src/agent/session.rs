@@ -1,0 +1,188 @@
+//! One runner session: its transcript store, settings, permission memory, and the queue that
+//! lets one turn run at a time.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, SessionConfigOption, SessionConfigOptionValue, SessionUpdate, StopReason,
+};
+use agent_client_protocol::{Error, RequestCancellation};
+use march_core::model::ModelRegistry;
+use march_core::provider::StreamFn;
+use march_core::session::SessionStore;
+use march_core::tool::Tool;
+use tokio_util::sync::CancellationToken;
+
+use super::gate::PermissionMemory;
+use super::options::{self, Change, Settings};
+use super::port::ClientPort;
+use super::{content, errors, lock, replay, turn};
+
+/// Everything a session is built from.
+pub(crate) struct SessionSetup {
+    /// The ACP session id (the store's id, unless an old pi file was continued in a new one).
+    pub id: String,
+    /// The project directory.
+    pub cwd: PathBuf,
+    /// March's config dir (global AGENTS.md, profiles).
+    pub config_dir: PathBuf,
+    /// Models and credentials.
+    pub registry: Arc<ModelRegistry>,
+    /// The transport.
+    pub provider: Arc<dyn StreamFn>,
+    /// The tools of every run.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// The transcript.
+    pub store: SessionStore,
+    /// Model, thinking level and permission mode.
+    pub settings: Settings,
+}
+
+/// A session held in memory by the runner.
+pub(crate) struct Session {
+    pub(super) id: String,
+    pub(super) cwd: PathBuf,
+    pub(super) config_dir: PathBuf,
+    pub(super) registry: Arc<ModelRegistry>,
+    pub(super) provider: Arc<dyn StreamFn>,
+    pub(super) tools: Vec<Arc<dyn Tool>>,
+    pub(super) store: Arc<Mutex<SessionStore>>,
+    pub(super) settings: Arc<Mutex<Settings>>,
+    pub(super) memory: PermissionMemory,
+    /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
+    /// is fair).
+    turns: tokio::sync::Mutex<()>,
+    /// Cancelled by `session/cancel`, then replaced: every prompt that arrived before the
+    /// cancel (running or queued) ends `cancelled`, later ones are unaffected.
+    epoch: Mutex<CancellationToken>,
+    closed: AtomicBool,
+    runs: AtomicU64,
+}
+
+impl Session {
+    /// A session ready for prompts.
+    pub(crate) fn new(setup: SessionSetup) -> Arc<Self> {
+        Arc::new(Session {
+            id: setup.id,
+            cwd: setup.cwd,
+            config_dir: setup.config_dir,
+            registry: setup.registry,
+            provider: setup.provider,
+            tools: setup.tools,
+            store: Arc::new(Mutex::new(setup.store)),
+            settings: Arc::new(Mutex::new(setup.settings)),
+            memory: PermissionMemory::default(),
+            turns: tokio::sync::Mutex::new(()),
+            epoch: Mutex::new(CancellationToken::new()),
+            closed: AtomicBool::new(false),
+            runs: AtomicU64::new(0),
+        })
+    }
+
+    /// The ACP session id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// A number for the next Agent Run of this session.
+    pub(crate) fn next_run(&self) -> u64 {
+        self.runs.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The session file.
+    pub(crate) fn path(&self) -> PathBuf {
+        lock(&self.store).path().to_path_buf()
+    }
+
+    /// The complete config option list.
+    pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
+        options::config_options(&lock(&self.settings), &self.registry)
+    }
+
+    /// The conversation as updates, for `session/load`.
+    pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
+        replay::replay(&lock(&self.store))
+    }
+
+    /// Apply a config option. Model and thinking changes are recorded in the transcript
+    /// (as pi records them) before they take effect; the next model request uses them.
+    pub(crate) async fn set_option(
+        &self,
+        config_id: &str,
+        value: &SessionConfigOptionValue,
+    ) -> Result<Vec<SessionConfigOption>, Error> {
+        let change = options::parse_change(config_id, value, &self.registry)?;
+        let store = self.store.clone();
+        let record = change.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut store = lock(&store);
+            match &record {
+                Change::Model(m) => store.append_model_change(&m.provider, &m.id).map(drop),
+                Change::Thinking(t) => store.append_thinking_level(t.as_str()).map(drop),
+                // The permission mode is March's own session state, not transcript.
+                Change::Mode(_) => Ok(()),
+            }
+        })
+        .await
+        .map_err(|e| errors::internal(format!("recording the change failed: {e}")))?
+        .map_err(|e| errors::internal(e.to_string()))?;
+        {
+            let mut settings = lock(&self.settings);
+            match change {
+                Change::Model(m) => settings.model = m,
+                Change::Thinking(t) => settings.thinking = t,
+                Change::Mode(m) => settings.mode = m,
+            }
+        }
+        Ok(self.config_options())
+    }
+
+    /// Stop the running turn and every queued prompt (`session/cancel`).
+    pub(crate) fn cancel(&self) {
+        let old = std::mem::replace(&mut *lock(&self.epoch), CancellationToken::new());
+        old.cancel();
+    }
+
+    /// Forget the session: its turns are cancelled and no new prompt is accepted.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.cancel();
+    }
+
+    /// Run a prompt as one Agent Run, after the turns queued before it. `request` is the
+    /// prompt's own `$/cancel_request` marker, which cancels this prompt only.
+    pub(crate) async fn prompt(
+        self: &Arc<Self>,
+        blocks: &[ContentBlock],
+        port: Arc<dyn ClientPort>,
+        request: RequestCancellation,
+    ) -> Result<StopReason, Error> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(errors::session_not_found(&self.id));
+        }
+        let user = content::user_message(blocks)?;
+        let mine = lock(&self.epoch).child_token();
+        let run = async {
+            let _turn = tokio::select! {
+                biased;
+                () = mine.cancelled() => return Ok(StopReason::Cancelled),
+                guard = self.turns.lock() => guard,
+            };
+            if mine.is_cancelled() {
+                return Ok(StopReason::Cancelled);
+            }
+            turn::run(self, user, port, mine.clone()).await
+        };
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            result = &mut run => result,
+            () = request.cancelled() => {
+                mine.cancel();
+                run.await
+            }
+        }
+    }
+}

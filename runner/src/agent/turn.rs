@@ -1,0 +1,247 @@
+//! One Agent Run: context assembled once, the core `Agent` driven to the end, every finished
+//! message persisted before its updates go out, and the stop reason ACP wants.
+
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::Error;
+use agent_client_protocol::v1::schema::StopReason;
+use async_trait::async_trait;
+use march_core::agent::Agent;
+use march_core::agent_loop::{AgentHooks, LoopConfig, NextTurn, ToolBlock, ToolCallInfo, TurnInfo};
+use march_core::context::{ContextEngine, ContextRequest};
+use march_core::event::AgentEvent;
+use march_core::message::{AssistantMessage, Message, StopReason as CoreStop, UserMessage, now_ms};
+use march_core::model::{Model, ThinkingLevel};
+use march_core::session::SessionStore;
+use tokio_util::sync::CancellationToken;
+
+use super::gate::PermissionGate;
+use super::options::Settings;
+use super::port::ClientPort;
+use super::session::Session;
+use super::updates::UpdateMapper;
+use super::{errors, lock};
+
+/// The hooks of one run: the permission gate, and settings changed mid-run applied to the
+/// next model request.
+struct RunHooks {
+    gate: PermissionGate,
+    settings: Arc<Mutex<Settings>>,
+    /// The model and level the run's requests use now.
+    applied: Mutex<(Model, ThinkingLevel)>,
+}
+
+#[async_trait]
+impl AgentHooks for RunHooks {
+    async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> Option<ToolBlock> {
+        self.gate.check(call.tool_call).await
+    }
+
+    async fn prepare_next_turn(&self, _turn: &TurnInfo<'_>) -> Option<NextTurn> {
+        let (model, thinking) = {
+            let s = lock(&self.settings);
+            (s.model.clone(), s.thinking)
+        };
+        let mut applied = lock(&self.applied);
+        if applied.0 == model && applied.1 == thinking {
+            return None;
+        }
+        *applied = (model.clone(), thinking);
+        Some(NextTurn {
+            messages: None,
+            model: Some(model),
+            thinking: Some(thinking),
+        })
+    }
+}
+
+/// Persists each finished message, then sends the updates for every event.
+struct Listener {
+    store: Arc<Mutex<SessionStore>>,
+    port: Arc<dyn ClientPort>,
+    settings: Arc<Mutex<Settings>>,
+    mapper: Mutex<UpdateMapper>,
+    /// Why the transcript could not be written; the run is stopped when set.
+    failure: Mutex<Option<String>>,
+    stop: CancellationToken,
+    last_assistant: Mutex<Option<AssistantMessage>>,
+}
+
+impl Listener {
+    async fn on_event(&self, event: AgentEvent) {
+        if lock(&self.failure).is_some() {
+            return;
+        }
+        if let AgentEvent::MessageEnd { message } = &event {
+            // On disk before anyone hears of it.
+            let store = self.store.clone();
+            let entry = message.clone();
+            let written =
+                tokio::task::spawn_blocking(move || lock(&store).append_message(entry).map(drop))
+                    .await;
+            let error = match written {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(e) => Some(format!("writing the session failed: {e}")),
+            };
+            if let Some(error) = error {
+                tracing::error!("{error}");
+                *lock(&self.failure) = Some(error);
+                self.stop.cancel();
+                return;
+            }
+            if let Message::Assistant(a) = message {
+                *lock(&self.last_assistant) = Some(a.clone());
+                let window = lock(&self.settings).model.context_window;
+                lock(&self.mapper).set_context_window(window);
+            }
+        }
+        let updates = lock(&self.mapper).map(&event);
+        for update in updates {
+            self.port.notify(update);
+        }
+    }
+}
+
+/// The ACP stop reason for how a run ended; a provider failure is an error response.
+pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<StopReason, Error> {
+    let Some(last) = last else {
+        return Ok(StopReason::EndTurn);
+    };
+    match last.stop_reason {
+        CoreStop::Stop | CoreStop::ToolUse => Ok(StopReason::EndTurn),
+        CoreStop::Length => Ok(StopReason::MaxTokens),
+        CoreStop::Aborted => Ok(StopReason::Cancelled),
+        CoreStop::Error => {
+            let message = last
+                .error_message
+                .clone()
+                .unwrap_or_else(|| "the model request failed".to_string());
+            let lower = message.to_lowercase();
+            if lower.contains("refus") || lower.contains("content filter") {
+                Ok(StopReason::Refusal)
+            } else if lower.starts_with("maximum number of turns") {
+                Ok(StopReason::MaxTurnRequests)
+            } else {
+                Err(errors::internal(message))
+            }
+        }
+    }
+}
+
+/// Run `user` as one Agent Run of `session`; `cancel` stops it.
+pub(super) async fn run(
+    session: &Session,
+    user: UserMessage,
+    port: Arc<dyn ClientPort>,
+    cancel: CancellationToken,
+) -> Result<StopReason, Error> {
+    let stop = cancel.child_token();
+    let settings = lock(&session.settings).clone();
+    // The layers are assembled here, once; later requests of the run continue the transcript.
+    let transcript = lock(&session.store).context().llm_messages();
+    let assembled = ContextEngine.assemble(ContextRequest {
+        model: &settings.model,
+        cwd: session.cwd.clone(),
+        workspace_dirs: Vec::new(),
+        config_dir: Some(session.config_dir.clone()),
+        tools: &session.tools,
+        extensions: Vec::new(),
+        transcript,
+    });
+    let hooks = Arc::new(RunHooks {
+        gate: PermissionGate::new(
+            session.cwd.clone(),
+            session.tools.clone(),
+            session.settings.clone(),
+            session.memory.clone(),
+            port.clone(),
+            stop.clone(),
+        ),
+        settings: session.settings.clone(),
+        applied: Mutex::new((settings.model.clone(), settings.thinking)),
+    });
+    let mut config = LoopConfig::new(settings.model.clone(), session.provider.clone());
+    config.thinking = settings.thinking;
+    config.hooks = hooks.clone();
+    let agent = Agent::new(config, assembled.system_prompt, session.tools.clone());
+    agent.set_messages(assembled.messages);
+    let listener = Arc::new(Listener {
+        store: session.store.clone(),
+        port,
+        settings: session.settings.clone(),
+        mapper: Mutex::new(UpdateMapper::new(
+            session.tools.clone(),
+            settings.model.context_window,
+            // Unique per run, also across runner restarts, so chunk groups never merge.
+            format!("{:x}-{}", now_ms(), session.next_run()),
+        )),
+        failure: Mutex::new(None),
+        stop: stop.clone(),
+        last_assistant: Mutex::new(None),
+    });
+    let events = listener.clone();
+    agent.subscribe(move |event, _| {
+        let events = events.clone();
+        async move { events.on_event(event).await }
+    });
+
+    let prompt = agent.prompt(vec![Message::User(user)]);
+    tokio::pin!(prompt);
+    // Biased so the run has started (and can be aborted) before a stop is looked at.
+    let result = tokio::select! {
+        biased;
+        result = &mut prompt => result,
+        () = stop.cancelled() => {
+            agent.abort();
+            prompt.await
+        }
+    };
+    result.map_err(|e| errors::internal(e.to_string()))?;
+    if let Some(failure) = lock(&listener.failure).clone() {
+        return Err(errors::internal(failure));
+    }
+    if cancel.is_cancelled() || hooks.gate.user_cancelled() {
+        return Ok(StopReason::Cancelled);
+    }
+    stop_reason(lock(&listener.last_assistant).as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(stop: CoreStop, error: Option<&str>) -> AssistantMessage {
+        let mut a = AssistantMessage::empty(&Model::openai_compatible("p", "m", "http://x"));
+        a.stop_reason = stop;
+        a.error_message = error.map(str::to_string);
+        a
+    }
+
+    #[test]
+    fn stop_reasons_map_to_acp() {
+        let r = |stop, error| stop_reason(Some(&ended(stop, error)));
+        assert_eq!(r(CoreStop::Stop, None), Ok(StopReason::EndTurn));
+        assert_eq!(r(CoreStop::ToolUse, None), Ok(StopReason::EndTurn));
+        assert_eq!(r(CoreStop::Length, None), Ok(StopReason::MaxTokens));
+        assert_eq!(r(CoreStop::Aborted, None), Ok(StopReason::Cancelled));
+        assert_eq!(
+            r(
+                CoreStop::Error,
+                Some("the model refused to answer (stop reason: refusal)")
+            ),
+            Ok(StopReason::Refusal)
+        );
+        assert_eq!(
+            r(
+                CoreStop::Error,
+                Some("the provider's content filter blocked the response")
+            ),
+            Ok(StopReason::Refusal)
+        );
+        let err = r(CoreStop::Error, Some("HTTP 500: overloaded")).unwrap_err();
+        assert_eq!(err.message, "HTTP 500: overloaded");
+        assert_eq!(err.code, agent_client_protocol::ErrorCode::INTERNAL_ERROR);
+        assert_eq!(stop_reason(None), Ok(StopReason::EndTurn));
+    }
+}

@@ -1,0 +1,7 @@
+//! March's runner: the ACP agent behind `march runner` and the Runner Process Client the app
+//! uses to spawn, talk to and restart runners.
+
+pub mod agent;
+pub mod client;
+
+pub use agent::serve;

@@ -1,0 +1,329 @@
+//! `march -p` as a real process: it runs `march runner` as its child and talks ACP to it; the
+//! model is the scripted server over real HTTP; MARCH_HOME is a temp dir.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // helpers outside #[test] fns abort on setup failure
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use march_e2e::{ScriptedServerProcess, march_bin};
+use serde_json::{Value, json};
+
+/// A temporary home (HOME, MARCH_HOME with a config pointing at the scripted server) and a
+/// project directory.
+struct Setup {
+    dir: tempfile::TempDir,
+    server: ScriptedServerProcess,
+}
+
+impl Setup {
+    fn new(turns: Value) -> Setup {
+        let server = ScriptedServerProcess::start(&json!({ "turns": turns }));
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "march", "project"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        }
+        let config = format!(
+            r#"default_model = "scripted/m"
+
+[providers.scripted]
+api = "openai-completions"
+base_url = "{}"
+api_key_env = "SCRIPTED_API_KEY"
+
+[[providers.scripted.models]]
+id = "m"
+
+[[providers.scripted.models]]
+id = "m2"
+"#,
+            server.base_url()
+        );
+        std::fs::write(dir.path().join("march/config.toml"), config).unwrap();
+        Setup { dir, server }
+    }
+
+    fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// `march ARGS` with a clean environment, in the project directory.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(march_bin());
+        command
+            .args(args)
+            .current_dir(self.project())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("home"))
+            .env("MARCH_HOME", self.dir.path().join("march"))
+            .env("SCRIPTED_API_KEY", "test-key")
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_output(child)
+    }
+}
+
+/// Waits (generously) for `child`, killing it rather than hanging the test run.
+fn wait_output(mut child: Child) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "march -p did not finish; stderr:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"))
+        })
+        .collect()
+}
+
+/// A model turn that writes `notes.txt` with the write tool.
+fn write_call() -> Value {
+    json!({"kind": "stream", "events": [
+        {"type": "tool_call", "id": "call_1", "name": "write",
+         "args": ["{\"path\": \"notes.txt\", ", "\"content\": \"hello\\n\"}"]}
+    ]})
+}
+
+fn text_turn(text: &str) -> Value {
+    json!({"kind": "stream", "events": [{"type": "text", "text": text}]})
+}
+
+#[test]
+fn prints_the_answer_and_exits_zero() {
+    let setup = Setup::new(json!([text_turn("Hello from the model.")]));
+    let output = setup.run(&["-p", "hi"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output), "Hello from the model.\n");
+    let requests = setup.server.recorded_requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["body"]["model"], "m");
+    let sent = requests[0]["body"]["messages"].to_string();
+    assert!(sent.contains("hi"), "{sent}");
+}
+
+#[test]
+fn json_output_is_one_object_per_line_ending_with_the_result() {
+    let setup = Setup::new(json!([text_turn("Hello there.")]));
+    let output = setup.run(&["-p", "hi", "--output", "json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    let lines = json_lines(&output);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["stopReason"], "end_turn");
+    let session = last["sessionId"].as_str().unwrap();
+    let text: String = lines
+        .iter()
+        .filter(|line| line["type"] == "update")
+        .inspect(|line| assert_eq!(line["sessionId"], session))
+        .filter(|line| line["update"]["sessionUpdate"] == "agent_message_chunk")
+        .map(|line| {
+            line["update"]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(text, "Hello there.");
+}
+
+#[test]
+fn a_provider_error_exits_one_with_the_message_on_stderr() {
+    let body =
+        r#"{"error":{"message":"context too long for this model","type":"invalid_request_error"}}"#;
+    let setup = Setup::new(json!([{"kind": "status", "code": 400, "body": body}]));
+    let output = setup.run(&["-p", "hi"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "stdout:\n{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("context too long for this model"),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+
+    // JSON mode still ends with a result line, carrying the error.
+    let setup = Setup::new(json!([{"kind": "status", "code": 400, "body": body}]));
+    let output = setup.run(&["-p", "hi", "--output", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let last = json_lines(&output).pop().unwrap();
+    assert_eq!(last["type"], "result");
+    assert!(
+        last["error"].as_str().unwrap().contains("context too long"),
+        "{last}"
+    );
+}
+
+#[test]
+fn tool_calls_are_rejected_without_yolo() {
+    let setup = Setup::new(json!([
+        write_call(),
+        text_turn("I was not allowed to write.")
+    ]));
+    let output = setup.run(&["-p", "write notes"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    assert!(!setup.project().join("notes.txt").exists());
+    assert!(
+        stderr(&output).contains("rejected tool call"),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    assert_eq!(stdout(&output), "I was not allowed to write.\n");
+    // The model was told the call did not run.
+    let requests = setup.server.recorded_requests();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1]["body"]["messages"].as_array().unwrap();
+    let result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(result["tool_call_id"], "call_1");
+}
+
+#[test]
+fn tool_calls_run_with_yolo() {
+    let setup = Setup::new(json!([write_call(), text_turn("Written.")]));
+    let output = setup.run(&["-p", "write notes", "--yolo", "--output", "json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(setup.project().join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    let lines = json_lines(&output);
+    assert!(
+        lines.iter().all(|line| line["type"] != "permission"),
+        "nothing should ask in yolo mode"
+    );
+    assert!(lines.iter().any(|line| {
+        line["update"]["sessionUpdate"] == "tool_call_update"
+            && line["update"]["status"] == "completed"
+    }));
+}
+
+#[test]
+fn model_and_cwd_are_honoured() {
+    let setup = Setup::new(json!([text_turn("ok")]));
+    let elsewhere = tempfile::tempdir().unwrap();
+    let cwd = elsewhere.path().to_str().unwrap();
+    let output = setup.run(&["-p", "hi", "--model", "scripted/m2", "--cwd", cwd]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    let requests = setup.server.recorded_requests();
+    assert_eq!(requests[0]["body"]["model"], "m2");
+    // The session identity layer names the working directory.
+    let canonical = Path::new(cwd).canonicalize().unwrap();
+    let sent = requests[0]["body"]["messages"].to_string();
+    assert!(sent.contains(canonical.to_str().unwrap()), "{sent}");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let setup = Setup::new(json!([]));
+    let cases: [&[&str]; 4] = [
+        &["-p", "hi", "--model", "scripted/nope"],
+        &["-p", "hi", "--cwd", "/nonexistent/dir"],
+        &["-p", "  "],
+        &["--output", "json"],
+    ];
+    for args in cases {
+        let output = setup.run(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!stderr(&output).is_empty(), "{args:?}");
+    }
+    assert!(setup.server.recorded_requests().is_empty());
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_exits_130() {
+    // The model starts answering, then stalls.
+    let setup = Setup::new(json!([{"kind": "stream", "events": [
+        {"type": "text", "text": "Thinking about it"},
+        {"type": "pause", "ms": 120000},
+        {"type": "text", "text": " never sent"}
+    ]}]));
+    let child = setup
+        .command(&["-p", "hi"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the model request is under way.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while setup.server.recorded_requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model was never called");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = wait_output(child);
+    assert_eq!(
+        output.status.code(),
+        Some(130),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    assert!(!stdout(&output).contains("never sent"));
+}

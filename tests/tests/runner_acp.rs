@@ -1,0 +1,530 @@
+//! `march runner` as a real child over stdio, driven by an ACP client built on the crate,
+//! against the scripted model server: turns, permissions, cancellation, queueing, errors.
+//! Session lifecycle and crash safety: `runner_acp_sessions.rs`.
+
+#[path = "support/acp_client.rs"]
+mod acp_client;
+
+use acp_client::*;
+use agent_client_protocol::ErrorCode;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, PermissionOptionKind, PromptRequest, SessionUpdate,
+    StopReason, TextContent, ToolCallStatus,
+};
+use march_testkit::{Event, ScriptStop, Turn};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_runs_only_after_permission_is_granted() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![
+            Event::thinking("The user wants a file."),
+            Event::text("Writing it."),
+            write_call("call_1", "hello.txt", "hi there"),
+        ]),
+        Turn::text("Done."),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+
+    let init = serde_json::to_value(&client.init).unwrap();
+    let caps = &init["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
+    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    for cap in ["list", "resume", "close", "delete"] {
+        assert!(
+            caps["sessionCapabilities"][cap].is_object(),
+            "{cap}: {caps}"
+        );
+    }
+    assert_eq!(init["agentInfo"]["name"], "march");
+
+    let session = client.new_session(&project).await;
+    let options = serde_json::to_value(&session.config_options).unwrap();
+    let ids: Vec<&str> = options
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["model", "thinking", "permissions"]);
+    assert_eq!(options[0]["currentValue"], "scripted/m");
+    assert_eq!(options[0]["category"], "model");
+    assert_eq!(options[1]["category"], "thought_level");
+    assert_eq!(options[2]["currentValue"], "ask");
+    client
+        .wait_update(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
+        .await;
+
+    std::fs::write(project.join("AGENTS.md"), "PROJECT RULE: be brief").unwrap();
+    let prompt = client.prompt(&session.session_id, "please write hello.txt");
+    let call = client
+        .wait_update(|u| matches!(u, SessionUpdate::ToolCall(_)))
+        .await;
+    let call = serde_json::to_value(&call).unwrap();
+    assert_eq!(call["toolCallId"], "call_1");
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["title"], "write hello.txt");
+    assert_eq!(
+        call["locations"][0]["path"],
+        json!(project.join("hello.txt"))
+    );
+    assert_eq!(call["rawInput"]["content"], "hi there");
+
+    let (request, responder) = client.wait_permission().await;
+    assert_eq!(&*request.tool_call.tool_call_id.0, "call_1");
+    assert!(
+        !project.join("hello.txt").exists(),
+        "nothing may be written before the answer"
+    );
+    // Mid-run edits of the layers' sources must not reach this run's later requests.
+    std::fs::write(project.join("AGENTS.md"), "CHANGED RULE").unwrap();
+    choose(&request, responder, PermissionOptionKind::AllowOnce);
+
+    let done = client
+        .wait_update(|u| is_status(u, ToolCallStatus::Completed))
+        .await;
+    let done = serde_json::to_value(&done).unwrap();
+    assert_eq!(done["content"][0]["type"], "diff");
+    assert_eq!(done["content"][0]["newText"], "hi there");
+    assert!(done["content"][0]["oldText"].is_null());
+    assert_eq!(done["content"][0]["path"], json!(project.join("hello.txt")));
+
+    let response = within("the prompt response", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        std::fs::read_to_string(project.join("hello.txt")).unwrap(),
+        "hi there"
+    );
+    client.drain();
+    let seen: Vec<String> = client.updates.iter().map(|n| describe(&n.update)).collect();
+    let expected = [
+        "available_commands_update",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "usage_update",
+        "tool_call_update in_progress",
+        "tool_call_update completed",
+        "agent_message_chunk",
+        "usage_update",
+    ];
+    assert_eq!(seen, expected);
+
+    // Both model calls of the run share the system prompt assembled once at its start.
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = request_messages(&requests[0].body);
+    let second = request_messages(&requests[1].body);
+    assert_eq!(first[0]["role"], "system");
+    let system = first[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains(&format!("Current working directory: {}", project.display())),
+        "{system}"
+    );
+    assert!(system.contains("PROJECT RULE: be brief"), "{system}");
+    assert_eq!(second[0], first[0]);
+    assert!(second.iter().any(|m| m["role"] == "tool"), "{second:?}");
+
+    let file = session_file(&h.sessions_dir());
+    assert_eq!(
+        roles(&file),
+        ["user", "assistant", "toolResult", "assistant"]
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_call_does_not_run_and_the_model_sees_why() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![write_call("call_1", "no.txt", "x")]),
+        Turn::text("Understood."),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await;
+    let prompt = client.prompt(&session.session_id, "write no.txt");
+    let (request, responder) = client.wait_permission().await;
+    choose(&request, responder, PermissionOptionKind::RejectOnce);
+    let failed = client
+        .wait_update(|u| is_status(u, ToolCallStatus::Failed))
+        .await;
+    let failed = serde_json::to_value(&failed).unwrap();
+    assert_eq!(
+        failed["content"][0]["content"]["text"],
+        "The user rejected this tool call."
+    );
+    let response = within("the prompt response", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert!(!project.join("no.txt").exists());
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 2);
+    let tool_message = request_messages(&requests[1].body)
+        .into_iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the rejection goes back to the model");
+    assert!(
+        tool_message["content"]
+            .to_string()
+            .contains("The user rejected this tool call."),
+        "{tool_message}"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_answers_are_remembered_for_the_session() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![write_call("call_1", "a.txt", "a")]),
+        Turn::text("one"),
+        Turn::stream(vec![write_call("call_2", "b.txt", "b")]),
+        Turn::text("two"),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await;
+    let first = client.prompt(&session.session_id, "write a");
+    let (request, responder) = client.wait_permission().await;
+    choose(&request, responder, PermissionOptionKind::AllowAlways);
+    let r = within("first prompt", first).await.unwrap().unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    // The second write asks nothing: wait_update fails on any permission request.
+    let second = client.prompt(&session.session_id, "write b");
+    client
+        .wait_update(|u| {
+            is_status(u, ToolCallStatus::Completed)
+                && serde_json::to_value(u).unwrap()["toolCallId"] == "call_2"
+        })
+        .await;
+    let r = within("second prompt", second).await.unwrap().unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    assert!(project.join("a.txt").exists() && project.join("b.txt").exists());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_stream_answers_cancelled_and_the_session_goes_on() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![
+            Event::text("Working on it"),
+            Event::pause(300_000),
+            Event::text("never"),
+        ]),
+        Turn::text("After the cancel."),
+        Turn::stream(vec![Event::text("Again"), Event::pause(300_000)]),
+    ])
+    .await;
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&h.project()).await;
+    let prompt = client.prompt(&session.session_id, "long task");
+    client.wait_update(|u| is_text(u, "Working on it")).await;
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.session_id.clone()))
+        .unwrap();
+    let response = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::Cancelled);
+
+    let again = client.prompt(&session.session_id, "next");
+    client
+        .wait_update(|u| is_text(u, "After the cancel."))
+        .await;
+    let r = within("the next prompt", again).await.unwrap().unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+
+    // `$/cancel_request` for the prompt request itself cancels that prompt.
+    let sent = client.cx.send_request(PromptRequest::new(
+        session.session_id.clone(),
+        vec![ContentBlock::Text(TextContent::new("and again"))],
+    ));
+    let handle = sent.cancellation_handle();
+    let third = tokio::spawn(sent.block_task());
+    client.wait_update(|u| is_text(u, "Again")).await;
+    handle.cancel().unwrap();
+    let r = within("the request-cancelled prompt", third)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::Cancelled);
+    // The interrupted answer is on disk, marked aborted.
+    let file = session_file(&h.sessions_dir());
+    assert_eq!(
+        roles(&file),
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_permission_answers_cancelled_and_runs_nothing() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![bash_call("call_1", "touch made1.txt")]),
+        Turn::stream(vec![bash_call("call_2", "touch made2.txt")]),
+        Turn::text("still here"),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await;
+
+    // session/cancel while the question is open; the client then answers it `cancelled`.
+    let prompt = client.prompt(&session.session_id, "make one");
+    let (_request, responder) = client.wait_permission().await;
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.session_id.clone()))
+        .unwrap();
+    cancel_permission(responder);
+    let response = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::Cancelled);
+
+    // The `cancelled` outcome alone cancels the turn too: it is not a denial.
+    let prompt = client.prompt(&session.session_id, "make two");
+    let (_request, responder) = client.wait_permission().await;
+    cancel_permission(responder);
+    let response = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::Cancelled);
+    assert!(!project.join("made1.txt").exists() && !project.join("made2.txt").exists());
+
+    let prompt = client.prompt(&session.session_id, "hello?");
+    client.wait_update(|u| is_text(u, "still here")).await;
+    let r = within("the last prompt", prompt).await.unwrap().unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_tool_stops_the_command() {
+    let h = Harness::new(vec![Turn::stream(vec![bash_call(
+        "call_1",
+        "echo started; sleep 300; touch late.txt",
+    )])])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await;
+    set_option(&client, &session.session_id, "permissions", "yolo")
+        .await
+        .unwrap();
+    let prompt = client.prompt(&session.session_id, "run it");
+    client
+        .wait_update(|u| is_status(u, ToolCallStatus::InProgress))
+        .await;
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.session_id.clone()))
+        .unwrap();
+    // Far sooner than the command's 300 s: the process group is killed.
+    let response = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::Cancelled);
+    client.drain();
+    let last_call = client
+        .updates
+        .iter()
+        .rev()
+        .find(|n| matches!(n.update, SessionUpdate::ToolCallUpdate(_)))
+        .map(|n| describe(&n.update));
+    assert_eq!(last_call.as_deref(), Some("tool_call_update failed"));
+    assert!(!project.join("late.txt").exists());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_sent_during_a_turn_waits_for_it() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![bash_call("call_1", "echo one > one.txt")]),
+        Turn::text("First done."),
+        Turn::text("Second done."),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await.session_id;
+    let first = client.prompt(&session, "first");
+    // The first turn is parked on a permission question while the second prompt arrives.
+    let (request, responder) = client.wait_permission().await;
+    let second = client.prompt(&session, "second");
+    assert_eq!(h.server.requests().len(), 1);
+    choose(&request, responder, PermissionOptionKind::AllowOnce);
+    let r1 = within("first prompt", first).await.unwrap().unwrap();
+    let r2 = within("second prompt", second).await.unwrap().unwrap();
+    assert_eq!(
+        (r1.stop_reason, r2.stop_reason),
+        (StopReason::EndTurn, StopReason::EndTurn)
+    );
+    // The second run started after the first ended, and its context holds the first turn.
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 3);
+    let last = request_messages(&requests[2].body);
+    let users: Vec<String> = last
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert_eq!(users.len(), 2, "{last:?}");
+    assert!(
+        users[0].contains("first") && users[1].contains("second"),
+        "{users:?}"
+    );
+    assert_eq!(
+        roles(&session_file(&h.sessions_dir())),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_errors_fail_the_prompt_and_refusals_are_a_stop_reason() {
+    let h = Harness::new(vec![
+        Turn::status(400).with_body(r#"{"error":{"message":"bad model parameters"}}"#),
+        Turn::text("I can't help with that.").with_stop(ScriptStop::Refusal),
+        Turn::text("fine"),
+    ])
+    .await;
+    let (_runner, client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    let err = within("failing prompt", client.prompt(&session, "a"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    assert!(err.message.contains("bad model parameters"), "{err:?}");
+    let r = within("refused prompt", client.prompt(&session, "b"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::Refusal);
+    let r = within("prompt", client.prompt(&session, "c"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_and_unknown_methods_get_errors_and_the_runner_lives_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let h = Harness::new(vec![]).await;
+    let mut runner = h.spawn_runner();
+    let mut stdin = runner.stdin.take().unwrap();
+    let mut lines = BufReader::new(runner.stdout.take().unwrap()).lines();
+    let project = h.project();
+    // One line at a time, each answered before the next: ACP wants `initialize` done first.
+    let exchange = [
+        (None, "this is not json".to_string()),
+        (
+            Some(1),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": 1}})
+            .to_string(),
+        ),
+        (
+            None,
+            r#"{"jsonrpc": "2.0", "id": 9, "method": "#.to_string(),
+        ),
+        (
+            Some(2),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "no/such_method", "params": {}})
+                .to_string(),
+        ),
+        (
+            Some(3),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+                   "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}})
+            .to_string(),
+        ),
+        (
+            Some(4),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "session/new",
+                   "params": {"cwd": "relative/dir", "mcpServers": []}})
+            .to_string(),
+        ),
+        (
+            Some(5),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "session/list",
+                   "params": {"cwd": project}})
+            .to_string(),
+        ),
+    ];
+    let mut answers = std::collections::BTreeMap::new();
+    // Lines without an id: answers to the garbage, which must be parse errors.
+    let mut anonymous = Vec::new();
+    for (id, line) in &exchange {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+        let Some(id) = id else { continue };
+        while !answers.contains_key(id) {
+            // Every stdout line must be JSON-RPC.
+            let line = within("a response line", lines.next_line())
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("stdout closed; got {answers:?}"));
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout: {line:?} ({e})"));
+            assert_eq!(v["jsonrpc"], "2.0", "{line}");
+            match v["id"].as_i64() {
+                Some(got) => {
+                    answers.insert(got, v);
+                }
+                None => anonymous.push(v),
+            }
+        }
+    }
+    assert_eq!(answers[&1]["result"]["protocolVersion"], 1);
+    assert_eq!(answers[&2]["error"]["code"], -32601, "{}", answers[&2]);
+    assert_eq!(answers[&3]["error"]["code"], -32002, "{}", answers[&3]);
+    assert_eq!(answers[&4]["error"]["code"], -32602, "{}", answers[&4]);
+    assert_eq!(answers[&5]["result"]["sessions"], json!([]));
+    // Both garbage lines were answered with a parse error (id null), in order.
+    assert_eq!(anonymous.len(), 2, "{anonymous:?}");
+    for v in &anonymous {
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+        assert!(v["id"].is_null(), "{v}");
+    }
+
+    // Closing stdin ends the runner cleanly.
+    drop(stdin);
+    let status = within("the runner to exit", runner.child.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
