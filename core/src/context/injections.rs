@@ -67,3 +67,80 @@ impl Injections {
         out.trim().to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::ToolOutcome;
+    use crate::tool::{ToolError, ToolUpdates};
+    use serde_json::{Value, json};
+    use tokio_util::sync::CancellationToken;
+
+    struct T(
+        &'static str,
+        Option<&'static str>,
+        &'static [&'static str],
+        Value,
+    );
+
+    #[async_trait::async_trait]
+    impl Tool for T {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            "d"
+        }
+        fn parameters(&self) -> &Value {
+            &self.3
+        }
+        fn prompt_snippet(&self) -> Option<&str> {
+            self.1
+        }
+        fn prompt_guidelines(&self) -> &[&str] {
+            self.2
+        }
+        async fn execute(
+            &self,
+            _: &str,
+            _: Value,
+            _: CancellationToken,
+            _: ToolUpdates,
+        ) -> Result<ToolOutcome, ToolError> {
+            Ok(ToolOutcome::text(""))
+        }
+    }
+
+    #[test]
+    fn tool_lines_guidelines_deduplicated_and_extensions() {
+        let tools: Vec<Arc<dyn Tool>> = vec![
+            Arc::new(T(
+                "read",
+                Some("Read file contents"),
+                &["Use read, not cat"],
+                json!({}),
+            )),
+            Arc::new(T(
+                "write",
+                Some("Create or overwrite files"),
+                &["Use read, not cat", "Only for new files"],
+                json!({}),
+            )),
+            Arc::new(T("hidden", None, &[], json!({}))),
+        ];
+        let inj = Injections::collect(
+            &tools,
+            vec![Injection {
+                source: "mcp:docs".into(),
+                text: "Cite the docs.\n".into(),
+            }],
+        );
+        assert_eq!(
+            inj.render(),
+            "Available tools:\n- read: Read file contents\n- write: Create or overwrite files\n\n\
+             Tool guidelines:\n- Use read, not cat\n- Only for new files\n\n\n\
+             <instructions source=\"mcp:docs\">\nCite the docs.\n</instructions>"
+        );
+        assert!(Injections::default().render().is_empty());
+    }
+}

@@ -46,3 +46,26 @@ impl Profiles {
         parts.join("\n\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_profiles_render_tagged_and_missing_ones_are_skipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(Profiles::load(tmp.path()), Profiles::default());
+        assert!(Profiles::default().render().is_empty());
+        let (agent, user) = profile_paths(tmp.path());
+        std::fs::create_dir_all(agent.parent().unwrap()).unwrap();
+        std::fs::write(&agent, "  Prefer small diffs.\n").unwrap();
+        std::fs::write(&user, b"Name: Ana \xff").unwrap();
+        let p = Profiles::load(tmp.path());
+        assert_eq!(p.agent.as_deref(), Some("Prefer small diffs."));
+        assert_eq!(p.user.as_deref(), Some("Name: Ana \u{fffd}"));
+        assert_eq!(
+            p.render(),
+            "<agent_profile>\nPrefer small diffs.\n</agent_profile>\n\n<user_profile>\nName: Ana \u{fffd}\n</user_profile>"
+        );
+    }
+}

@@ -62,7 +62,15 @@ pub struct StreamOptions {
     pub headers: Vec<(String, String)>,
     /// Raw request/response observer.
     pub observer: Option<Arc<dyn PayloadObserver>>,
+    /// Give up when the server sends nothing for this long (waiting for the response headers
+    /// or between stream chunks); `None` uses [`DEFAULT_IDLE_TIMEOUT`]. A hung server then ends
+    /// the turn with an error instead of hanging it forever.
+    pub idle_timeout: Option<Duration>,
 }
+
+/// How long a model server may stay silent before the request fails (reasoning models can
+/// think for minutes before the first token, so this is generous).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A stream of assistant events ending with `done` or `error`.
 pub struct AssistantEventStream {
@@ -291,13 +299,23 @@ async fn attempt_once(
     for (k, v) in request.headers.iter().chain(options.headers.iter()) {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let response = builder.body(body.to_vec()).send().await.map_err(|e| {
+    let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
+    let silent = || {
         Failure::transient(format!(
-            "could not reach {}: {}",
-            request.url,
-            error_chain(&e)
+            "the model server sent nothing for {}s",
+            idle.as_secs_f64()
         ))
-    })?;
+    };
+    let response = tokio::time::timeout(idle, builder.body(body.to_vec()).send())
+        .await
+        .map_err(|_| silent())?
+        .map_err(|e| {
+            Failure::transient(format!(
+                "could not reach {}: {}",
+                request.url,
+                error_chain(&e)
+            ))
+        })?;
     let status = response.status();
     if let Some(obs) = &options.observer {
         obs.on_response(model, status.as_u16(), response.headers());
@@ -329,7 +347,10 @@ async fn attempt_once(
     let mut decoder = Decoder::new(model.api);
     let mut events = sse::SseStream::new(response.bytes_stream());
     loop {
-        match events.next_event().await {
+        let next = tokio::time::timeout(idle, events.next_event())
+            .await
+            .map_err(|_| silent())?;
+        match next {
             Ok(Some(ev)) => {
                 if let Some(reason) = decoder.event(em, ev).await? {
                     return Ok(reason);

@@ -583,3 +583,23 @@ async fn observers_see_the_payload_once_and_every_response() {
         ["payload m1 \"m1\"", "response 503", "response 200"]
     );
 }
+
+#[tokio::test]
+async fn a_server_that_goes_silent_fails_the_request_instead_of_hanging() {
+    for api in BOTH {
+        let mut o = opts();
+        o.idle_timeout = Some(Duration::from_millis(200));
+        o.retry = RetryPolicy::none();
+        let turns = vec![Turn::stream(vec![
+            Event::text("so far"),
+            Event::pause(60_000),
+        ])];
+        let (_, msg, _) = collect(turns, api, o).await;
+        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert_eq!(msg.text(), "so far");
+        assert_eq!(
+            msg.error_message.as_deref(),
+            Some("the model server sent nothing for 0.2s")
+        );
+    }
+}
