@@ -3,25 +3,56 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use async_trait::async_trait;
+
 use crate::exec::{CommandExecutor, LocalExecutor};
 use crate::paths::{ResolvedPath, resolve};
 
-/// The session's working directory and where shell commands run.
+/// Writes the final text of a file somewhere other than straight to disk: through an ACP
+/// client (`fs/write_text_file`), so the client sees the edit and can show it.
+///
+/// Only writing goes through it. The edit and write tools still read, check, lock and compute
+/// everything locally: the runner works on the same disk the client does, so reading through
+/// the client would only add a round trip.
+#[async_trait]
+pub trait FileWriter: Send + Sync {
+    /// Replace the whole file at `path` (absolute, symbolic links already followed; missing
+    /// parent directories already created) with `content`. The error is shown to the model
+    /// after "Cannot write <path>: ".
+    async fn write_text(&self, path: &Path, content: &str) -> Result<(), String>;
+}
+
+/// The session's working directory, where shell commands run and where file writes go.
 #[derive(Clone)]
 pub struct ToolContext {
     /// The project directory; relative paths resolve against it.
     pub cwd: PathBuf,
     /// Runs bash commands (locally, or in a client-owned terminal).
     pub executor: Arc<dyn CommandExecutor>,
+    /// Where edit and write hand their final content; `None` writes locally (atomically).
+    pub writer: Option<Arc<dyn FileWriter>>,
 }
 
 impl ToolContext {
-    /// A context that runs commands locally.
+    /// A context that runs commands and writes files locally.
     pub fn local(cwd: impl Into<PathBuf>) -> Self {
         ToolContext {
             cwd: cwd.into(),
             executor: Arc::new(LocalExecutor),
+            writer: None,
         }
+    }
+
+    /// The same context, running commands through `executor`.
+    pub fn with_executor(mut self, executor: Arc<dyn CommandExecutor>) -> Self {
+        self.executor = executor;
+        self
+    }
+
+    /// The same context, handing file writes to `writer`.
+    pub fn with_writer(mut self, writer: Arc<dyn FileWriter>) -> Self {
+        self.writer = Some(writer);
+        self
     }
 
     /// Resolve a path argument against the working directory.
@@ -36,5 +67,45 @@ impl ToolContext {
             inside_project: path.starts_with(&self.cwd),
         }
         .display(&self.cwd)
+    }
+}
+
+/// A [`FileWriter`] for tests: records what it is handed, writes nothing, and fails on
+/// request.
+#[cfg(test)]
+pub(crate) mod recording {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+
+    use super::FileWriter;
+
+    /// Every write handed over, in order; `fail` makes each write fail with that message.
+    #[derive(Default)]
+    pub(crate) struct RecordingWriter {
+        pub writes: Mutex<Vec<(PathBuf, String)>>,
+        pub fail: Option<String>,
+    }
+
+    impl RecordingWriter {
+        /// The writes so far.
+        pub(crate) fn writes(&self) -> Vec<(PathBuf, String)> {
+            self.writes.lock().unwrap().clone()
+        }
+    }
+
+    #[async_trait]
+    impl FileWriter for RecordingWriter {
+        async fn write_text(&self, path: &Path, content: &str) -> Result<(), String> {
+            self.writes
+                .lock()
+                .unwrap()
+                .push((path.to_path_buf(), content.to_string()));
+            match &self.fail {
+                Some(message) => Err(message.clone()),
+                None => Ok(()),
+            }
+        }
     }
 }

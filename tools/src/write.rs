@@ -1,6 +1,6 @@
 //! The `write` tool: create or replace a whole file, atomically.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, Metadata, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -102,11 +102,25 @@ impl Tool for WriteTool {
         // done to abandon, and reporting "aborted" for a file that was written would mislead.
         let failed = format!("Writing {} failed", abs.display());
         let target = abs.clone();
-        run_blocking(failed, move || {
-            write_atomically(&target, content.as_bytes())
-        })
-        .await?
-        .map_err(|e| write_error(e, &abs))?;
+        match self.ctx.writer.clone() {
+            None => run_blocking(failed, move || {
+                write_atomically(&target, content.as_bytes())
+            })
+            .await?
+            .map_err(|e| write_error(e, &abs))?,
+            Some(writer) => {
+                // Every local check first, and the parents created, so the client is only
+                // handed a write that would have succeeded here.
+                let prepared = run_blocking(failed, move || prepare_write(&target))
+                    .await?
+                    .map_err(|e| write_error(e, &abs))?;
+                writer
+                    .write_text(&prepared.target, &content)
+                    .await
+                    .map_err(|e| write_error(WriteError::Client(e), &abs))?;
+                prepared.created.keep();
+            }
+        }
         Ok(ToolOutcome::text(format!(
             "Successfully wrote {bytes} bytes to {}",
             self.ctx.display(&abs)
@@ -129,6 +143,8 @@ enum WriteError {
     LinkLoop,
     /// Anything else.
     Io(io::Error),
+    /// The client the write was handed to failed (its message).
+    Client(String),
 }
 
 impl From<ReplaceError> for WriteError {
@@ -219,9 +235,29 @@ impl Drop for CreatedDirs {
     }
 }
 
+/// A write checked and ready to happen.
+struct PreparedWrite {
+    /// The file to write: the path with symbolic links followed.
+    target: PathBuf,
+    /// The file being replaced, if there is one.
+    existing: Option<Metadata>,
+    /// The parent directories made for it, removed again unless kept.
+    created: CreatedDirs,
+}
+
 /// Replace `path`'s content atomically (see [`replace_file`]), following symbolic links and
 /// creating missing parent directories, which are removed again should the write fail.
 fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let prepared = prepare_write(path)?;
+    replace_file(&prepared.target, data, prepared.existing.as_ref())?;
+    prepared.created.keep();
+    Ok(())
+}
+
+/// Everything before the bytes land: follow symbolic links, refuse what cannot be written
+/// (directories, special files, read-only files, a file where a directory should be), and
+/// create the missing parent directories.
+fn prepare_write(path: &Path) -> Result<PreparedWrite, WriteError> {
     let target = follow_links(path)?;
     let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {
         return Err(WriteError::IsDirectory);
@@ -244,9 +280,11 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
             .map_err(at(&target))?;
     }
     let created = CreatedDirs::create(&missing_dirs(dir)?)?;
-    replace_file(&target, data, existing.as_ref())?;
-    created.keep();
-    Ok(())
+    Ok(PreparedWrite {
+        target,
+        existing,
+        created,
+    })
 }
 
 /// The error the model sees, naming the resolved path.
@@ -272,6 +310,7 @@ fn write_error(e: WriteError, abs: &Path) -> ToolError {
             format!("Cannot write {p}: too many levels of symbolic links")
         }
         WriteError::Io(e) => format!("Cannot write {p}: {e}"),
+        WriteError::Client(e) => format!("Cannot write {p}: {e}"),
     })
 }
 
@@ -281,6 +320,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
     use std::sync::Arc;
 
+    use crate::context::recording::RecordingWriter;
     use crate::test_support::{cancelled, chmod, permissions_enforced, run_tool, run_tool_with};
 
     fn tool(dir: &Path) -> WriteTool {
@@ -524,6 +564,86 @@ mod tests {
         let last = fs::read_to_string(dir.path().join("same.txt")).unwrap();
         assert!(contents.contains(&last));
         assert_eq!(tree(dir.path()), ["same.txt"]);
+    }
+
+    #[tokio::test]
+    async fn a_writer_gets_exactly_the_bytes_a_local_write_would_land() {
+        let local = tempfile::tempdir().unwrap();
+        let routed = tempfile::tempdir().unwrap();
+        let content = "\u{feff}line one\r\nlíne two\r\n";
+        for dir in [local.path(), routed.path()] {
+            fs::write(dir.join("real.txt"), "old").unwrap();
+            std::os::unix::fs::symlink("real.txt", dir.join("link.txt")).unwrap();
+        }
+        let writer = Arc::new(RecordingWriter::default());
+        let t = WriteTool::new(ToolContext::local(routed.path()).with_writer(writer.clone()));
+        for path in ["link.txt", "new/deeper/file.txt"] {
+            let args = json!({"path": path, "content": content});
+            let here = run(local.path(), args.clone()).await.unwrap();
+            let there = run_tool(&t, args).await.unwrap();
+            assert_eq!(
+                here.text_content(),
+                there.text_content(),
+                "same report either way"
+            );
+        }
+        // The link is followed before handing over; the content is byte for byte what landed
+        // locally.
+        assert_eq!(
+            writer.writes(),
+            [
+                (routed.path().join("real.txt"), content.to_string()),
+                (
+                    routed.path().join("new/deeper/file.txt"),
+                    content.to_string()
+                ),
+            ]
+        );
+        assert_eq!(
+            fs::read(local.path().join("real.txt")).unwrap(),
+            content.as_bytes()
+        );
+        assert_eq!(
+            fs::read(local.path().join("new/deeper/file.txt")).unwrap(),
+            content.as_bytes()
+        );
+        // Nothing was written here, but the parents the client needs exist.
+        assert_eq!(
+            fs::read_to_string(routed.path().join("real.txt")).unwrap(),
+            "old"
+        );
+        assert_eq!(
+            tree(routed.path()),
+            ["link.txt", "new", "new/deeper", "real.txt"]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_writer_is_an_error_and_local_refusals_never_reach_it() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        let writer = Arc::new(RecordingWriter {
+            fail: Some("the client refused: disk full".into()),
+            ..RecordingWriter::default()
+        });
+        let t = WriteTool::new(ToolContext::local(dir.path()).with_writer(writer.clone()));
+        let e = run_tool(&t, json!({"path": "a/b.txt", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            format!(
+                "Cannot write {}: the client refused: disk full",
+                dir.path().join("a/b.txt").display()
+            )
+        );
+        // The directory made for the failed write is gone again.
+        assert_eq!(tree(dir.path()), ["d"]);
+        let e = run_tool(&t, json!({"path": "d", "content": "x"}))
+            .await
+            .unwrap_err();
+        assert!(e.0.ends_with("it is a directory"), "{e}");
+        assert_eq!(writer.writes().len(), 1);
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! What the model sees at a leaf (pi's `buildSessionContext`), and the entry tree.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::entry::{EntryKind, SessionEntry};
 use super::messages::{
@@ -11,10 +12,13 @@ use crate::message::Message;
 use crate::model::ThinkingLevel;
 
 /// The conversation at a leaf, with the settings in force there.
+///
+/// Messages are shared with the store's entries: building a context copies pointers, so a
+/// loaded session and its context cost about the session once, not twice.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionContext {
     /// The messages on the path, compaction and summaries applied.
-    pub messages: Vec<SessionMessage>,
+    pub messages: Vec<Arc<SessionMessage>>,
     /// The last `thinking_level_change` on the path, as written (`off` when none).
     pub thinking_level: String,
     /// `(provider, model id)` from the last model change or assistant message on the path.
@@ -109,8 +113,10 @@ pub(crate) fn build_context(
         match &entry.kind {
             EntryKind::ThinkingLevelChange(t) => ctx.thinking_level.clone_from(&t.thinking_level),
             EntryKind::ModelChange(m) => ctx.model = Some((m.provider.clone(), m.model_id.clone())),
-            EntryKind::Message(SessionMessage::Assistant(a)) => {
-                ctx.model = Some((a.provider.clone(), a.model.clone()));
+            EntryKind::Message(m) => {
+                if let SessionMessage::Assistant(a) = &**m {
+                    ctx.model = Some((a.provider.clone(), a.model.clone()));
+                }
             }
             EntryKind::Compaction(c) => compaction = Some((pos, c, entry)),
             _ => {}
@@ -119,13 +125,14 @@ pub(crate) fn build_context(
 
     match compaction {
         Some((pos, c, entry)) => {
-            ctx.messages.push(SessionMessage::CompactionSummary(
-                CompactionSummaryMessage {
-                    summary: c.summary.clone(),
-                    tokens_before: c.tokens_before,
-                    timestamp: timestamp_ms(entry),
-                },
-            ));
+            ctx.messages
+                .push(Arc::new(SessionMessage::CompactionSummary(
+                    CompactionSummaryMessage {
+                        summary: c.summary.clone(),
+                        tokens_before: c.tokens_before,
+                        timestamp: timestamp_ms(entry),
+                    },
+                )));
             let (before, after) = path.split_at(pos);
             let kept = before.iter().skip_while(|e| e.id != c.first_kept_entry_id);
             for e in kept.chain(after.iter().skip(1)) {
@@ -142,22 +149,26 @@ pub(crate) fn build_context(
 }
 
 /// The message an entry contributes to the context, if any.
-fn push_context_message(messages: &mut Vec<SessionMessage>, entry: &SessionEntry) {
+fn push_context_message(messages: &mut Vec<Arc<SessionMessage>>, entry: &SessionEntry) {
     match &entry.kind {
-        EntryKind::Message(m) => messages.push(m.clone()),
-        EntryKind::CustomMessage(c) => messages.push(SessionMessage::Custom(CustomMessage {
-            custom_type: c.custom_type.clone(),
-            content: c.content.clone(),
-            display: c.display,
-            details: c.details.clone(),
-            timestamp: timestamp_ms(entry),
-        })),
-        EntryKind::BranchSummary(b) if !b.summary.is_empty() => {
-            messages.push(SessionMessage::BranchSummary(BranchSummaryMessage {
-                summary: b.summary.clone(),
-                from_id: b.from_id.clone(),
+        EntryKind::Message(m) => messages.push(Arc::clone(m)),
+        EntryKind::CustomMessage(c) => {
+            messages.push(Arc::new(SessionMessage::Custom(CustomMessage {
+                custom_type: c.custom_type.clone(),
+                content: c.content.clone(),
+                display: c.display,
+                details: c.details.clone(),
                 timestamp: timestamp_ms(entry),
-            }));
+            })));
+        }
+        EntryKind::BranchSummary(b) if !b.summary.is_empty() => {
+            messages.push(Arc::new(SessionMessage::BranchSummary(
+                BranchSummaryMessage {
+                    summary: b.summary.clone(),
+                    from_id: b.from_id.clone(),
+                    timestamp: timestamp_ms(entry),
+                },
+            )));
         }
         _ => {}
     }

@@ -5,6 +5,7 @@
 //! writes serialise deterministically (fixed field order, sorted keys inside free-form JSON).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -202,8 +203,9 @@ pub struct UnknownEntry {
 /// What an entry records.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
-    /// `message`: a conversation message.
-    Message(SessionMessage),
+    /// `message`: a conversation message, shared so a context built from the store
+    /// ([`super::SessionStore::context`]) points at it instead of copying it.
+    Message(Arc<SessionMessage>),
     /// `thinking_level_change`.
     ThinkingLevelChange(ThinkingLevelChange),
     /// `model_change`.
@@ -244,6 +246,12 @@ impl EntryKind {
 
 impl From<SessionMessage> for EntryKind {
     fn from(m: SessionMessage) -> Self {
+        EntryKind::Message(Arc::new(m))
+    }
+}
+
+impl From<Arc<SessionMessage>> for EntryKind {
+    fn from(m: Arc<SessionMessage>) -> Self {
         EntryKind::Message(m)
     }
 }
@@ -310,6 +318,12 @@ impl SessionEntry {
 
     /// The message, for `message` entries.
     pub fn message(&self) -> Option<&SessionMessage> {
+        self.shared_message().map(|m| &**m)
+    }
+
+    /// The message as the store shares it, for `message` entries: cloning it copies a
+    /// pointer, not the text.
+    pub fn shared_message(&self) -> Option<&Arc<SessionMessage>> {
         match &self.kind {
             EntryKind::Message(m) => Some(m),
             _ => None,
@@ -381,7 +395,7 @@ fn parse_kind(kind: &str, line: &str) -> Result<EntryKind, serde_json::Error> {
     }
     use serde_json::from_str;
     Ok(match kind {
-        "message" => EntryKind::Message(from_str::<MessageIn>(line)?.message),
+        "message" => EntryKind::Message(Arc::new(from_str::<MessageIn>(line)?.message)),
         "thinking_level_change" => EntryKind::ThinkingLevelChange(from_str(line)?),
         "model_change" => EntryKind::ModelChange(from_str(line)?),
         "compaction" => EntryKind::Compaction(from_str(line)?),

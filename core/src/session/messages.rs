@@ -2,6 +2,8 @@
 //! (`bashExecution`, `custom`, `branchSummary`, `compactionSummary`), and their conversion to
 //! LLM messages exactly as pi's `convertToLlm` does it.
 
+use std::borrow::Borrow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -183,9 +185,13 @@ impl SessionMessage {
     }
 }
 
-/// Session messages as the model sees them, in order (pi's `convertToLlm`).
-pub fn convert_to_llm(messages: &[SessionMessage]) -> Vec<Message> {
-    messages.iter().filter_map(SessionMessage::to_llm).collect()
+/// Session messages (owned or shared, as in [`super::SessionContext`]) as the model sees
+/// them, in order (pi's `convertToLlm`).
+pub fn convert_to_llm<M: Borrow<SessionMessage>>(messages: &[M]) -> Vec<Message> {
+    messages
+        .iter()
+        .filter_map(|m| m.borrow().to_llm())
+        .collect()
 }
 
 /// The text the model sees for a shell command the user ran (pi's `bashExecutionToText`).

@@ -202,6 +202,9 @@ pub(crate) fn read_session(
         header.version = Some(super::entry::CURRENT_VERSION);
         header_line = header.to_json_line()?.into();
     }
+    // Growth by doubling leaves up to half the vector unused for as long as the session is
+    // open; the allocator usually shrinks a large one in place, without copying.
+    entries.shrink_to_fit();
     Ok(Loaded {
         header,
         header_line,

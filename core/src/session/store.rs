@@ -272,7 +272,7 @@ impl SessionStore {
         &mut self,
         message: impl Into<SessionMessage>,
     ) -> Result<&SessionEntry, SessionError> {
-        self.append(EntryKind::Message(message.into()))
+        self.append(EntryKind::Message(Arc::new(message.into())))
     }
 
     /// Append a thinking level change (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`).

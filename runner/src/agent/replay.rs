@@ -18,7 +18,7 @@ pub(crate) fn replay(store: &SessionStore) -> Vec<SessionUpdate> {
             continue;
         };
         let id = entry.id.as_str();
-        match message {
+        match &**message {
             SessionMessage::User(u) => {
                 for block in u.content.blocks() {
                     out.push(SessionUpdate::UserMessageChunk(chunk(&block, id)));

@@ -26,8 +26,10 @@ use march_core::provider::HttpProvider;
 use march_core::session::{
     CURRENT_VERSION, EntryKind, SessionContext, SessionError, SessionStore, march_session_dir,
 };
-use march_tools::{ToolContext, ToolRegistry};
+use march_tools::ToolRegistry;
 
+use super::client_fs::ClientCaps;
+use super::client_terminal::ClientTerminals;
 use super::options::{PermissionMode, Settings};
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
@@ -60,14 +62,22 @@ pub async fn serve_on(
         paths,
         http,
         sessions: Mutex::new(HashMap::new()),
+        client: Mutex::new(ClientCaps::default()),
     });
     let s = server.clone();
-    Agent
+    let result = Agent
         .v1()
         .name("march")
         .on_receive_request(
-            async |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                responder.respond(initialize(&req))
+            {
+                let s = s.clone();
+                async move |req: InitializeRequest,
+                            responder: Responder<InitializeResponse>,
+                            _cx| {
+                    // Sessions made from now on use what the client offers.
+                    *lock(&s.client) = ClientCaps::offered(&req.client_capabilities);
+                    responder.respond(initialize(&req))
+                }
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -76,11 +86,9 @@ pub async fn serve_on(
                 let s = s.clone();
                 async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
                     let s = s.clone();
-                    spawn_announcing(
-                        &cx,
-                        responder,
-                        move |_| async move { s.new_session(req).await },
-                    )
+                    spawn_announcing(&cx, responder, move |cx| async move {
+                        s.new_session(req, cx).await
+                    })
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -102,8 +110,8 @@ pub async fn serve_on(
                 let s = s.clone();
                 async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
                     let s = s.clone();
-                    spawn_announcing(&cx, responder, move |_| async move {
-                        s.resume_session(req).await
+                    spawn_announcing(&cx, responder, move |cx| async move {
+                        s.resume_session(req, cx).await
                     })
                 }
             },
@@ -191,11 +199,32 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_to(transport)
-        .await
-        .map_err(ServeError::Connection)?;
+        .await;
     // The client is gone: stop whatever still runs so tools and commands end with it.
     server.close_all();
-    Ok(())
+    match result {
+        Ok(()) => Ok(()),
+        // A client that hangs up while we still write (a notification after its last
+        // answer) has simply left; that is a normal end, not a runner failure.
+        Err(e) if is_peer_gone(&e) => {
+            tracing::info!(error = %e, "client closed the connection");
+            Ok(())
+        }
+        Err(e) => Err(ServeError::Connection(e)),
+    }
+}
+
+/// Whether a connection error only means the other side went away.
+fn is_peer_gone(e: &Error) -> bool {
+    let text = format!("{e} {e:?}").to_ascii_lowercase();
+    [
+        "broken pipe",
+        "connection reset",
+        "os error 32",
+        "os error 104",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
 }
 
 /// Answer `responder` from a task running `work` off the dispatch loop.
@@ -240,7 +269,11 @@ where
 
 /// The answer to `initialize`: protocol v1 and exactly the capabilities that work.
 fn initialize(req: &InitializeRequest) -> InitializeResponse {
-    tracing::info!(client = ?req.client_info.as_ref().map(|i| &i.name), "initialize");
+    tracing::info!(
+        client = ?req.client_info.as_ref().map(|i| &i.name),
+        caps = ?ClientCaps::offered(&req.client_capabilities),
+        "initialize"
+    );
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
             AgentCapabilities::new()
@@ -263,6 +296,8 @@ struct Server {
     paths: MarchPaths,
     http: HttpProvider,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// What the client offered in `initialize` (one client per connection).
+    client: Mutex<ClientCaps>,
 }
 
 /// A session about to be set up from a new or an existing transcript.
@@ -293,6 +328,7 @@ impl Server {
     async fn new_session(
         &self,
         req: NewSessionRequest,
+        cx: ConnectionTo<Client>,
     ) -> Result<(NewSessionResponse, String), Error> {
         let cwd = checked_cwd(&req.cwd)?;
         // Settings first: a session without a usable model leaves no file behind.
@@ -303,13 +339,16 @@ impl Server {
             .await?
             .map_err(|e| errors::internal(e.to_string()))?;
         let id = store.session_id().to_string();
-        let session = self.register(Opened {
-            id,
-            cwd,
-            store,
-            registry,
-            settings,
-        });
+        let session = self.register(
+            Opened {
+                id,
+                cwd,
+                store,
+                registry,
+                settings,
+            },
+            &cx,
+        );
         tracing::info!(session = %session.id(), path = %session.path().display(), "session/new");
         let response = NewSessionResponse::new(session.id().to_string())
             .config_options(session.config_options());
@@ -321,7 +360,7 @@ impl Server {
         req: LoadSessionRequest,
         cx: ConnectionTo<Client>,
     ) -> Result<(LoadSessionResponse, String), Error> {
-        let session = self.reopen(&req.session_id.0, &req.cwd).await?;
+        let session = self.reopen(&req.session_id.0, &req.cwd, &cx).await?;
         let port = AcpPort::new(cx.clone(), session.id().to_string());
         // The whole conversation goes out before the answer, as ACP requires.
         let updates = session.replay();
@@ -336,15 +375,21 @@ impl Server {
     async fn resume_session(
         &self,
         req: ResumeSessionRequest,
+        cx: ConnectionTo<Client>,
     ) -> Result<(ResumeSessionResponse, String), Error> {
-        let session = self.reopen(&req.session_id.0, &req.cwd).await?;
+        let session = self.reopen(&req.session_id.0, &req.cwd, &cx).await?;
         tracing::info!(session = %session.id(), "session/resume");
         let response = ResumeSessionResponse::new().config_options(session.config_options());
         Ok((response, session.id().to_string()))
     }
 
     /// The session in memory, or loaded from its file.
-    async fn reopen(&self, id: &str, cwd: &Path) -> Result<Arc<Session>, Error> {
+    async fn reopen(
+        &self,
+        id: &str,
+        cwd: &Path,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<Arc<Session>, Error> {
         if let Some(session) = self.session(id) {
             return Ok(session);
         }
@@ -364,13 +409,16 @@ impl Server {
             .iter()
             .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange(_)));
         let (registry, settings) = self.settings(&store.context(), recorded_thinking).await?;
-        Ok(self.register(Opened {
-            id: id.to_string(),
-            cwd,
-            store,
-            registry,
-            settings,
-        }))
+        Ok(self.register(
+            Opened {
+                id: id.to_string(),
+                cwd,
+                store,
+                registry,
+                settings,
+            },
+            cx,
+        ))
     }
 
     /// Fresh config and registry, and the settings a session starts with: the model its
@@ -404,10 +452,10 @@ impl Server {
 
     /// Build the session around a store and register it; a session already registered under
     /// the id (two loads racing) wins.
-    fn register(&self, opened: Opened) -> Arc<Session> {
-        let tools = ToolRegistry::all(&ToolContext::local(&opened.cwd))
-            .tools()
-            .to_vec();
+    fn register(&self, opened: Opened, cx: &ConnectionTo<Client>) -> Arc<Session> {
+        let terminals = Arc::new(ClientTerminals::default());
+        let ctx = lock(&self.client).tool_context(&opened.cwd, cx, &opened.id, &terminals);
+        let tools = ToolRegistry::all(&ctx).tools().to_vec();
         let session = Session::new(SessionSetup {
             id: opened.id,
             cwd: opened.cwd,
@@ -420,6 +468,7 @@ impl Server {
             tools,
             store: opened.store,
             settings: opened.settings,
+            terminals,
         });
         lock(&self.sessions)
             .entry(session.id().to_string())
@@ -604,5 +653,21 @@ fn choose_model(
             model.provider,
             registry.auth_file().display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod peer_gone_tests {
+    use super::*;
+    use agent_client_protocol::ErrorCode;
+
+    #[test]
+    fn a_broken_pipe_is_a_client_leaving_not_a_failure() {
+        let gone = Error::new(ErrorCode::INTERNAL_ERROR, "Internal error")
+            .data(serde_json::json!("Broken pipe (os error 32)"));
+        assert!(is_peer_gone(&gone));
+        let real = Error::new(ErrorCode::INTERNAL_ERROR, "Internal error")
+            .data(serde_json::json!("invalid message framing"));
+        assert!(!is_peer_gone(&real));
     }
 }

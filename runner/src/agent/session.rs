@@ -15,6 +15,7 @@ use march_core::session::SessionStore;
 use march_core::tool::Tool;
 use tokio_util::sync::CancellationToken;
 
+use super::client_terminal::ClientTerminals;
 use super::gate::PermissionMemory;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
@@ -38,6 +39,8 @@ pub(crate) struct SessionSetup {
     pub store: SessionStore,
     /// Model, thinking level and permission mode.
     pub settings: Settings,
+    /// The client terminals the session's bash commands run in (when the client offers them).
+    pub terminals: Arc<ClientTerminals>,
 }
 
 /// A session held in memory by the runner.
@@ -51,6 +54,7 @@ pub(crate) struct Session {
     pub(super) store: Arc<Mutex<SessionStore>>,
     pub(super) settings: Arc<Mutex<Settings>>,
     pub(super) memory: PermissionMemory,
+    pub(super) terminals: Arc<ClientTerminals>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
     /// is fair).
     turns: tokio::sync::Mutex<()>,
@@ -74,6 +78,7 @@ impl Session {
             store: Arc::new(Mutex::new(setup.store)),
             settings: Arc::new(Mutex::new(setup.settings)),
             memory: PermissionMemory::default(),
+            terminals: setup.terminals,
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
             closed: AtomicBool::new(false),
@@ -173,7 +178,10 @@ impl Session {
             if mine.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
-            turn::run(self, user, port, mine.clone()).await
+            let stop = turn::run(self, user, port, mine.clone()).await;
+            // Commands a cancel cut short are released before the turn answers.
+            self.terminals.settle().await;
+            stop
         };
         tokio::pin!(run);
         tokio::select! {

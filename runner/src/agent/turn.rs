@@ -170,12 +170,15 @@ pub(super) async fn run(
         store: session.store.clone(),
         port,
         settings: session.settings.clone(),
-        mapper: Mutex::new(UpdateMapper::new(
-            session.tools.clone(),
-            settings.model.context_window,
-            // Unique per run, also across runner restarts, so chunk groups never merge.
-            format!("{:x}-{}", now_ms(), session.next_run()),
-        )),
+        mapper: Mutex::new(
+            UpdateMapper::new(
+                session.tools.clone(),
+                settings.model.context_window,
+                // Unique per run, also across runner restarts, so chunk groups never merge.
+                format!("{:x}-{}", now_ms(), session.next_run()),
+            )
+            .with_terminals(session.terminals.clone()),
+        ),
         failure: Mutex::new(None),
         stop: stop.clone(),
         last_assistant: Mutex::new(None),

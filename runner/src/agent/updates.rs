@@ -7,14 +7,16 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Cost, Diff, ImageContent as AcpImage, TextContent as AcpText,
-    ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, Cost, Diff, ImageContent as AcpImage, Terminal, TerminalId,
+    TextContent as AcpText, ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use march_core::event::{AgentEvent, AssistantStreamEvent};
 use march_core::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, UserContent};
 use march_core::tool::Tool;
 use serde_json::Value;
+
+use super::client_terminal::ClientTerminals;
 
 /// Files larger than this get no diff content (the text result still says what happened).
 const MAX_DIFF_BYTES: u64 = 1024 * 1024;
@@ -120,6 +122,35 @@ pub(crate) fn tool_result_update(result: &ToolResultMessage, diff: Option<Diff>)
     ))
 }
 
+/// The final update of a call whose command ran in a client terminal: the terminal stays
+/// its content (the client keeps showing it after release); what the model read is the raw
+/// output, so nothing is shown twice.
+pub(crate) fn terminal_result_update(
+    result: &ToolResultMessage,
+    terminal: TerminalId,
+) -> SessionUpdate {
+    let status = if result.is_error {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    };
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            UserContent::Text(t) => Some(t.text.as_str()),
+            UserContent::Image(_) => None,
+        })
+        .collect();
+    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        result.tool_call_id.clone(),
+        ToolCallUpdateFields::new()
+            .status(status)
+            .content(vec![ToolCallContent::Terminal(Terminal::new(terminal))])
+            .raw_output(serde_json::json!({ "output": text.join("\n") })),
+    ))
+}
+
 /// A status-only update of a call.
 pub(crate) fn status_update(id: &str, status: ToolCallStatus) -> SessionUpdate {
     SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
@@ -171,6 +202,8 @@ pub(crate) struct UpdateMapper {
     messages: u64,
     message_id: String,
     before: HashMap<String, Before>,
+    /// Calls whose commands run in a client terminal, which shows their output itself.
+    terminals: Option<Arc<ClientTerminals>>,
 }
 
 impl UpdateMapper {
@@ -188,7 +221,20 @@ impl UpdateMapper {
             message_prefix,
             messages: 0,
             before: HashMap::new(),
+            terminals: None,
         }
+    }
+
+    /// Leave the output of calls running in a client terminal to that terminal.
+    pub(crate) fn with_terminals(mut self, terminals: Arc<ClientTerminals>) -> Self {
+        self.terminals = Some(terminals);
+        self
+    }
+
+    fn in_terminal(&self, tool_call_id: &str) -> bool {
+        self.terminals
+            .as_ref()
+            .is_some_and(|t| t.is_attached(tool_call_id))
     }
 
     /// Use another context window (after a model switch).
@@ -243,7 +289,8 @@ impl UpdateMapper {
                 partial_result,
                 ..
             } => {
-                if partial_result.content.is_empty() {
+                // Content replaces the call's content: text would hide the live terminal.
+                if partial_result.content.is_empty() || self.in_terminal(tool_call_id) {
                     return Vec::new();
                 }
                 let content = partial_result
@@ -259,6 +306,13 @@ impl UpdateMapper {
             AgentEvent::MessageEnd {
                 message: Message::ToolResult(result),
             } => {
+                let terminal = self
+                    .terminals
+                    .as_ref()
+                    .and_then(|t| t.take(&result.tool_call_id));
+                if let Some(terminal) = terminal {
+                    return vec![terminal_result_update(result, terminal)];
+                }
                 let diff = self
                     .before
                     .remove(&result.tool_call_id)
@@ -469,6 +523,39 @@ mod tests {
         );
         assert_eq!(failed["status"], "failed");
         assert_eq!(failed["content"][0]["content"]["text"], "exit 1");
+    }
+
+    #[test]
+    fn calls_in_a_client_terminal_leave_their_output_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = ToolRegistry::all(&ToolContext::local(dir.path()))
+            .tools()
+            .to_vec();
+        let terminals = Arc::new(ClientTerminals::default());
+        let mut mapper = UpdateMapper::new(tools, 1000, "r").with_terminals(terminals.clone());
+        terminals.attach("c1", TerminalId::new("term-1"));
+        let partial = |id: &str| AgentEvent::ToolExecutionUpdate {
+            tool_call_id: id.into(),
+            tool_name: "bash".into(),
+            args: json!({}),
+            partial_result: ToolOutcome::text("partial"),
+        };
+        assert!(mapper.map(&partial("c1")).is_empty());
+        assert_eq!(mapper.map(&partial("c2")).len(), 1);
+        let done = mapper.map(&AgentEvent::MessageEnd {
+            message: Message::ToolResult(result("c1", "bash", "out\n\nexit 3", true)),
+        });
+        assert_eq!(
+            json_of(&done[0]),
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed",
+                   "content": [{"type": "terminal", "terminalId": "term-1"}],
+                   "rawOutput": {"output": "out\n\nexit 3"}})
+        );
+        assert!(!terminals.is_attached("c1"));
+        let other = mapper.map(&AgentEvent::MessageEnd {
+            message: Message::ToolResult(result("c2", "bash", "ok", false)),
+        });
+        assert_eq!(json_of(&other[0])["content"][0]["content"]["text"], "ok");
     }
 
     #[test]

@@ -9,12 +9,16 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CloseSessionRequest, ContentBlock, DeleteSessionRequest, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, NewSessionRequest, NewSessionResponse, PermissionOptionKind,
-    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionConfigId, SessionConfigValueId,
-    SessionId, SessionInfo, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
-    TextContent, ToolCallStatus,
+    ClientCapabilities, CloseSessionRequest, ContentBlock, CreateTerminalRequest,
+    CreateTerminalResponse, DeleteSessionRequest, InitializeRequest, InitializeResponse,
+    KillTerminalRequest, KillTerminalResponse, ListSessionsRequest, NewSessionRequest,
+    NewSessionResponse, PermissionOptionKind, PromptRequest, PromptResponse,
+    ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    SessionConfigId, SessionConfigValueId, SessionId, SessionInfo, SessionNotification,
+    SessionUpdate, SetSessionConfigOptionRequest, TerminalOutputRequest, TerminalOutputResponse,
+    TextContent, ToolCallStatus, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, Error};
@@ -37,6 +41,10 @@ pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
         Err(_) => panic!("timed out waiting for {what}"),
     }
 }
+
+#[path = "client_host.rs"]
+mod client_host;
+pub use client_host::Host;
 
 /// A temporary MARCH_HOME, a project directory and the scripted model server.
 pub struct Harness {
@@ -118,9 +126,15 @@ impl Harness {
 
     /// Start a runner and connect an ACP client to it, initialized.
     pub async fn connect(&self) -> (Runner, AcpClient) {
+        self.connect_offering(ClientCapabilities::new()).await
+    }
+
+    /// Like [`Harness::connect`], the client offering `caps` (its `fs/write_text_file` and
+    /// `terminal/*` are served by a [`Host`]).
+    pub async fn connect_offering(&self, caps: ClientCapabilities) -> (Runner, AcpClient) {
         let mut runner = self.spawn_runner();
         let mut client = AcpClient::connect(&mut runner).await;
-        let init = client.initialize().await;
+        let init = client.initialize_offering(caps).await;
         assert_eq!(init.protocol_version, ProtocolVersion::V1);
         client.init = Some(init);
         (runner, client)
@@ -155,6 +169,8 @@ pub enum Seen {
         RequestPermissionRequest,
         Responder<RequestPermissionResponse>,
     ),
+    /// An `fs/*` or `terminal/*` request (method, params), answered by the client's [`Host`].
+    Call(String, Value),
 }
 
 /// The client side of one runner connection.
@@ -165,6 +181,10 @@ pub struct AcpClient {
     events: mpsc::UnboundedReceiver<Seen>,
     /// Every update received so far, in order.
     pub updates: Vec<SessionNotification>,
+    /// Every `fs/*` and `terminal/*` request received so far, in order.
+    pub calls: Vec<(String, Value)>,
+    /// Serves those requests.
+    pub host: Host,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), Error>>>,
 }
@@ -181,9 +201,120 @@ impl AcpClient {
         let (cx_tx, cx_rx) = oneshot::channel();
         let (stop, stop_rx) = oneshot::channel::<()>();
         let updates_tx = tx.clone();
+        let host = Host::new(tx.clone());
+        let client_host = host.clone();
         let task = tokio::spawn(async move {
             Client
                 .v1()
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: WriteTextFileRequest,
+                                    responder: Responder<WriteTextFileResponse>,
+                                    _cx| {
+                            host.log(
+                                "fs/write_text_file",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            responder.respond_with_result(host.write(&r))
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: CreateTerminalRequest,
+                                    responder: Responder<CreateTerminalResponse>,
+                                    _cx| {
+                            host.log(
+                                "terminal/create",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            responder.respond_with_result(host.create(&r))
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: TerminalOutputRequest,
+                                    responder: Responder<TerminalOutputResponse>,
+                                    _cx| {
+                            host.log(
+                                "terminal/output",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            responder.respond_with_result(host.output(&r.terminal_id.0))
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: WaitForTerminalExitRequest,
+                                    responder: Responder<WaitForTerminalExitResponse>,
+                                    cx: ConnectionTo<Agent>| {
+                            host.log(
+                                "terminal/wait_for_exit",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            let exit = host.exit_of(&r.terminal_id.0);
+                            // Off the dispatch loop: the command may run for a long time.
+                            cx.spawn(async move {
+                                responder.respond_with_result(match exit {
+                                    Ok(mut exit) => {
+                                        let status = exit
+                                            .wait_for(Option::is_some)
+                                            .await
+                                            .map(|s| s.clone().unwrap_or_default())
+                                            .unwrap_or_default();
+                                        Ok(WaitForTerminalExitResponse::new(status))
+                                    }
+                                    Err(e) => Err(e),
+                                })
+                            })
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: KillTerminalRequest,
+                                    responder: Responder<KillTerminalResponse>,
+                                    _cx| {
+                            host.log(
+                                "terminal/kill",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            let killed = host.kill(&r.terminal_id.0);
+                            responder
+                                .respond_with_result(killed.map(|()| KillTerminalResponse::new()))
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    {
+                        let host = host.clone();
+                        async move |r: ReleaseTerminalRequest,
+                                    responder: Responder<ReleaseTerminalResponse>,
+                                    _cx| {
+                            host.log(
+                                "terminal/release",
+                                serde_json::to_value(&r).unwrap_or_default(),
+                            );
+                            let released = host.release(&r.terminal_id.0);
+                            responder.respond_with_result(
+                                released.map(|()| ReleaseTerminalResponse::new()),
+                            )
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .on_receive_notification(
                     async move |n: SessionNotification, _cx| {
                         let _ = updates_tx.send(Seen::Update(n));
@@ -219,6 +350,8 @@ impl AcpClient {
             init: None,
             events,
             updates: Vec::new(),
+            calls: Vec::new(),
+            host: client_host,
             stop: Some(stop),
             task: Some(task),
         }
@@ -235,10 +368,14 @@ impl AcpClient {
     }
 
     pub async fn initialize(&self) -> InitializeResponse {
+        self.initialize_offering(ClientCapabilities::new()).await
+    }
+
+    pub async fn initialize_offering(&self, caps: ClientCapabilities) -> InitializeResponse {
         within(
             "initialize",
             self.cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
                 .block_task(),
         )
         .await
@@ -275,10 +412,29 @@ impl AcpClient {
         let seen = within("an event from the runner", self.events.recv())
             .await
             .unwrap_or_else(|| panic!("the connection closed"));
-        if let Seen::Update(n) = &seen {
-            self.updates.push(n.clone());
+        match &seen {
+            Seen::Update(n) => self.updates.push(n.clone()),
+            Seen::Call(method, params) => self.calls.push((method.clone(), params.clone())),
+            Seen::Permission(..) => {}
         }
         seen
+    }
+
+    /// Wait for the client to receive an `fs/*` or `terminal/*` request with this method; a
+    /// permission request on the way fails the test. Returns its params.
+    pub async fn wait_call(&mut self, method: &str) -> Value {
+        loop {
+            match self.next().await {
+                Seen::Call(m, params) if m == method => return params,
+                Seen::Permission(r, _) => panic!("unexpected permission request {r:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// The methods of the `fs/*` and `terminal/*` requests received so far.
+    pub fn call_methods(&self) -> Vec<&str> {
+        self.calls.iter().map(|(m, _)| m.as_str()).collect()
     }
 
     /// Wait for an update matching `pred`; a permission request on the way fails the test.
@@ -286,7 +442,7 @@ impl AcpClient {
         loop {
             match self.next().await {
                 Seen::Update(n) if pred(&n.update) => return n.update,
-                Seen::Update(_) => {}
+                Seen::Update(_) | Seen::Call(..) => {}
                 Seen::Permission(r, _) => panic!("unexpected permission request {r:?}"),
             }
         }
@@ -315,6 +471,7 @@ impl AcpClient {
                     self.updates.push(n.clone());
                     out.push(n.update);
                 }
+                Seen::Call(method, params) => self.calls.push((method, params)),
                 Seen::Permission(r, _) => panic!("unexpected permission request {r:?}"),
             }
         }

@@ -92,7 +92,7 @@ impl Tool for BashTool {
 
     async fn execute(
         &self,
-        _tool_call_id: &str,
+        tool_call_id: &str,
         args: Value,
         cancel: CancellationToken,
         updates: ToolUpdates,
@@ -113,6 +113,7 @@ impl Tool for BashTool {
             command: args.command,
             cwd: self.ctx.cwd.clone(),
             timeout: args.timeout.map(|(_, limit)| limit),
+            tool_call_id: Some(tool_call_id.to_string()),
         };
         let run = self.ctx.executor.run(request, cancel, sink);
         tokio::pin!(run);

@@ -447,3 +447,52 @@ fn metadata_matches_pi() {
     assert_eq!(tool.parameters()["required"], json!(["command"]));
     assert_eq!(tool.parameters()["properties"]["timeout"]["type"], "number");
 }
+
+/// An executor that records its request and answers with fixed output and exit.
+struct Recorder {
+    seen: std::sync::Mutex<Vec<CommandRequest>>,
+    exit: CommandExit,
+}
+
+#[async_trait]
+impl crate::exec::CommandExecutor for Recorder {
+    async fn run(
+        &self,
+        request: CommandRequest,
+        _cancel: CancellationToken,
+        mut output: OutputSink,
+    ) -> Result<CommandExit, crate::exec::ExecError> {
+        self.seen.lock().unwrap().push(request);
+        output(b"from elsewhere\n");
+        Ok(self.exit)
+    }
+}
+
+#[tokio::test]
+async fn another_executor_gets_the_call_id_and_its_exit_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Arc::new(Recorder {
+        seen: std::sync::Mutex::new(Vec::new()),
+        exit: CommandExit::Code(3),
+    });
+    let tool = BashTool::new(ToolContext::local(dir.path()).with_executor(recorder.clone()));
+    let err = tool
+        .execute(
+            "call-7",
+            json!({"command": "echo hi", "timeout": 2}),
+            CancellationToken::new(),
+            ToolUpdates::discard(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.0, "from elsewhere\n\n\nCommand exited with code 3");
+    assert_eq!(
+        recorder.seen.lock().unwrap().as_slice(),
+        [CommandRequest {
+            command: "echo hi".into(),
+            cwd: dir.path().to_path_buf(),
+            timeout: Some(Duration::from_secs(2)),
+            tool_call_id: Some("call-7".into()),
+        }]
+    );
+}

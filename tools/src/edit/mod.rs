@@ -5,7 +5,7 @@ mod fuzzy;
 #[cfg(test)]
 mod tests;
 
-use std::fs;
+use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -166,13 +166,37 @@ struct Success {
     diff: EditDiff,
 }
 
-/// Read, match, and write `absolute` under the caller's file lock. Blocking.
+/// An edit computed and ready to be written.
+struct Prepared {
+    /// The file to write (symbolic links followed).
+    target: PathBuf,
+    /// The file's metadata before the edit.
+    meta: Metadata,
+    /// The whole new text, BOM and line endings as the file had them.
+    output: String,
+    success: Success,
+}
+
+impl Prepared {
+    /// Write the new text to disk atomically. Blocking.
+    fn write_locally(self, shown: &Path) -> Result<Success, String> {
+        replace_file(&self.target, self.output.as_bytes(), Some(&self.meta)).map_err(|e| {
+            format!(
+                "Could not write {}: {e}. The file was left unchanged.",
+                shown.display()
+            )
+        })?;
+        Ok(self.success)
+    }
+}
+
+/// Read and match `absolute` under the caller's file lock, and compute the new text. Blocking.
 fn edit_file(
     absolute: &Path,
     display: &str,
     edits: &[Edit],
     cancel: &CancellationToken,
-) -> Result<Success, String> {
+) -> Result<Prepared, String> {
     let shown = absolute.display();
     let could_not_edit = |e: &io::Error| {
         format!(
@@ -220,12 +244,15 @@ fn edit_file(
     let mut output = String::with_capacity(raw.len() + 64);
     output.push_str(bom);
     output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
-    replace_file(&target, output.as_bytes(), Some(&meta))
-        .map_err(|e| format!("Could not write {shown}: {e}. The file was left unchanged."))?;
 
-    Ok(Success {
-        replaced: edits.len(),
-        diff: edit_diff(display, &applied.base, &applied.new),
+    Ok(Prepared {
+        target,
+        meta,
+        output,
+        success: Success {
+            replaced: edits.len(),
+            diff: edit_diff(display, &applied.base, &applied.new),
+        },
     })
 }
 
@@ -285,15 +312,36 @@ impl Tool for EditTool {
         };
         let failed = format!("Edit of {display} failed unexpectedly");
         let shown = display.clone();
-        // The guard moves along: should this future be dropped, the lock still lasts until the
-        // blocking read-modify-write has finished.
-        let success = run_blocking(failed, move || {
-            let result = edit_file(&absolute, &shown, &edits, &cancel);
-            drop(guard);
-            result
-        })
-        .await?
-        .map_err(ToolError::new)?;
+        let success = match self.ctx.writer.clone() {
+            // The guard moves along: should this future be dropped, the lock still lasts until
+            // the blocking read-modify-write has finished.
+            None => run_blocking(failed, move || {
+                let result = edit_file(&absolute, &shown, &edits, &cancel)
+                    .and_then(|prepared| prepared.write_locally(&absolute));
+                drop(guard);
+                result
+            })
+            .await?
+            .map_err(ToolError::new)?,
+            // The lock comes back with the computed edit and is held until the client has
+            // written it, so no other mutation of the file slips in between.
+            Some(writer) => {
+                let path = absolute.clone();
+                let (guard, prepared) = run_blocking(failed, move || {
+                    (guard, edit_file(&absolute, &shown, &edits, &cancel))
+                })
+                .await?;
+                let prepared = prepared.map_err(ToolError::new)?;
+                writer
+                    .write_text(&prepared.target, &prepared.output)
+                    .await
+                    .map_err(|e| {
+                        ToolError::new(format!("Could not write {}: {e}.", path.display()))
+                    })?;
+                drop(guard);
+                prepared.success
+            }
+        };
 
         let mut details = Map::new();
         details.insert("diff".into(), Value::String(success.diff.diff));

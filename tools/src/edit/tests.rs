@@ -572,3 +572,57 @@ async fn writable_file_in_read_only_directory_is_still_edited() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "after\n");
     no_temp_files_left(&sub);
 }
+
+#[tokio::test]
+async fn a_writer_gets_exactly_the_bytes_a_local_edit_would_land() {
+    let original = b"\xEF\xBB\xBFone\r\ntwo\r\nthree\r\n";
+    let (_local_dir, local, local_path) = setup(original);
+    let routed_dir = tempfile::tempdir().unwrap();
+    std::fs::write(routed_dir.path().join("real.txt"), original).unwrap();
+    std::os::unix::fs::symlink("real.txt", routed_dir.path().join("f.txt")).unwrap();
+    let writer = Arc::new(crate::context::recording::RecordingWriter::default());
+    let routed = EditTool::new(ToolContext::local(routed_dir.path()).with_writer(writer.clone()));
+    let args = edits_args(&[("two\n", "TWO\nand a half\n")]);
+
+    let here = run(&local, args.clone()).await.unwrap();
+    let there = run(&routed, args).await.unwrap();
+    assert_eq!(here.text_content(), there.text_content());
+    assert_eq!(here.details, there.details, "the same diff either way");
+    let landed = std::fs::read(&local_path).unwrap();
+    assert_eq!(landed, b"\xEF\xBB\xBFone\r\nTWO\r\nand a half\r\nthree\r\n");
+    // Handed over: the link's target, and every byte the local edit wrote (BOM and CRLF).
+    let writes = writer.writes();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0].0, routed_dir.path().join("real.txt"));
+    assert_eq!(writes[0].1.as_bytes(), landed.as_slice());
+    // The writer owns the write: the file here is untouched and no temp file was made.
+    assert_eq!(
+        std::fs::read(routed_dir.path().join("real.txt")).unwrap(),
+        original
+    );
+    no_temp_files_left(routed_dir.path());
+}
+
+#[tokio::test]
+async fn a_failing_writer_is_an_error_and_failed_matches_never_reach_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    std::fs::write(&path, NUMBERS).unwrap();
+    let writer = Arc::new(crate::context::recording::RecordingWriter {
+        fail: Some("the client refused: read-only buffer".into()),
+        ..Default::default()
+    });
+    let tool = EditTool::new(ToolContext::local(dir.path()).with_writer(writer.clone()));
+    let err = expect_error(&tool, &path, edits_args(&[("absent", "x")])).await;
+    assert!(err.starts_with("Could not find"), "{err}");
+    assert!(writer.writes().is_empty());
+    let err = expect_error(&tool, &path, edits_args(&[("one\n", "ONE\n")])).await;
+    assert_eq!(
+        err,
+        format!(
+            "Could not write {}: the client refused: read-only buffer.",
+            path.display()
+        )
+    );
+    assert_eq!(writer.writes().len(), 1);
+}

@@ -20,6 +20,9 @@ pub struct CommandRequest {
     pub cwd: PathBuf,
     /// Kill the command after this long.
     pub timeout: Option<Duration>,
+    /// The tool call the command runs for, so an executor showing it elsewhere (a client's
+    /// terminal) can attach it to that call.
+    pub tool_call_id: Option<String>,
 }
 
 /// How a command ended.
@@ -53,6 +56,9 @@ pub enum ExecError {
     /// Reading output or waiting failed.
     #[error("Command failed: {0}")]
     Io(std::io::Error),
+    /// The client that runs commands in its own terminal failed to.
+    #[error("The client's terminal failed: {0}")]
+    Client(String),
 }
 
 /// Runs commands; must leave no process behind when it returns.

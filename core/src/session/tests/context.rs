@@ -19,7 +19,7 @@ fn linear(store: &mut SessionStore) -> [String; 4] {
 fn texts(ctx: &SessionContext) -> Vec<String> {
     ctx.messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             SessionMessage::Assistant(a) => a.text(),
             other => other.to_llm().map(|m| llm_text(&m)).unwrap_or_default(),
         })
@@ -99,7 +99,7 @@ fn compaction_keeps_the_summary_then_kept_entries_then_later_ones() {
         ["compactionSummary", "user", "assistant", "user"]
     );
     assert!(matches!(
-        &ctx.messages[0],
+        &*ctx.messages[0],
         SessionMessage::CompactionSummary(c) if c.tokens_before == 1234 && c.summary == "the gist"
     ));
     assert_eq!(texts(&ctx)[1..], ["u2", "a2", "u3"]);
@@ -115,7 +115,7 @@ fn compaction_keeps_the_summary_then_kept_entries_then_later_ones() {
     let ctx = store.context();
     assert_eq!(roles(&ctx), ["compactionSummary", "user"]);
     assert!(
-        matches!(&ctx.messages[0], SessionMessage::CompactionSummary(c) if c.summary == "newer")
+        matches!(&*ctx.messages[0], SessionMessage::CompactionSummary(c) if c.summary == "newer")
     );
 }
 
@@ -168,7 +168,7 @@ fn custom_messages_and_branch_summaries_join_the_context() {
         roles(&ctx),
         ["user", "assistant", "user", "assistant", "custom"]
     );
-    let SessionMessage::Custom(custom) = &ctx.messages[4] else {
+    let SessionMessage::Custom(custom) = &*ctx.messages[4] else {
         panic!()
     };
     assert_eq!(custom.custom_type, "ext");

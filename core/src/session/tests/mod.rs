@@ -68,7 +68,7 @@ fn llm_text(m: &crate::message::Message) -> String {
 
 /// The role of each context message.
 fn roles(ctx: &SessionContext) -> Vec<&'static str> {
-    ctx.messages.iter().map(SessionMessage::role).collect()
+    ctx.messages.iter().map(|m| m.role()).collect()
 }
 
 /// Write `lines` (each followed by a newline) to a new file in `dir`.
