@@ -8,6 +8,7 @@ mod anthropic;
 pub mod client;
 mod http;
 mod openai;
+pub mod process;
 mod record;
 mod script;
 mod server;

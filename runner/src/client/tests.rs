@@ -17,6 +17,7 @@ use agent_client_protocol::{Agent, Channel};
 use tokio::sync::Notify;
 
 use super::*;
+use march_testkit::process::{read_pids, wait_gone};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -459,40 +460,6 @@ fn backoff_doubles_up_to_the_cap() {
 }
 
 // --- processes ---------------------------------------------------------------------------
-
-/// The process state letter from `/proc/<pid>/stat`, or `None` once the pid is gone.
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.trim_start().chars().next()
-}
-
-/// Waits (generously) until `pid` is gone; a zombie counts as gone when `zombie_ok`
-/// (grandchildren are reaped by init, not by us).
-async fn wait_gone(pid: u32, zombie_ok: bool) -> bool {
-    for _ in 0..600 {
-        match proc_state(pid) {
-            None => return true,
-            Some('Z') if zombie_ok => return true,
-            _ => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-    false
-}
-
-/// Waits until `file` holds `n` pids.
-async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
-    for _ in 0..600 {
-        if let Ok(text) = std::fs::read_to_string(file) {
-            let pids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-            if pids.len() >= n {
-                return pids;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("never got {n} pids in {}", file.display());
-}
 
 /// A fake "agent" that starts a background sleeper and never answers; it writes the shell's
 /// pid and the sleeper's to `pids`.

@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::test_support::{run_tool, run_tool_with};
+use march_testkit::process::{read_pids, wait_gone};
 
 fn tool(dir: &Path) -> BashTool {
     BashTool::new(ToolContext::local(dir))
@@ -10,41 +11,6 @@ fn tool(dir: &Path) -> BashTool {
 
 async fn run(tool: &BashTool, args: Value) -> Result<ToolOutcome, ToolError> {
     run_tool(tool, args).await
-}
-
-/// The process state letter from `/proc/<pid>/stat`, or `None` once the pid is gone.
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The state follows the parenthesised command name, which may itself contain spaces.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.trim_start().chars().next()
-}
-
-/// Wait (generously) until `pid` is gone; a zombie counts as gone when `zombie_ok` (grandchildren
-/// are reaped by init, not by us).
-async fn wait_gone(pid: u32, zombie_ok: bool) -> bool {
-    for _ in 0..600 {
-        match proc_state(pid) {
-            None => return true,
-            Some('Z') if zombie_ok => return true,
-            _ => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
-    false
-}
-
-/// Wait until the command wrote `n` pids into `file`.
-async fn read_pids(file: &Path, n: usize) -> Vec<u32> {
-    for _ in 0..600 {
-        if let Ok(text) = std::fs::read_to_string(file) {
-            let pids: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
-            if pids.len() >= n {
-                return pids;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the command never wrote {n} pids to {}", file.display());
 }
 
 /// The shell (our child) must be reaped; its background child must be dead.
