@@ -8,6 +8,7 @@ pub mod config;
 pub mod context;
 pub mod event;
 pub mod http;
+pub mod march_session;
 pub mod message;
 pub mod model;
 pub mod partial_json;

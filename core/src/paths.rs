@@ -86,6 +86,12 @@ impl MarchPaths {
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")
     }
+
+    /// The directory for March's own session state (title, timeline, restore data), kept
+    /// apart from the transcripts.
+    pub fn march_sessions_dir(&self) -> PathBuf {
+        self.data_dir.join("march-sessions")
+    }
 }
 
 #[cfg(test)]
@@ -161,5 +167,9 @@ mod tests {
         assert_eq!(paths.auth_file(), PathBuf::from("/h/auth.json"));
         assert_eq!(paths.log_dir(), PathBuf::from("/h/data/logs"));
         assert_eq!(paths.sessions_dir(), PathBuf::from("/h/data/sessions"));
+        assert_eq!(
+            paths.march_sessions_dir(),
+            PathBuf::from("/h/data/march-sessions")
+        );
     }
 }

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use march_core::message::{UserBody, UserContent};
 use march_core::session::{format_iso_ms, is_valid_session_id, session_dir};
 use serde_json::Value;
 
@@ -186,6 +187,28 @@ fn user_text(content: &Value) -> Option<String> {
             .join("\n"),
         _ => return None,
     };
+    title_from_text(&text)
+}
+
+/// The title of a user message: its text's first non-empty line, shortened.
+pub(crate) fn user_title(body: &UserBody) -> Option<String> {
+    match body {
+        UserBody::Text(text) => title_from_text(text),
+        UserBody::Blocks(blocks) => title_from_text(
+            &blocks
+                .iter()
+                .filter_map(|b| match b {
+                    UserContent::Text(t) => Some(t.text.as_str()),
+                    UserContent::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    }
+}
+
+/// The first non-empty line of `text`, shortened to a title.
+pub(crate) fn title_from_text(text: &str) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     Some(if line.chars().count() > MAX_TITLE_CHARS {
         let cut: String = line.chars().take(MAX_TITLE_CHARS - 1).collect();

@@ -13,6 +13,7 @@ mod provider;
 mod replay;
 mod server;
 mod session;
+mod state;
 mod turn;
 mod updates;
 

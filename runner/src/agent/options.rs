@@ -62,7 +62,8 @@ impl PermissionMode {
         }
     }
 
-    fn parse(value: &str) -> Option<Self> {
+    /// The mode with this value id.
+    pub(crate) fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.as_str() == value)
     }
 }

@@ -20,6 +20,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use march_core::config::Config;
+use march_core::march_session::{MarchSession, TimelineKind};
 use march_core::model::{CredentialSource, Model, ModelRegistry};
 use march_core::paths::MarchPaths;
 use march_core::provider::HttpProvider;
@@ -30,10 +31,11 @@ use march_tools::ToolRegistry;
 
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
-use super::options::{PermissionMode, Settings};
+use super::options::Settings;
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
+use super::state::{self, SessionState};
 use super::{errors, listing, lock};
 
 /// Why the runner stopped serving.
@@ -134,11 +136,9 @@ pub async fn serve_on(
                 let s = s.clone();
                 async move |req: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
                     let s = s.clone();
-                    spawn(
-                        &cx,
-                        responder,
-                        move |_| async move { s.close_session(&req) },
-                    )
+                    spawn(&cx, responder, move |_| async move {
+                        s.close_session(&req).await
+                    })
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -201,7 +201,7 @@ pub async fn serve_on(
         .connect_to(transport)
         .await;
     // The client is gone: stop whatever still runs so tools and commands end with it.
-    server.close_all();
+    server.close_all().await;
     match result {
         Ok(()) => Ok(()),
         // A client that hangs up while we still write (a notification after its last
@@ -307,6 +307,7 @@ struct Opened {
     store: SessionStore,
     registry: Arc<ModelRegistry>,
     settings: Settings,
+    state: SessionState,
 }
 
 impl Server {
@@ -319,9 +320,15 @@ impl Server {
             .ok_or_else(|| errors::session_not_found(id))
     }
 
-    fn close_all(&self) {
-        for (_, session) in lock(&self.sessions).drain() {
+    async fn close_all(&self) {
+        let open: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        for session in open {
             session.close();
+            let detail = Some("the client disconnected".to_string());
+            session
+                .state
+                .record(TimelineKind::Closed, detail, |_| {})
+                .await;
         }
     }
 
@@ -332,13 +339,16 @@ impl Server {
     ) -> Result<(NewSessionResponse, String), Error> {
         let cwd = checked_cwd(&req.cwd)?;
         // Settings first: a session without a usable model leaves no file behind.
-        let (registry, settings) = self.settings(&SessionContext::default(), false).await?;
+        let (registry, settings) = self
+            .settings(&SessionContext::default(), false, None)
+            .await?;
         let paths = self.paths.clone();
         let dir = cwd.clone();
         let store = blocking(move || SessionStore::create_for_cwd(&paths, &dir))
             .await?
             .map_err(|e| errors::internal(e.to_string()))?;
         let id = store.session_id().to_string();
+        let state = SessionState::created(self.paths.march_sessions_dir(), &id, &cwd, &store);
         let session = self.register(
             Opened {
                 id,
@@ -346,9 +356,14 @@ impl Server {
                 store,
                 registry,
                 settings,
+                state,
             },
             &cx,
         );
+        session
+            .state
+            .opened(TimelineKind::Created, &session.settings)
+            .await;
         tracing::info!(session = %session.id(), path = %session.path().display(), "session/new");
         let response = NewSessionResponse::new(session.id().to_string())
             .config_options(session.config_options());
@@ -360,7 +375,9 @@ impl Server {
         req: LoadSessionRequest,
         cx: ConnectionTo<Client>,
     ) -> Result<(LoadSessionResponse, String), Error> {
-        let session = self.reopen(&req.session_id.0, &req.cwd, &cx).await?;
+        let session = self
+            .reopen(&req.session_id.0, &req.cwd, &cx, TimelineKind::Loaded)
+            .await?;
         let port = AcpPort::new(cx.clone(), session.id().to_string());
         // The whole conversation goes out before the answer, as ACP requires.
         let updates = session.replay();
@@ -377,29 +394,47 @@ impl Server {
         req: ResumeSessionRequest,
         cx: ConnectionTo<Client>,
     ) -> Result<(ResumeSessionResponse, String), Error> {
-        let session = self.reopen(&req.session_id.0, &req.cwd, &cx).await?;
+        let session = self
+            .reopen(&req.session_id.0, &req.cwd, &cx, TimelineKind::Resumed)
+            .await?;
         tracing::info!(session = %session.id(), "session/resume");
         let response = ResumeSessionResponse::new().config_options(session.config_options());
         Ok((response, session.id().to_string()))
     }
 
-    /// The session in memory, or loaded from its file.
+    /// The session in memory, or loaded from its file with the settings its March state
+    /// saved; `event` goes on its timeline either way.
     async fn reopen(
         &self,
         id: &str,
         cwd: &Path,
         cx: &ConnectionTo<Client>,
+        event: TimelineKind,
     ) -> Result<Arc<Session>, Error> {
-        if let Some(session) = self.session(id) {
-            return Ok(session);
-        }
+        let session = match self.session(id) {
+            Some(session) => session,
+            None => self.open(id, cwd, cx).await?,
+        };
+        session.state.opened(event, &session.settings).await;
+        Ok(session)
+    }
+
+    /// Load a session from its transcript and its March state, and register it.
+    async fn open(
+        &self,
+        id: &str,
+        cwd: &Path,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<Arc<Session>, Error> {
         let cwd = checked_cwd(cwd)?;
         let sessions_dir = self.paths.sessions_dir();
+        let states_dir = self.paths.march_sessions_dir();
         let paths = self.paths.clone();
         let (wanted, dir) = (id.to_string(), cwd.clone());
-        let store = blocking(move || {
+        let (store, saved) = blocking(move || {
             let path = listing::find(&sessions_dir, Some(&dir), &wanted)?;
-            Some(open_store(&path, &march_session_dir(&paths, &dir)))
+            let store = open_store(&path, &march_session_dir(&paths, &dir));
+            Some(store.map(|store| (store, state::load_saved(&states_dir, &wanted))))
         })
         .await?
         .ok_or_else(|| errors::session_not_found(id))?
@@ -408,7 +443,11 @@ impl Server {
             .entries()
             .iter()
             .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange(_)));
-        let (registry, settings) = self.settings(&store.context(), recorded_thinking).await?;
+        let (registry, settings) = self
+            .settings(&store.context(), recorded_thinking, saved.as_ref())
+            .await?;
+        let state =
+            SessionState::reopened(self.paths.march_sessions_dir(), saved, id, &cwd, &store);
         Ok(self.register(
             Opened {
                 id: id.to_string(),
@@ -416,18 +455,21 @@ impl Server {
                 store,
                 registry,
                 settings,
+                state,
             },
             cx,
         ))
     }
 
-    /// Fresh config and registry, and the settings a session starts with: the model its
-    /// transcript last used (if still usable) and its recorded thinking level, else the
-    /// configured ones.
+    /// Fresh config and registry, and the settings a session starts with: those its March
+    /// state saved, else the model its transcript last used and its recorded thinking level,
+    /// else the configured ones (a model only while its provider is usable); mode `ask`
+    /// unless the state saved another.
     async fn settings(
         &self,
         context: &SessionContext,
         recorded_thinking: bool,
+        saved: Option<&MarchSession>,
     ) -> Result<(Arc<ModelRegistry>, Settings), Error> {
         let paths = self.paths.clone();
         let (config, registry) = blocking(move || -> Result<_, String> {
@@ -437,15 +479,18 @@ impl Server {
         })
         .await?
         .map_err(errors::internal)?;
-        let model = choose_model(&config, &registry, context.model.as_ref())?;
-        let thinking = match context.thinking() {
-            Some(level) if recorded_thinking => level,
+        let recorded_model = context.model.as_ref().map(|(p, id)| format!("{p}/{id}"));
+        let wanted = saved.and_then(|s| s.model.clone()).into_iter();
+        let model = choose_model(&config, &registry, wanted.chain(recorded_model))?;
+        let thinking = match (saved.and_then(|s| s.thinking), context.thinking()) {
+            (Some(level), _) => level,
+            (None, Some(level)) if recorded_thinking => level,
             _ => config.thinking.unwrap_or_default(),
         };
         let settings = Settings {
             model,
             thinking,
-            mode: PermissionMode::default(),
+            mode: state::saved_mode(saved).unwrap_or_default(),
         };
         Ok((Arc::new(registry), settings))
     }
@@ -469,6 +514,7 @@ impl Server {
             store: opened.store,
             settings: opened.settings,
             terminals,
+            state: Arc::new(opened.state),
         });
         lock(&self.sessions)
             .entry(session.id().to_string())
@@ -478,8 +524,19 @@ impl Server {
 
     async fn list_sessions(&self, req: ListSessionsRequest) -> Result<ListSessionsResponse, Error> {
         let sessions_dir = self.paths.sessions_dir();
+        let states_dir = self.paths.march_sessions_dir();
         let cwd = req.cwd.clone();
-        let found = blocking(move || listing::list(&sessions_dir, cwd.as_deref())).await?;
+        let found = blocking(move || {
+            let mut found = listing::list(&sessions_dir, cwd.as_deref());
+            // March's own title wins; the transcript's is the fallback.
+            for s in &mut found {
+                if let Some(title) = state::saved_title(&states_dir, &s.id) {
+                    s.title = Some(title);
+                }
+            }
+            found
+        })
+        .await?;
         let sessions = found
             .into_iter()
             .map(|s| {
@@ -496,12 +553,19 @@ impl Server {
         Ok(ListSessionsResponse::new(sessions))
     }
 
-    fn close_session(&self, req: &CloseSessionRequest) -> Result<CloseSessionResponse, Error> {
+    async fn close_session(
+        &self,
+        req: &CloseSessionRequest,
+    ) -> Result<CloseSessionResponse, Error> {
         let id = &req.session_id.0;
         let session = lock(&self.sessions)
             .remove(&**id)
             .ok_or_else(|| errors::session_not_found(id))?;
         session.close();
+        session
+            .state
+            .record(TimelineKind::Closed, None, |_| {})
+            .await;
         tracing::info!(session = %id, "session/close");
         Ok(CloseSessionResponse::new())
     }
@@ -512,21 +576,28 @@ impl Server {
     ) -> Result<DeleteSessionResponse, Error> {
         let id = req.session_id.0.to_string();
         let open = lock(&self.sessions).remove(&id);
-        let path = match &open {
-            Some(session) => {
-                session.close();
-                Some(session.path())
-            }
-            None => None,
-        };
+        if let Some(session) = &open {
+            session.close();
+        }
         let sessions_dir = self.paths.sessions_dir();
+        let states_dir = self.paths.march_sessions_dir();
         let wanted = id.clone();
-        let removed = blocking(move || {
-            let path = path.or_else(|| listing::find(&sessions_dir, None, &wanted))?;
-            Some(std::fs::remove_file(&path).map(|()| path))
+        let (transcript, state) = blocking(move || {
+            // March's state first: an open session stops writing it from here on.
+            let state = match &open {
+                Some(session) => session.state.delete_now(),
+                None => MarchSession::delete(&states_dir, &wanted),
+            };
+            let path = open
+                .map(|session| session.path())
+                .or_else(|| listing::find(&sessions_dir, None, &wanted));
+            let transcript = path.map(|path| std::fs::remove_file(&path).map(|()| path));
+            (transcript, state)
         })
         .await?;
-        match removed {
+        let state =
+            state.map_err(|e| errors::internal(format!("cannot delete session `{id}`: {e}")))?;
+        match transcript {
             Some(Ok(path)) => {
                 tracing::info!(session = %id, path = %path.display(), "session/delete");
                 Ok(DeleteSessionResponse::new())
@@ -534,6 +605,8 @@ impl Server {
             Some(Err(e)) => Err(errors::internal(format!(
                 "cannot delete session `{id}`: {e}"
             ))),
+            // Only March's state was left (its transcript was removed by hand): it is gone now.
+            None if state => Ok(DeleteSessionResponse::new()),
             None => Err(errors::session_not_found(&id)),
         }
     }
@@ -614,18 +687,16 @@ fn checked_cwd(cwd: &Path) -> Result<PathBuf, Error> {
     Ok(cwd.to_path_buf())
 }
 
-/// The session's model: the one its transcript last used if it can still be called, else
-/// the configured default; an error that says what to configure when nothing is usable.
+/// The session's model: the first of `wanted` (`provider/id`: the saved one, then the one
+/// the transcript last used) that can still be called, else the configured default; an
+/// error that says what to configure when nothing is usable.
 fn choose_model(
     config: &Config,
     registry: &ModelRegistry,
-    recorded: Option<&(String, String)>,
+    mut wanted: impl Iterator<Item = String>,
 ) -> Result<Model, Error> {
     let usable = |m: &Model| registry.credential_source(&m.provider).is_usable();
-    if let Some(model) = recorded
-        .and_then(|(provider, id)| registry.resolve(&format!("{provider}/{id}")).ok())
-        .filter(usable)
-    {
+    if let Some(model) = wanted.find_map(|spec| registry.resolve(&spec).ok().filter(usable)) {
         return Ok(model);
     }
     let model = registry

@@ -19,6 +19,7 @@ use super::client_terminal::ClientTerminals;
 use super::gate::PermissionMemory;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
+use super::state::SessionState;
 use super::{content, errors, lock, replay, turn};
 
 /// Everything a session is built from.
@@ -41,6 +42,8 @@ pub(crate) struct SessionSetup {
     pub settings: Settings,
     /// The client terminals the session's bash commands run in (when the client offers them).
     pub terminals: Arc<ClientTerminals>,
+    /// March's own state of the session (title, timeline, restore data).
+    pub state: Arc<SessionState>,
 }
 
 /// A session held in memory by the runner.
@@ -55,6 +58,7 @@ pub(crate) struct Session {
     pub(super) settings: Arc<Mutex<Settings>>,
     pub(super) memory: PermissionMemory,
     pub(super) terminals: Arc<ClientTerminals>,
+    pub(super) state: Arc<SessionState>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
     /// is fair).
     turns: tokio::sync::Mutex<()>,
@@ -79,6 +83,7 @@ impl Session {
             settings: Arc::new(Mutex::new(setup.settings)),
             memory: PermissionMemory::default(),
             terminals: setup.terminals,
+            state: setup.state,
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
             closed: AtomicBool::new(false),
@@ -135,12 +140,13 @@ impl Session {
         .map_err(|e| errors::internal(e.to_string()))?;
         {
             let mut settings = lock(&self.settings);
-            match change {
+            match change.clone() {
                 Change::Model(m) => settings.model = m,
                 Change::Thinking(t) => settings.thinking = t,
                 Change::Mode(m) => settings.mode = m,
             }
         }
+        self.state.changed(&change, &self.settings).await;
         Ok(self.config_options())
     }
 
@@ -178,6 +184,7 @@ impl Session {
             if mine.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
+            self.state.prompt_started(&user).await;
             let stop = turn::run(self, user, port, mine.clone()).await;
             // Commands a cancel cut short are released before the turn answers.
             self.terminals.settle().await;
