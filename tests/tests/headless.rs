@@ -313,11 +313,8 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
         assert!(Instant::now() < deadline, "the model was never called");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let output = wait_output(child);
     assert_eq!(
         output.status.code(),

@@ -105,9 +105,14 @@ impl Host {
                 status = child.wait() => status,
                 _ = killed => {
                     // The whole group, so no grandchild keeps the pipes open.
-                    let _ = std::process::Command::new("kill")
-                        .args(["-KILL", &format!("-{pid}")])
-                        .status();
+                    // A syscall, not `kill -KILL -PID`: procps-ng 4.0.2's kill command can
+                    // misread a negative pid, and signalling the wrong group is fatal here.
+                    if let Some(pgid) = rustix::process::Pid::from_raw(pid as i32) {
+                        let _ = rustix::process::kill_process_group(
+                            pgid,
+                            rustix::process::Signal::KILL,
+                        );
+                    }
                     child.wait().await
                 }
             };
