@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod context;
 pub mod event;
+pub mod history;
 pub mod http;
 pub mod march_session;
 pub mod message;

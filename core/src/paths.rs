@@ -92,6 +92,12 @@ impl MarchPaths {
     pub fn march_sessions_dir(&self) -> PathBuf {
         self.data_dir.join("march-sessions")
     }
+
+    /// The history index database (searchable turns of all sessions), kept apart from the
+    /// transcripts.
+    pub fn history_db(&self) -> PathBuf {
+        self.data_dir.join("history.sqlite")
+    }
 }
 
 #[cfg(test)]
@@ -171,5 +177,6 @@ mod tests {
             paths.march_sessions_dir(),
             PathBuf::from("/h/data/march-sessions")
         );
+        assert_eq!(paths.history_db(), PathBuf::from("/h/data/history.sqlite"));
     }
 }
