@@ -528,3 +528,46 @@ async fn garbage_and_unknown_methods_get_errors_and_the_runner_lives_on() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_carries_the_context_layers_in_order() {
+    let h = Harness::new(vec![Turn::text("ok")]).await;
+    // The project is a repository root with a nested package the session works in.
+    let root = h.project();
+    let cwd = root.join("crates/app");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::write(root.join("AGENTS.md"), "ROOT RULE").unwrap();
+    std::fs::write(cwd.join("CLAUDE.md"), "CWD RULE").unwrap();
+    std::fs::create_dir_all(h.march_home().join("profiles")).unwrap();
+    std::fs::write(h.march_home().join("profiles/user.md"), "USER PROFILE").unwrap();
+    let (_runner, client) = h.connect().await;
+    let session = client.new_session(&cwd).await;
+    let response = client
+        .prompt(&session.session_id, "hi")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    let requests = h.server.requests();
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = |needle: &str| {
+        system
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from the system prompt:\n{system}"))
+    };
+    // system_core, injections (tools), project_context (root, then cwd), profiles, identity.
+    let order = [
+        at("You are March"),
+        at("Available tools:"),
+        at("ROOT RULE"),
+        at("CWD RULE"),
+        at("USER PROFILE"),
+        at(&format!("Current working directory: {}", cwd.display())),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{system}");
+    assert_eq!(requests[0].body["messages"][1]["content"], "hi");
+}
