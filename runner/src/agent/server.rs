@@ -38,6 +38,18 @@ use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
 use super::{errors, listing, lock};
 
+/// A request handler that answers from a spawned task, so the connection's dispatch loop never
+/// waits on session work: `spawned!(server, spawner, |req: Type, cx| body)`.
+macro_rules! spawned {
+    ($s:ident, $spawner:ident, |$req:ident: $ty:ty, $cx:pat_param| $body:expr) => {{
+        let $s = $s.clone();
+        async move |$req: $ty, responder, cx: ConnectionTo<Client>| {
+            let $s = $s.clone();
+            $spawner(&cx, responder, move |$cx| async move { $body })
+        }
+    }};
+}
+
 /// Why the runner stopped serving.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -84,89 +96,45 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: NewSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn_announcing(&cx, responder, move |cx| async move {
-                        s.new_session(req, cx).await
-                    })
-                }
-            },
+            spawned!(s, spawn_announcing, |req: NewSessionRequest, cx| s
+                .new_session(req, cx)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: LoadSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn_announcing(&cx, responder, move |cx| async move {
-                        s.load_session(req, cx).await
-                    })
-                }
-            },
+            spawned!(s, spawn_announcing, |req: LoadSessionRequest, cx| s
+                .load_session(req, cx)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: ResumeSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn_announcing(&cx, responder, move |cx| async move {
-                        s.resume_session(req, cx).await
-                    })
-                }
-            },
+            spawned!(s, spawn_announcing, |req: ResumeSessionRequest, cx| s
+                .resume_session(req, cx)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: ListSessionsRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn(&cx, responder, move |_| async move {
-                        s.list_sessions(req).await
-                    })
-                }
-            },
+            spawned!(s, spawn, |req: ListSessionsRequest, _| s
+                .list_sessions(req)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: CloseSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn(&cx, responder, move |_| async move {
-                        s.close_session(&req).await
-                    })
-                }
-            },
+            spawned!(s, spawn, |req: CloseSessionRequest, _| s
+                .close_session(&req)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: DeleteSessionRequest, responder, cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn(&cx, responder, move |_| async move {
-                        s.delete_session(req).await
-                    })
-                }
-            },
+            spawned!(s, spawn, |req: DeleteSessionRequest, _| s
+                .delete_session(req)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            {
-                let s = s.clone();
-                async move |req: SetSessionConfigOptionRequest,
-                            responder,
-                            cx: ConnectionTo<Client>| {
-                    let s = s.clone();
-                    spawn(&cx, responder, move |_| async move {
-                        s.set_config_option(req).await
-                    })
-                }
-            },
+            spawned!(s, spawn, |req: SetSessionConfigOptionRequest, _| s
+                .set_config_option(req)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
