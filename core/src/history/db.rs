@@ -80,7 +80,7 @@ pub(super) fn open(path: &Path) -> Result<(Connection, Option<PathBuf>), History
             source,
         })?;
     }
-    match try_open(path) {
+    match open_when_free(path) {
         Ok(conn) => Ok((conn, None)),
         Err(e) if is_corruption(&e) => {
             tracing::warn!(
@@ -88,7 +88,7 @@ pub(super) fn open(path: &Path) -> Result<(Connection, Option<PathBuf>), History
                 path.display()
             );
             let aside = move_aside(path)?;
-            let conn = try_open(path).map_err(|source| HistoryError::Open {
+            let conn = open_when_free(path).map_err(|source| HistoryError::Open {
                 path: path.to_path_buf(),
                 source,
             })?;
@@ -118,11 +118,40 @@ pub(super) fn reset(conn: &mut Connection) -> rusqlite::Result<()> {
     tx.commit()
 }
 
+/// [`try_open`], tried again while another connection holds a lock SQLite will not wait
+/// for: two runners creating the file at once race for the switch to WAL, and SQLite
+/// answers that race with `SQLITE_BUSY` at once instead of calling the busy handler.
+fn open_when_free(path: &Path) -> rusqlite::Result<Connection> {
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match try_open(path) {
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether SQLite refused because another connection holds a lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
 fn try_open(path: &Path) -> rusqlite::Result<Connection> {
     let mut conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // The first statement reads the header: a file that is not a database fails here.
-    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    // WAL is stored in the file, so it is only switched on once, by whoever comes first.
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version != SCHEMA_VERSION {
