@@ -69,6 +69,45 @@ pub enum Command {
     /// Serve the Agent Client Protocol on stdin/stdout (for editors and other ACP clients).
     #[command(visible_alias = "acp")]
     Runner,
+    /// Search the turns of every session, or rebuild the search index.
+    #[command(subcommand)]
+    History(HistoryCommand),
+}
+
+/// `march history` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum HistoryCommand {
+    /// Find turns by their words (every word must occur; `word*` matches a prefix), best
+    /// first, with a snippet.
+    Search(HistorySearchArgs),
+    /// Rebuild the index from the session transcripts.
+    Reindex,
+}
+
+/// Options of `march history search`.
+#[derive(Debug, Args)]
+pub struct HistorySearchArgs {
+    /// The words to look for.
+    #[arg(value_name = "QUERY", required = true)]
+    pub query: Vec<String>,
+    /// Print one JSON object per matching turn.
+    #[arg(long)]
+    pub json: bool,
+    /// Only turns of sessions in this project directory.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Only turns of this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only turns at or after this date (2026-11-30 or 2026-11-30T14:00, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only turns before this date.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// At most this many results.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
 }
 
 /// Options of `march models`.

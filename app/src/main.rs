@@ -2,6 +2,7 @@
 
 mod cli;
 mod headless;
+mod history_cmd;
 mod logging;
 mod models_cmd;
 
@@ -55,6 +56,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Models(args) => models_cmd::run(&paths, &args)?,
         Command::Runner => run_runner(paths)?,
+        Command::History(command) => history_cmd::run(&paths, &command)?,
     }
     Ok(ExitCode::SUCCESS)
 }

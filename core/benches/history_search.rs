@@ -10,7 +10,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use march_core::history::{HistoryIndex, SearchQuery};
+use march_core::history::{HistoryIndex, RecallQuery, SearchQuery};
 use march_core::message::{AssistantContent, AssistantMessage, Message, TextContent, ToolCall};
 use march_core::model::Model;
 use march_core::session::{SessionHeader, SessionMessage, SessionStore, format_iso_ms};
@@ -337,6 +337,26 @@ fn main() {
     }
     times.sort();
 
+    // Recall for prompts of 8 to 24 words, within one project, as a runner does before a run.
+    let mut recall_times = Vec::with_capacity(QUERIES);
+    let mut recalled = 0usize;
+    for q in 0..QUERIES {
+        let prompt = sentence(&mut rng, 8 + q % 17);
+        let project = format!("/work/project{}", q % 20);
+        let start = Instant::now();
+        let turns = index
+            .recall(&RecallQuery {
+                prompt: &prompt,
+                project: &project,
+                exclude_session: None,
+                limit: 3,
+            })
+            .unwrap();
+        recall_times.push(start.elapsed());
+        recalled += turns.len();
+    }
+    recall_times.sort();
+
     println!(
         "history index: {SESSIONS} sessions, {turns} turns, database {:.1} MB",
         db_size as f64 / 1e6
@@ -356,5 +376,12 @@ fn main() {
         ms(percentile(&times, 0.5)),
         ms(percentile(&times, 0.9)),
         ms(percentile(&times, 1.0)),
+    );
+    println!(
+        "recall over {QUERIES} prompts of 8-24 words (limit 3, {:.1} turns on average): median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
+        recalled as f64 / QUERIES as f64,
+        ms(percentile(&recall_times, 0.5)),
+        ms(percentile(&recall_times, 0.9)),
+        ms(percentile(&recall_times, 1.0)),
     );
 }

@@ -42,6 +42,57 @@ pub struct Config {
     pub thinking: Option<ThinkingLevel>,
     /// `[providers.<name>]` tables: overrides of built-in providers and new ones.
     pub providers: BTreeMap<String, ProviderConfig>,
+    /// The `[memory]` table.
+    pub memory: MemoryConfig,
+    /// The `[recall]` table.
+    pub recall: RecallConfig,
+    /// The `[compaction]` table (pi's defaults: on, 16384 reserved, 20000 kept).
+    pub compaction: crate::compaction::CompactionSettings,
+}
+
+/// The `[recall]` table: earlier turns of the project recalled from the history index into
+/// the context of a new prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct RecallConfig {
+    /// Whether prompts get recall hints.
+    pub enabled: bool,
+    /// Most turns recalled for one prompt.
+    pub max_turns: usize,
+    /// Most tokens (estimated as bytes / 4) the recalled turns may take.
+    pub budget_tokens: u64,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig {
+            enabled: true,
+            max_turns: 3,
+            budget_tokens: 1500,
+        }
+    }
+}
+
+/// The `[memory]` table: where project memory lives and how much of it the context carries.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct MemoryConfig {
+    /// Whether memory is read into the context and the memory tool can use it.
+    pub enabled: bool,
+    /// The project memory file: relative to the project directory, or absolute.
+    pub project_file: PathBuf,
+    /// Most tokens (estimated as bytes / 4) of memory the system prompt carries.
+    pub budget_tokens: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            enabled: true,
+            project_file: PathBuf::from(".march/memory.md"),
+            budget_tokens: 4000,
+        }
+    }
 }
 
 /// One `[providers.<name>]` table.
@@ -213,6 +264,22 @@ cost = { input = 0.5 }
     fn model_without_id_is_an_error() {
         let text = "[[providers.p.models]]\nname = \"x\"\n";
         assert!(Config::parse(text, Path::new("c.toml")).is_err());
+    }
+
+    #[test]
+    fn memory_table_has_defaults_and_overrides() {
+        let config = Config::parse("", Path::new("c.toml")).unwrap();
+        assert!(config.memory.enabled);
+        assert_eq!(config.memory.project_file, Path::new(".march/memory.md"));
+        assert_eq!(config.memory.budget_tokens, 4000);
+        let text = "[memory]\nproject_file = \"docs/MEMORY.md\"\nbudget_tokens = 500\n";
+        let config = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert!(config.memory.enabled);
+        assert_eq!(config.memory.project_file, Path::new("docs/MEMORY.md"));
+        assert_eq!(config.memory.budget_tokens, 500);
+        let config = Config::parse("[memory]\nenabled = false\n", Path::new("c.toml")).unwrap();
+        assert!(!config.memory.enabled);
+        assert!(Config::parse("[memory]\nbudget_tokens = -1\n", Path::new("c.toml")).is_err());
     }
 
     #[test]

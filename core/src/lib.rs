@@ -4,12 +4,14 @@
 pub mod agent;
 pub mod agent_loop;
 pub mod auth;
+pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod event;
 pub mod history;
 pub mod http;
 pub mod march_session;
+pub mod memory;
 pub mod message;
 pub mod model;
 pub mod partial_json;

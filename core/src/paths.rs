@@ -93,6 +93,11 @@ impl MarchPaths {
         self.data_dir.join("march-sessions")
     }
 
+    /// The directory for global memory files (`*.md`), read into every project's context.
+    pub fn memory_dir(&self) -> PathBuf {
+        self.data_dir.join("memory")
+    }
+
     /// The history index database (searchable turns of all sessions), kept apart from the
     /// transcripts.
     pub fn history_db(&self) -> PathBuf {
@@ -178,5 +183,6 @@ mod tests {
             PathBuf::from("/h/data/march-sessions")
         );
         assert_eq!(paths.history_db(), PathBuf::from("/h/data/history.sqlite"));
+        assert_eq!(paths.memory_dir(), PathBuf::from("/h/data/memory"));
     }
 }

@@ -151,6 +151,11 @@ pub trait Tool: Send + Sync {
         ToolAnnotations::default()
     }
 
+    /// Permission hints for one call, for tools whose arguments decide (read vs append).
+    fn call_annotations(&self, _args: &Value) -> ToolAnnotations {
+        self.annotations()
+    }
+
     /// One line for the system prompt's tool list, if the tool wants to be listed.
     fn prompt_snippet(&self) -> Option<&str> {
         None

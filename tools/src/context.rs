@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use march_core::memory::Memory;
 
 use crate::exec::{CommandExecutor, LocalExecutor};
 use crate::paths::{ResolvedPath, resolve};
@@ -31,6 +32,8 @@ pub struct ToolContext {
     pub executor: Arc<dyn CommandExecutor>,
     /// Where edit and write hand their final content; `None` writes locally (atomically).
     pub writer: Option<Arc<dyn FileWriter>>,
+    /// Where the memory tool's files are; `None` when memory is off (the tool says so).
+    pub memory: Option<Memory>,
 }
 
 impl ToolContext {
@@ -40,6 +43,7 @@ impl ToolContext {
             cwd: cwd.into(),
             executor: Arc::new(LocalExecutor),
             writer: None,
+            memory: None,
         }
     }
 
@@ -52,6 +56,12 @@ impl ToolContext {
     /// The same context, handing file writes to `writer`.
     pub fn with_writer(mut self, writer: Arc<dyn FileWriter>) -> Self {
         self.writer = Some(writer);
+        self
+    }
+
+    /// The same context, with memory files for the memory tool.
+    pub fn with_memory(mut self, memory: Memory) -> Self {
+        self.memory = Some(memory);
         self
     }
 

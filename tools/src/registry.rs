@@ -13,11 +13,14 @@ use crate::edit::EditTool;
 use crate::find::FindTool;
 use crate::grep::GrepTool;
 use crate::ls::LsTool;
+use crate::memory::MemoryTool;
 use crate::read::ReadTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const ALL: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "memory",
+];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
 /// Tools that only look: read, grep, find, ls.
@@ -49,6 +52,7 @@ impl ToolRegistry {
             "grep" => Arc::new(GrepTool::new(ctx)),
             "find" => Arc::new(FindTool::new(ctx)),
             "ls" => Arc::new(LsTool::new(ctx)),
+            "memory" => Arc::new(MemoryTool::new(ctx)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -125,7 +129,7 @@ mod tests {
                 t.name()
             );
         }
-        for name in ["bash", "edit", "write"] {
+        for name in ["bash", "edit", "write", "memory"] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
             assert_ne!(t.annotations(), ToolAnnotations::READ_ONLY);
@@ -135,7 +139,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -12,6 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use budget::{assistant_chars, blocks_chars, body_chars, chars_to_tokens, text_chars};
 pub use budget::{estimate_context_tokens, estimate_message_tokens};
 pub use hooks::{
     AgentHooks, ContextBudget, ModelCall, NextTurn, NoHooks, ToolBlock, ToolCallInfo,

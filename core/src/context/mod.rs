@@ -2,11 +2,12 @@
 //!
 //! `system_core` (model-specific rules), `injections` (tool and extension instructions),
 //! `session_identity` (cwd, workspace, platform, date), `project_context` (AGENTS.md and
-//! project rules) and `profiles` become the system prompt, in that order; `recent_chat`
-//! opens the transcript. Assembled once at the start of a run: later model calls in the run
-//! continue the transcript and never rebuild these layers.
+//! project rules) and `profiles` (agent and user profiles, memory) become the system prompt,
+//! in that order; `recent_chat` opens the transcript. Assembled once at the start of a run:
+//! later model calls in the run continue the transcript and never rebuild these layers.
 
 mod injections;
+mod memory;
 mod profiles;
 mod project_context;
 mod recent_chat;
@@ -17,12 +18,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use injections::{Injection, Injections};
+pub use memory::{MemoryBlock, MemoryLayer, OmittedMemory};
 pub use profiles::{Profiles, profile_paths};
 pub use project_context::{CONTEXT_FILES, ContextFile, ProjectContext, repository_root};
-pub use recent_chat::RecentChat;
+pub use recent_chat::{RecallHints, RecentChat};
 pub use session_identity::{SessionIdentity, today_utc};
 pub use system_core::{ModelFamily, SystemCore};
 
+use crate::memory::Memory;
 use crate::message::Message;
 use crate::model::Model;
 use crate::tool::Tool;
@@ -37,6 +40,8 @@ pub struct ContextRequest<'a> {
     pub workspace_dirs: Vec<PathBuf>,
     /// March's config dir (global AGENTS.md, profiles); `None` skips both.
     pub config_dir: Option<PathBuf>,
+    /// The memory files and their budget; `None` (memory disabled) leaves memory out.
+    pub memory: Option<Memory>,
     /// Active tools.
     pub tools: &'a [Arc<dyn Tool>],
     /// Extension instructions.
@@ -56,7 +61,7 @@ pub struct ContextLayers {
     pub session_identity: SessionIdentity,
     /// Instruction files.
     pub project_context: ProjectContext,
-    /// Agent and user profiles.
+    /// Agent and user profiles, and memory.
     pub profiles: Profiles,
     /// The turns that open the transcript.
     pub recent_chat: RecentChat,
@@ -90,11 +95,18 @@ impl ContextEngine {
             injections: Injections::collect(req.tools, req.extensions),
             session_identity: SessionIdentity::detect(req.cwd.clone(), req.workspace_dirs),
             project_context: ProjectContext::discover(req.config_dir.as_deref(), &req.cwd),
-            profiles: req
-                .config_dir
-                .as_deref()
-                .map(Profiles::load)
-                .unwrap_or_default(),
+            profiles: Profiles {
+                memory: req
+                    .memory
+                    .as_ref()
+                    .map(MemoryLayer::load)
+                    .unwrap_or_default(),
+                ..req
+                    .config_dir
+                    .as_deref()
+                    .map(Profiles::load)
+                    .unwrap_or_default()
+            },
             recent_chat: RecentChat::select(req.transcript, budget),
         }
     }
@@ -136,6 +148,16 @@ mod tests {
         std::fs::create_dir_all(&cwd).unwrap();
         std::fs::write(cwd.join("AGENTS.md"), "PROJECT-RULE").unwrap();
         std::fs::write(cfg.join("profiles/user.md"), "USER-PROFILE").unwrap();
+        let memory = Memory::new(
+            tmp.path().join("data/memory"),
+            cwd.clone(),
+            std::path::Path::new(".march/memory.md"),
+            4000,
+        );
+        std::fs::create_dir_all(&memory.global_dir).unwrap();
+        std::fs::write(memory.global_dir.join("notes.md"), "GLOBAL-MEMORY").unwrap();
+        std::fs::create_dir_all(cwd.join(".march")).unwrap();
+        std::fs::write(&memory.project_file, "PROJECT-MEMORY").unwrap();
         let model = Model::anthropic("anthropic", "claude-sonnet-4-5", "http://x");
         let earlier = Message::user("earlier");
         let ctx = ContextEngine.assemble(ContextRequest {
@@ -143,6 +165,7 @@ mod tests {
             cwd: cwd.clone(),
             workspace_dirs: vec![],
             config_dir: Some(cfg),
+            memory: Some(memory),
             tools: &[],
             extensions: vec![Injection {
                 source: "mcp:docs".into(),
@@ -158,7 +181,9 @@ mod tests {
         assert!(pos("You are March") < pos("EXTENSION-RULE"));
         assert!(pos("EXTENSION-RULE") < pos("PROJECT-RULE"));
         assert!(pos("PROJECT-RULE") < pos("USER-PROFILE"));
-        assert!(pos("USER-PROFILE") < pos("Current working directory:"));
+        assert!(pos("USER-PROFILE") < pos("PROJECT-MEMORY"));
+        assert!(pos("PROJECT-MEMORY") < pos("GLOBAL-MEMORY"));
+        assert!(pos("GLOBAL-MEMORY") < pos("Current working directory:"));
         assert!(p.contains(&cwd.display().to_string()));
         assert_eq!(ctx.messages, vec![earlier]);
         assert_eq!(ctx.layers.system_core.family, ModelFamily::Claude);

@@ -1,7 +1,10 @@
 //! `profiles`: the agent profile (how this agent should behave for the user) and the user
-//! profile (who the user is), markdown files in the config dir.
+//! profile (who the user is), markdown files in the config dir, and memory (global and
+//! project notes, within a token budget; see [`MemoryLayer`]).
 
 use std::path::{Path, PathBuf};
+
+use super::memory::MemoryLayer;
 
 /// The profile files.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -10,6 +13,8 @@ pub struct Profiles {
     pub agent: Option<String>,
     /// `profiles/user.md`, if present.
     pub user: Option<String>,
+    /// Memory files within their budget.
+    pub memory: MemoryLayer,
 }
 
 /// Where the profiles live under a config dir.
@@ -31,6 +36,7 @@ impl Profiles {
         Profiles {
             agent: read(&agent),
             user: read(&user),
+            memory: MemoryLayer::default(),
         }
     }
 
@@ -42,6 +48,10 @@ impl Profiles {
         }
         if let Some(u) = &self.user {
             parts.push(format!("<user_profile>\n{u}\n</user_profile>"));
+        }
+        let memory = self.memory.render();
+        if !memory.is_empty() {
+            parts.push(memory);
         }
         parts.join("\n\n")
     }

@@ -21,6 +21,7 @@
 
 mod db;
 mod index;
+mod recall;
 mod search;
 
 #[cfg(test)]
@@ -31,6 +32,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use index::{IndexStats, SkippedFile, TURNS_PER_TRANSACTION};
+pub use recall::{RecallQuery, RecalledTurn};
 pub use search::{SNIPPET_END, SNIPPET_START, SearchHit, SearchQuery};
 
 /// Why the history index could not be opened, written or searched.

@@ -49,8 +49,9 @@ impl SearchQuery {
     }
 }
 
-/// One matching turn.
-#[derive(Debug, Clone, PartialEq)]
+/// One matching turn (camelCase field names in JSON, as clients see it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The session's id.
     pub session_id: String,
@@ -181,7 +182,7 @@ fn hit(row: &Row<'_>, terms: &[Term]) -> rusqlite::Result<SearchHit> {
 }
 
 /// A text column, read lossily: a snippet or a damaged row never fails the search.
-fn text<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<Cow<'r, str>> {
+pub(super) fn text<'r>(row: &'r Row<'_>, index: usize) -> rusqlite::Result<Cow<'r, str>> {
     Ok(match row.get_ref(index)? {
         ValueRef::Text(bytes) | ValueRef::Blob(bytes) => String::from_utf8_lossy(bytes),
         ValueRef::Null => Cow::Borrowed(""),

@@ -645,3 +645,36 @@ fn unreadable_and_removed_session_files() {
     let stats = index.update_all(&f.sessions.join("nope")).unwrap();
     assert_eq!(stats.files_seen, 0);
 }
+
+#[test]
+fn recall_finds_the_projects_relevant_turns_by_any_word() {
+    let f = fixture();
+    let (a1, a2, b) = populate(&f);
+    let mut index = HistoryIndex::open(&f.db).unwrap();
+    index.update_all(&f.sessions).unwrap();
+    let recall = |prompt: &str, exclude: Option<&str>| {
+        index
+            .recall(&RecallQuery {
+                prompt,
+                project: "/work/alpha",
+                exclude_session: exclude,
+                limit: 3,
+            })
+            .unwrap()
+    };
+    // "crashes" is only in beta; "parser" turns of alpha come, beta's never.
+    let hits = recall("why does the parser crash with the nested brackets?", None);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits.iter().all(|h| h.session_id != b.id));
+    assert_eq!(hits[0].session_id, a1.id);
+    assert!(hits[0].user_text.contains("fix the parser bug"));
+    assert!(hits[0].assistant_text.contains("nested brackets"));
+    assert!(hits[0].score >= hits[1].score);
+    // The current session's turns are already in its transcript.
+    let hits = recall("parser", Some(&a1.id));
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].session_id, a2.id);
+    // Nothing significant to look for, or nothing that matches.
+    assert!(recall("is it ok?", None).is_empty());
+    assert!(recall("kubernetes helm", None).is_empty());
+}

@@ -23,14 +23,21 @@ pub(crate) struct ClientCaps {
     pub write_text_file: bool,
     /// `terminal`: bash runs in a terminal the client owns.
     pub terminal: bool,
+    /// `session.compaction`: compaction progress goes out as `compaction_update`.
+    pub compaction: bool,
+    /// `session.notices`: other progress may go out as `notice`.
+    pub notices: bool,
 }
 
 impl ClientCaps {
     /// What the runner will use of what the client offered.
     pub(crate) fn offered(caps: &ClientCapabilities) -> Self {
+        let session = caps.session.as_ref();
         ClientCaps {
             write_text_file: caps.fs.write_text_file,
             terminal: caps.terminal,
+            compaction: session.is_some_and(|s| s.compaction.is_some()),
+            notices: session.is_some_and(|s| s.notices.is_some()),
         }
     }
 

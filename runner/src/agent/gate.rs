@@ -145,7 +145,7 @@ impl PermissionGate {
     pub(crate) async fn check(&self, call: &ToolCall) -> Option<ToolBlock> {
         let tool = self.tools.iter().find(|t| t.name() == call.name)?;
         let paths = updates::target_paths(&self.tools, call);
-        let annotations = tool.annotations();
+        let annotations = tool.call_annotations(&call.arguments);
         let facts = Facts {
             mode: lock(&self.settings).mode,
             harmless: annotations.is_harmless(),

@@ -4,8 +4,10 @@
 
 mod client_fs;
 mod client_terminal;
+mod compaction;
 mod content;
 mod gate;
+mod history;
 mod listing;
 mod options;
 mod port;

@@ -1,7 +1,10 @@
 //! `session/load` replay: the conversation on the current branch as the `session/update`s a
 //! client would have seen live, sent before the load is answered.
 
-use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate, ToolCallStatus};
+use agent_client_protocol::v1::schema::{
+    CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, SessionUpdate, TextContent,
+    ToolCallStatus,
+};
 use march_core::message::{AssistantContent, UserContent};
 use march_core::session::{EntryKind, SessionMessage, SessionStore, bash_execution_to_text};
 
@@ -9,13 +12,24 @@ use super::updates;
 
 /// Every message on the current branch as updates: user, agent and thought chunks, tool calls
 /// with their results. A call whose result never arrived (a crash mid-tool) ends `failed`.
-pub(crate) fn replay(store: &SessionStore) -> Vec<SessionUpdate> {
+/// Compactions are replayed as completed `compaction_update`s when the client takes them
+/// (`compactions`); the conversation before them is replayed whole either way.
+pub(crate) fn replay(store: &SessionStore, compactions: bool) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     // Calls announced but not yet answered, in announcement order.
     let mut open: Vec<String> = Vec::new();
     for entry in store.branch_path(None) {
-        let EntryKind::Message(message) = &entry.kind else {
-            continue;
+        let message = match &entry.kind {
+            EntryKind::Message(message) => message,
+            EntryKind::Compaction(c) if compactions => {
+                out.push(SessionUpdate::CompactionUpdate(
+                    CompactionUpdate::new(entry.id.clone(), CompactionStatus::Completed).summary(
+                        vec![ContentBlock::Text(TextContent::new(c.summary.clone()))],
+                    ),
+                ));
+                continue;
+            }
+            _ => continue,
         };
         let id = entry.id.as_str();
         match &**message {
@@ -126,7 +140,7 @@ mod tests {
             .unwrap();
         store.append_thinking_level("high").unwrap();
 
-        let kinds: Vec<String> = replay(&store)
+        let kinds: Vec<String> = replay(&store, false)
             .iter()
             .map(|u| {
                 let v = serde_json::to_value(u).unwrap();

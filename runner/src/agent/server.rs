@@ -8,19 +8,21 @@ use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities, SessionInfo,
-    SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
+    DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
 use march_core::config::Config;
 use march_core::march_session::{MarchSession, TimelineKind};
+use march_core::memory::Memory;
 use march_core::model::{CredentialSource, Model, ModelRegistry};
 use march_core::paths::MarchPaths;
 use march_core::provider::HttpProvider;
@@ -31,6 +33,7 @@ use march_tools::ToolRegistry;
 
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
+use super::history::{self, History, HistorySearchRequest};
 use super::options::Settings;
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
@@ -72,9 +75,13 @@ pub async fn serve_on(
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), ServeError> {
     let http = HttpProvider::new().map_err(|e| ServeError::Http(e.to_string()))?;
+    let history = History::new(paths.history_db(), paths.sessions_dir());
+    // Sessions written while no runner was running (or while the index was unwritable).
+    history.catch_up();
     let server = Arc::new(Server {
         paths,
         http,
+        history,
         sessions: Mutex::new(HashMap::new()),
         client: Mutex::new(ClientCaps::default()),
     });
@@ -150,6 +157,13 @@ pub async fn serve_on(
                     })
                 }
             },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: HistorySearchRequest, _| s
+                .history
+                .search(req)
+                .await),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
@@ -253,16 +267,29 @@ fn initialize(req: &InitializeRequest) -> InitializeResponse {
                         .resume(SessionResumeCapabilities::new())
                         .close(SessionCloseCapabilities::new())
                         .delete(SessionDeleteCapabilities::new()),
-                ),
+                )
+                // March's extension methods, as ACP asks extensions to be advertised.
+                .meta(march_extensions()),
         )
         .agent_info(
             Implementation::new("march", env!("CARGO_PKG_VERSION")).title("March".to_string()),
         )
 }
 
+/// The `_meta` of the agent capabilities: the extension methods this runner answers.
+fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".to_string(),
+        serde_json::json!({ "historySearch": { "method": history::SEARCH_METHOD } }),
+    );
+    meta
+}
+
 struct Server {
     paths: MarchPaths,
     http: HttpProvider,
+    history: Arc<History>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// What the client offered in `initialize` (one client per connection).
     client: Mutex<ClientCaps>,
@@ -275,6 +302,7 @@ struct Opened {
     store: SessionStore,
     registry: Arc<ModelRegistry>,
     settings: Settings,
+    config: Arc<Config>,
     state: SessionState,
 }
 
@@ -307,7 +335,7 @@ impl Server {
     ) -> Result<(NewSessionResponse, String), Error> {
         let cwd = checked_cwd(&req.cwd)?;
         // Settings first: a session without a usable model leaves no file behind.
-        let (registry, settings) = self
+        let (registry, settings, config) = self
             .settings(&SessionContext::default(), false, None)
             .await?;
         let paths = self.paths.clone();
@@ -324,6 +352,7 @@ impl Server {
                 store,
                 registry,
                 settings,
+                config,
                 state,
             },
             &cx,
@@ -411,7 +440,7 @@ impl Server {
             .entries()
             .iter()
             .any(|e| matches!(e.kind, EntryKind::ThinkingLevelChange(_)));
-        let (registry, settings) = self
+        let (registry, settings, config) = self
             .settings(&store.context(), recorded_thinking, saved.as_ref())
             .await?;
         let state =
@@ -423,6 +452,7 @@ impl Server {
                 store,
                 registry,
                 settings,
+                config,
                 state,
             },
             cx,
@@ -438,7 +468,7 @@ impl Server {
         context: &SessionContext,
         recorded_thinking: bool,
         saved: Option<&MarchSession>,
-    ) -> Result<(Arc<ModelRegistry>, Settings), Error> {
+    ) -> Result<(Arc<ModelRegistry>, Settings, Arc<Config>), Error> {
         let paths = self.paths.clone();
         let (config, registry) = blocking(move || -> Result<_, String> {
             let config = Config::load(&paths).map_err(|e| e.to_string())?;
@@ -460,15 +490,26 @@ impl Server {
             thinking,
             mode: state::saved_mode(saved).unwrap_or_default(),
         };
-        Ok((Arc::new(registry), settings))
+        Ok((Arc::new(registry), settings, Arc::new(config)))
     }
 
     /// Build the session around a store and register it; a session already registered under
     /// the id (two loads racing) wins.
     fn register(&self, opened: Opened, cx: &ConnectionTo<Client>) -> Arc<Session> {
         let terminals = Arc::new(ClientTerminals::default());
-        let ctx = lock(&self.client).tool_context(&opened.cwd, cx, &opened.id, &terminals);
-        let tools = ToolRegistry::all(&ctx).tools().to_vec();
+        let client = *lock(&self.client);
+        let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals);
+        let notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
+        if let Some(notes) = &notes {
+            ctx = ctx.with_memory(notes.clone());
+        }
+        let tools = ToolRegistry::all(&ctx)
+            .tools()
+            .iter()
+            // Memory switched off in config: the model is not offered the tool either.
+            .filter(|t| notes.is_some() || t.name() != "memory")
+            .cloned()
+            .collect();
         let session = Session::new(SessionSetup {
             id: opened.id,
             cwd: opened.cwd,
@@ -481,6 +522,10 @@ impl Server {
             tools,
             store: opened.store,
             settings: opened.settings,
+            config: opened.config,
+            history: self.history.clone(),
+            notes,
+            client,
             terminals,
             state: Arc::new(opened.state),
         });
@@ -630,11 +675,18 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .map_err(|e| errors::internal(format!("background task failed: {e}")))
 }
 
-/// Tell the client which slash commands work: none yet.
+/// Tell the client which slash commands work.
 fn announce_commands(cx: &ConnectionTo<Client>, session_id: &str) {
     let port = AcpPort::new(cx.clone(), session_id.to_string());
+    let compact = AvailableCommand::new(
+        "compact",
+        "Summarise the older conversation to free context (optional: what to focus on)",
+    )
+    .input(AvailableCommandInput::Unstructured(
+        UnstructuredCommandInput::new("instructions for the summary"),
+    ));
     port.notify(SessionUpdate::AvailableCommandsUpdate(
-        AvailableCommandsUpdate::new(Vec::new()),
+        AvailableCommandsUpdate::new(vec![compact]),
     ));
 }
 

@@ -6,17 +6,23 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, SessionConfigOption, SessionConfigOptionValue, SessionUpdate, StopReason,
+    ContentBlock, ContentChunk, SessionConfigOption, SessionConfigOptionValue, SessionUpdate,
+    StopReason, TextContent,
 };
 use agent_client_protocol::{Error, RequestCancellation};
+use march_core::config::Config;
+use march_core::memory::Memory;
 use march_core::model::ModelRegistry;
 use march_core::provider::StreamFn;
 use march_core::session::SessionStore;
 use march_core::tool::Tool;
 use tokio_util::sync::CancellationToken;
 
+use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
+use super::compaction::{self, Outcome, Trigger};
 use super::gate::PermissionMemory;
+use super::history::History;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
 use super::state::SessionState;
@@ -40,6 +46,14 @@ pub(crate) struct SessionSetup {
     pub store: SessionStore,
     /// Model, thinking level and permission mode.
     pub settings: Settings,
+    /// The config the session was opened with (recall, memory, compaction settings).
+    pub config: Arc<Config>,
+    /// The history index: finished turns are indexed, prompts get recall hints.
+    pub history: Arc<History>,
+    /// The memory files (none when memory is switched off in config).
+    pub notes: Option<Memory>,
+    /// What the client offered in `initialize`.
+    pub client: ClientCaps,
     /// The client terminals the session's bash commands run in (when the client offers them).
     pub terminals: Arc<ClientTerminals>,
     /// March's own state of the session (title, timeline, restore data).
@@ -56,6 +70,11 @@ pub(crate) struct Session {
     pub(super) tools: Vec<Arc<dyn Tool>>,
     pub(super) store: Arc<Mutex<SessionStore>>,
     pub(super) settings: Arc<Mutex<Settings>>,
+    pub(super) config: Arc<Config>,
+    pub(super) history: Arc<History>,
+    pub(super) client: ClientCaps,
+    /// The memory files read into the `profiles` layer (not the permission memory below).
+    pub(super) notes: Option<Memory>,
     pub(super) memory: PermissionMemory,
     pub(super) terminals: Arc<ClientTerminals>,
     pub(super) state: Arc<SessionState>,
@@ -81,6 +100,10 @@ impl Session {
             tools: setup.tools,
             store: Arc::new(Mutex::new(setup.store)),
             settings: Arc::new(Mutex::new(setup.settings)),
+            config: setup.config,
+            history: setup.history,
+            client: setup.client,
+            notes: setup.notes,
             memory: PermissionMemory::default(),
             terminals: setup.terminals,
             state: setup.state,
@@ -113,7 +136,7 @@ impl Session {
 
     /// The conversation as updates, for `session/load`.
     pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
-        replay::replay(&lock(&self.store))
+        replay::replay(&lock(&self.store), self.client.compaction)
     }
 
     /// Apply a config option. Model and thinking changes are recorded in the transcript
@@ -150,6 +173,36 @@ impl Session {
         Ok(self.config_options())
     }
 
+    /// `/compact [instructions]`: compact now and say how it went.
+    async fn compact_command(
+        &self,
+        instructions: Option<String>,
+        port: &Arc<dyn ClientPort>,
+        cancel: CancellationToken,
+    ) -> StopReason {
+        let outcome =
+            compaction::compact(self, port, Trigger::Manual(instructions), cancel.clone()).await;
+        let text = match outcome {
+            Outcome::Compacted { tokens_before } => format!(
+                "Compacted: about {tokens_before} tokens of conversation now start from a summary."
+            ),
+            Outcome::NothingToCompact => {
+                "Nothing to compact: the conversation is no longer than what compaction keeps."
+                    .to_string()
+            }
+            Outcome::Failed(error) => {
+                format!("Compaction failed; the conversation is unchanged. {error}")
+            }
+        };
+        if cancel.is_cancelled() {
+            return StopReason::Cancelled;
+        }
+        port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::Text(TextContent::new(text)),
+        )));
+        StopReason::EndTurn
+    }
+
     /// Stop the running turn and every queued prompt (`session/cancel`).
     pub(crate) fn cancel(&self) {
         let old = std::mem::replace(&mut *lock(&self.epoch), CancellationToken::new());
@@ -184,10 +237,18 @@ impl Session {
             if mine.is_cancelled() {
                 return Ok(StopReason::Cancelled);
             }
+            if let Some(instructions) = compact_command(&user) {
+                return Ok(self
+                    .compact_command(instructions, &port, mine.clone())
+                    .await);
+            }
             self.state.prompt_started(&user).await;
             let stop = turn::run(self, user, port, mine.clone()).await;
             // Commands a cancel cut short are released before the turn answers.
             self.terminals.settle().await;
+            // Indexed before the answer, so a search right after finds the turn; a failure
+            // is only logged and the next pass catches up.
+            self.history.index_session(self.path()).await;
             stop
         };
         tokio::pin!(run);
@@ -199,5 +260,36 @@ impl Session {
                 run.await
             }
         }
+    }
+}
+
+/// The instructions of a `/compact [instructions]` prompt (`Some(None)` without any);
+/// `None` when the prompt is not that command.
+fn compact_command(user: &march_core::message::UserMessage) -> Option<Option<String>> {
+    let text = turn::user_text(user);
+    let rest = text.trim_start().strip_prefix("/compact")?;
+    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let rest = rest.trim();
+    Some((!rest.is_empty()).then(|| rest.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use march_core::message::UserMessage;
+
+    #[test]
+    fn only_the_compact_command_is_taken_as_one() {
+        let c = |t: &str| compact_command(&UserMessage::text(t));
+        assert_eq!(c("/compact"), Some(None));
+        assert_eq!(c("  /compact  \n"), Some(None));
+        assert_eq!(
+            c("/compact keep the parser decisions"),
+            Some(Some("keep the parser decisions".into()))
+        );
+        assert_eq!(c("/compaction please"), None);
+        assert_eq!(c("please /compact"), None);
     }
 }

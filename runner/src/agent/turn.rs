@@ -8,13 +8,17 @@ use agent_client_protocol::v1::schema::StopReason;
 use async_trait::async_trait;
 use march_core::agent::Agent;
 use march_core::agent_loop::{AgentHooks, LoopConfig, NextTurn, ToolBlock, ToolCallInfo, TurnInfo};
-use march_core::context::{ContextEngine, ContextRequest};
+use march_core::compaction::{estimate_context_tokens, is_context_overflow, should_compact};
+use march_core::context::{ContextEngine, ContextRequest, RecallHints};
 use march_core::event::AgentEvent;
-use march_core::message::{AssistantMessage, Message, StopReason as CoreStop, UserMessage, now_ms};
+use march_core::message::{
+    AssistantMessage, Message, StopReason as CoreStop, UserBody, UserContent, UserMessage, now_ms,
+};
 use march_core::model::{Model, ThinkingLevel};
 use march_core::session::SessionStore;
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::{self, Outcome, Trigger};
 use super::gate::PermissionGate;
 use super::options::Settings;
 use super::port::ClientPort;
@@ -129,6 +133,79 @@ pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<StopReason,
     }
 }
 
+/// The text of a prompt (its text blocks), for recall.
+pub(super) fn user_text(user: &UserMessage) -> String {
+    match &user.content {
+        UserBody::Text(text) => text.clone(),
+        UserBody::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                UserContent::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// pi's check after a run: a context overflow compacts and, when the run failed on it,
+/// retries once from the compacted context; a context near the window compacts. Compaction
+/// failures are reported to the client and leave the session and the run's outcome alone.
+async fn compact_after_run(
+    session: &Session,
+    agent: &Agent,
+    listener: &Listener,
+    port: &Arc<dyn ClientPort>,
+    stop: &CancellationToken,
+) -> Result<(), Error> {
+    let settings = session.config.compaction;
+    if !settings.enabled {
+        return Ok(());
+    }
+    let Some(last) = lock(&listener.last_assistant).clone() else {
+        return Ok(());
+    };
+    let window = lock(&session.settings).model.context_window;
+    if is_context_overflow(&last, window) {
+        let outcome = compaction::compact(session, port, Trigger::Overflow, stop.clone()).await;
+        if last.stop_reason != CoreStop::Error || outcome_is_failure(&outcome) {
+            return Ok(());
+        }
+        // The failed answer stays in the file but not in what the model sees next.
+        let mut messages = lock(&session.store).context().llm_messages();
+        while matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason.is_failure()) {
+            messages.pop();
+        }
+        agent.set_messages(messages);
+        tracing::info!(session = %session.id, "retrying the run once after compaction");
+        let retry = agent.continue_run();
+        tokio::pin!(retry);
+        let result = tokio::select! {
+            biased;
+            result = &mut retry => result,
+            () = stop.cancelled() => {
+                agent.abort();
+                retry.await
+            }
+        };
+        return result.map_err(|e| errors::internal(e.to_string()));
+    }
+    if last.stop_reason.is_failure() {
+        return Ok(());
+    }
+    let messages = lock(&session.store).context().llm_messages();
+    let tokens = estimate_context_tokens(&messages).tokens;
+    if should_compact(tokens, window, &settings) {
+        compaction::compact(session, port, Trigger::Threshold, stop.clone()).await;
+    }
+    Ok(())
+}
+
+/// Whether a compaction left nothing to retry from.
+fn outcome_is_failure(outcome: &Outcome) -> bool {
+    !matches!(outcome, Outcome::Compacted { .. })
+}
+
 /// Run `user` as one Agent Run of `session`; `cancel` stops it.
 pub(super) async fn run(
     session: &Session,
@@ -140,11 +217,26 @@ pub(super) async fn run(
     let settings = lock(&session.settings).clone();
     // The layers are assembled here, once; later requests of the run continue the transcript.
     let transcript = lock(&session.store).context().llm_messages();
-    let assembled = ContextEngine.assemble(ContextRequest {
+    let recall = if session.config.recall.enabled {
+        let turns = session
+            .history
+            .recall(
+                user_text(&user),
+                &session.cwd,
+                session.id.clone(),
+                session.config.recall.max_turns,
+            )
+            .await;
+        RecallHints::render(turns, session.config.recall.budget_tokens)
+    } else {
+        RecallHints::default()
+    };
+    let mut assembled = ContextEngine.assemble(ContextRequest {
         model: &settings.model,
         cwd: session.cwd.clone(),
         workspace_dirs: Vec::new(),
         config_dir: Some(session.config_dir.clone()),
+        memory: session.notes.clone(),
         tools: &session.tools,
         extensions: Vec::new(),
         transcript,
@@ -164,8 +256,15 @@ pub(super) async fn run(
     let mut config = LoopConfig::new(settings.model.clone(), session.provider.clone());
     config.thinking = settings.thinking;
     config.hooks = hooks.clone();
+    // Recalled turns open the run after the recent ones; they are context, not transcript,
+    // so they are never written to the session file.
+    if let Some(recalled) = recall.message {
+        tracing::debug!(turns = recall.turns.len(), "recall hints added");
+        assembled.messages.push(recalled);
+    }
     let agent = Agent::new(config, assembled.system_prompt, session.tools.clone());
     agent.set_messages(assembled.messages);
+    let port_for_compaction = port.clone();
     let listener = Arc::new(Listener {
         store: session.store.clone(),
         port,
@@ -203,6 +302,12 @@ pub(super) async fn run(
     result.map_err(|e| errors::internal(e.to_string()))?;
     if let Some(failure) = lock(&listener.failure).clone() {
         return Err(errors::internal(failure));
+    }
+    if !stop.is_cancelled() {
+        compact_after_run(session, &agent, &listener, &port_for_compaction, &stop).await?;
+        if let Some(failure) = lock(&listener.failure).clone() {
+            return Err(errors::internal(failure));
+        }
     }
     if cancel.is_cancelled() || hooks.gate.user_cancelled() {
         return Ok(StopReason::Cancelled);

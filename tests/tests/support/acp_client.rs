@@ -100,10 +100,34 @@ impl Harness {
 
     /// Start `march runner` with a clean environment (PATH, HOME, MARCH_HOME only).
     pub fn spawn_runner(&self) -> Runner {
+        let mut command = Command::new(march_bin());
+        command.arg("runner");
+        self.spawn_runner_as(command)
+    }
+
+    /// Start `march runner` unable to grow any file past `bytes` (RLIMIT_FSIZE, with
+    /// SIGXFSZ ignored so writes fail with EFBIG as they would on a full disk), through a
+    /// small Python wrapper that sets the limit and execs the runner.
+    pub fn spawn_runner_with_file_limit(&self, bytes: u64) -> Runner {
+        let script = "import os, resource, signal, sys\n\
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n\
+n = int(sys.argv[1])\n\
+resource.setrlimit(resource.RLIMIT_FSIZE, (n, n))\n\
+os.execv(sys.argv[2], sys.argv[2:])\n";
+        let mut command = Command::new("python3");
+        command
+            .arg("-c")
+            .arg(script)
+            .arg(bytes.to_string())
+            .arg(march_bin())
+            .arg("runner");
+        self.spawn_runner_as(command)
+    }
+
+    fn spawn_runner_as(&self, mut command: Command) -> Runner {
         let stderr = std::fs::File::create(self.dir.path().join("runner-stderr.txt"))
             .unwrap_or_else(|e| panic!("stderr file: {e}"));
-        let mut child = Command::new(march_bin())
-            .arg("runner")
+        let mut child = command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.path().join("home"))
@@ -127,6 +151,13 @@ impl Harness {
     /// Start a runner and connect an ACP client to it, initialized.
     pub async fn connect(&self) -> (Runner, AcpClient) {
         self.connect_offering(ClientCapabilities::new()).await
+    }
+
+    /// Connect an initialized ACP client to a runner started some other way.
+    pub async fn connect_to(&self, mut runner: Runner) -> (Runner, AcpClient) {
+        let mut client = AcpClient::connect(&mut runner).await;
+        client.init = Some(client.initialize().await);
+        (runner, client)
     }
 
     /// Like [`Harness::connect`], the client offering `caps` (its `fs/write_text_file` and
