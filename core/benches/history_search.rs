@@ -229,6 +229,22 @@ fn sentence(rng: &mut fastrand::Rng, words: usize) -> String {
     s
 }
 
+/// A name of project `project` (`parser7x21`): real turns mention identifiers of their
+/// project that only a few other turns share, which is what recall finds them by.
+fn identifier(rng: &mut fastrand::Rng, project: usize) -> String {
+    format!("{}{project}x{}", word(rng), rng.u32(..50))
+}
+
+/// A sentence with `names` identifiers of `project` mixed in.
+fn with_identifiers(rng: &mut fastrand::Rng, words: usize, names: usize, project: usize) -> String {
+    let mut s = sentence(rng, words);
+    for _ in 0..names {
+        s.push(' ');
+        s.push_str(&identifier(rng, project));
+    }
+    s
+}
+
 /// Write one session file: the header through `SessionStore`, the turns as raw lines (one
 /// sync per session instead of per line).
 fn write_session(dir: &Path, n: usize, rng: &mut fastrand::Rng, model: &Model) {
@@ -242,11 +258,11 @@ fn write_session(dir: &Path, n: usize, rng: &mut fastrand::Rng, model: &Model) {
     for t in 0..TURNS_PER_SESSION {
         let time = base + t as i64 * 30_000;
         let user_words = 8 + rng.usize(..30);
-        let user = Message::user(sentence(rng, user_words));
+        let user = Message::user(with_identifiers(rng, user_words, 2, n % 20));
         let answer_words = 40 + rng.usize(..200);
         let mut a = AssistantMessage::empty(model);
         a.content.push(AssistantContent::Text(TextContent {
-            text: sentence(rng, answer_words),
+            text: with_identifiers(rng, answer_words, 3, n % 20),
             text_signature: None,
         }));
         a.content.push(AssistantContent::ToolCall(ToolCall {
@@ -337,11 +353,12 @@ fn main() {
     }
     times.sort();
 
-    // Recall for prompts of 8 to 24 words, within one project, as a runner does before a run.
+    // Recall for prompts of 8 to 24 words and one or two identifiers, within one project, as
+    // a runner does before a run.
     let mut recall_times = Vec::with_capacity(QUERIES);
     let mut recalled = 0usize;
     for q in 0..QUERIES {
-        let prompt = sentence(&mut rng, 8 + q % 17);
+        let prompt = with_identifiers(&mut rng, 8 + q % 17, 1 + q % 2, q % 20);
         let project = format!("/work/project{}", q % 20);
         let start = Instant::now();
         let turns = index
@@ -378,7 +395,7 @@ fn main() {
         ms(percentile(&times, 1.0)),
     );
     println!(
-        "recall over {QUERIES} prompts of 8-24 words (limit 3, {:.1} turns on average): median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
+        "recall over {QUERIES} prompts of 8-24 words + 1-2 identifiers (limit 3, {:.1} turns on average): median {:.2} ms, p90 {:.2} ms, max {:.2} ms",
         recalled as f64 / QUERIES as f64,
         ms(percentile(&recall_times, 0.5)),
         ms(percentile(&recall_times, 0.9)),

@@ -48,6 +48,49 @@ pub struct Config {
     pub recall: RecallConfig,
     /// The `[compaction]` table (pi's defaults: on, 16384 reserved, 20000 kept).
     pub compaction: crate::compaction::CompactionSettings,
+    /// `[agents.<name>]` tables: ACP agents a pane can run besides March's own runner.
+    pub agents: BTreeMap<String, AgentConfig>,
+    /// The agent new agent panes run (default: `march`, March's own runner).
+    pub default_agent: Option<String>,
+    /// The permission mode new sessions start in: `ask`, `auto-edit` or `yolo`.
+    pub permission_mode: Option<PermissionModeName>,
+    /// The theme: a built-in (`dark`, `light`) or `themes/<name>.toml` in the config dir.
+    pub theme: Option<String>,
+}
+
+/// The permission modes a session can start in (the runner's `mode` config option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PermissionModeName {
+    /// Ask before anything that is not harmless.
+    Ask,
+    /// Edits and writes inside the project run; the rest asks.
+    AutoEdit,
+    /// Everything runs without asking.
+    Yolo,
+}
+
+impl PermissionModeName {
+    /// The value id of the runner's `mode` option.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionModeName::Ask => "ask",
+            PermissionModeName::AutoEdit => "auto-edit",
+            PermissionModeName::Yolo => "yolo",
+        }
+    }
+}
+
+/// One `[agents.<name>]` table: an ACP agent command.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The program (looked up in `PATH` unless it is a path).
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
 }
 
 /// The `[recall]` table: earlier turns of the project recalled from the history index into

@@ -51,11 +51,12 @@ pub struct RecalledTurn {
     pub score: f64,
 }
 
-/// The prompt's significant words as an FTS5 query matching any of them; `None` when the
-/// prompt has none.
-pub(super) fn any_word_query(prompt: &str) -> Option<String> {
+/// The prompt's significant words, lowercased, each once: a word of several parts
+/// (`src/lib.rs`) as its parts joined by spaces, the others when they are not stop words and
+/// have three letters or more.
+pub(super) fn significant_phrases(prompt: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    let phrases: Vec<String> = words(prompt)
+    words(prompt)
         .into_iter()
         .filter_map(|(parts, _)| {
             let phrase = parts.join(" ").to_lowercase();
@@ -64,17 +65,36 @@ pub(super) fn any_word_query(prompt: &str) -> Option<String> {
             (significant && seen.insert(phrase.clone())).then_some(phrase)
         })
         .take(MAX_WORDS)
-        // Only letters, digits and spaces remain, so no quote needs escaping.
-        .map(|phrase| format!("\"{phrase}\""))
-        .collect();
-    (!phrases.is_empty()).then(|| phrases.join(" OR "))
+        .collect()
 }
+
+/// Phrases as an FTS5 query matching any of them; `None` when there are none.
+pub(super) fn any_of(phrases: &[String]) -> Option<String> {
+    // Only letters, digits and spaces remain, so no quote needs escaping.
+    let quoted: Vec<String> = phrases.iter().map(|p| format!("\"{p}\"")).collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+/// Words found in more than this share of turns say little about relevance, and ranking
+/// every turn that has one is what makes a recall slow.
+const COMMON_SHARE: f64 = 0.2;
+/// Words in more than this share of turns are in nearly all of them.
+const VERY_COMMON_SHARE: f64 = 0.5;
+/// Turns counted at most per phrase when judging how common it is.
+const DF_CAP: i64 = 1_000;
+/// Below this many turns every word is used.
+const SMALL_INDEX: i64 = 200;
+/// Most phrases a recall query keeps (the rarest).
+const MAX_QUERY_PHRASES: usize = 8;
 
 impl HistoryIndex {
     /// The turns of `query.project` most relevant to `query.prompt`, best first; empty when
     /// the prompt has no significant word.
     pub fn recall(&self, query: &RecallQuery<'_>) -> Result<Vec<RecalledTurn>, HistoryError> {
-        let Some(fts) = any_word_query(query.prompt) else {
+        let phrases = self
+            .rarest(significant_phrases(query.prompt))
+            .map_err(|e| self.sql_error(e))?;
+        let Some(fts) = any_of(&phrases) else {
             return Ok(Vec::new());
         };
         let run = || -> rusqlite::Result<Vec<RecalledTurn>> {
@@ -117,19 +137,69 @@ impl HistoryIndex {
     }
 }
 
+impl HistoryIndex {
+    /// The phrases that occur in the index, rarest first, without the common ones (unless
+    /// nothing else is left: then the two rarest), at most [`MAX_QUERY_PHRASES`].
+    fn rarest(&self, phrases: Vec<String>) -> rusqlite::Result<Vec<String>> {
+        if phrases.is_empty() {
+            return Ok(phrases);
+        }
+        let turns: i64 = self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM turns", [], |r| r.get(0))?;
+        // Counting stops at DF_CAP: a phrase in that many turns is common whatever the rest,
+        // and reading no further keeps each count cheap.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT count(*) FROM
+               (SELECT 1 FROM turns_fts WHERE turns_fts MATCH ?1 LIMIT ?2)",
+        )?;
+        let mut counted = Vec::with_capacity(phrases.len());
+        for phrase in phrases {
+            // Only letters, digits and spaces: the quoted phrase is plain text to FTS5.
+            let df: i64 = stmt.query_row(params![format!("\"{phrase}\""), DF_CAP], |r| r.get(0))?;
+            if df > 0 {
+                counted.push((df, phrase));
+            }
+        }
+        counted.sort();
+        let common = |df: i64| df >= DF_CAP || df as f64 > turns as f64 * COMMON_SHARE;
+        let keep = if turns < SMALL_INDEX {
+            // Too few turns for frequencies to mean anything.
+            MAX_QUERY_PHRASES
+        } else {
+            match counted.iter().take_while(|(df, _)| !common(*df)).count() {
+                // Only common words: the two rarest, unless they are everywhere (then no
+                // turn is more relevant than another and nothing is recalled).
+                0 => counted
+                    .iter()
+                    .take(2)
+                    .take_while(|(df, _)| {
+                        *df < DF_CAP && *df as f64 <= turns as f64 * VERY_COMMON_SHARE
+                    })
+                    .count(),
+                rare => rare.min(MAX_QUERY_PHRASES),
+            }
+        };
+        Ok(counted.into_iter().take(keep).map(|(_, p)| p).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_query_keeps_significant_words_once_and_matches_any() {
+        let phrases =
+            significant_phrases("How do I fix the Parser? the parser, src/lib.rs and a \"quote\"");
+        assert_eq!(phrases, ["fix", "parser", "src lib rs", "quote"]);
         assert_eq!(
-            any_word_query("How do I fix the Parser? the parser, src/lib.rs and a \"quote\""),
+            any_of(&phrases),
             Some("\"fix\" OR \"parser\" OR \"src lib rs\" OR \"quote\"".to_string())
         );
-        assert_eq!(any_word_query("is it ok? -- ** ()"), None);
+        assert!(significant_phrases("is it ok? -- ** ()").is_empty());
+        assert_eq!(any_of(&[]), None);
         let long: String = (0..100).map(|i| format!("word{i} ")).collect();
-        let q = any_word_query(&long).unwrap();
-        assert_eq!(q.matches(" OR ").count(), MAX_WORDS - 1);
+        assert_eq!(significant_phrases(&long).len(), MAX_WORDS);
     }
 }

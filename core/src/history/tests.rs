@@ -662,7 +662,7 @@ fn recall_finds_the_projects_relevant_turns_by_any_word() {
             })
             .unwrap()
     };
-    // "crashes" is only in beta; "parser" turns of alpha come, beta's never.
+    // Any word matches; only this project's turns come, the best first.
     let hits = recall("why does the parser crash with the nested brackets?", None);
     assert_eq!(hits.len(), 2, "{hits:?}");
     assert!(hits.iter().all(|h| h.session_id != b.id));
@@ -677,4 +677,38 @@ fn recall_finds_the_projects_relevant_turns_by_any_word() {
     // Nothing significant to look for, or nothing that matches.
     assert!(recall("is it ok?", None).is_empty());
     assert!(recall("kubernetes helm", None).is_empty());
+}
+
+#[test]
+fn recall_in_a_large_index_ranks_by_the_rare_words_only() {
+    let f = fixture();
+    let mut s = RawSession::create(&f.sessions.join("alpha"), "/work/alpha");
+    // 300 turns all about the parser; one also about a quokka, one about everything.
+    for i in 0..300 {
+        let t = T0 + i64::from(i) * 1000;
+        let user = match i {
+            7 => "the parser chokes on the quokka token".to_string(),
+            8 => "parser quokka wombat numbat everything at once".to_string(),
+            _ => format!("parser question number {i}"),
+        };
+        s.turn(t, &user, "parser answer", &[]);
+    }
+    let mut index = HistoryIndex::open(&f.db).unwrap();
+    index.update_all(&f.sessions).unwrap();
+    let recall = |prompt: &str| {
+        index
+            .recall(&RecallQuery {
+                prompt,
+                project: "/work/alpha",
+                exclude_session: None,
+                limit: 3,
+            })
+            .unwrap()
+    };
+    // "parser" is in every turn: only the quokka turns are recalled.
+    let hits = recall("why does the parser choke on a quokka?");
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits.iter().all(|h| h.user_text.contains("quokka")), "{hits:?}");
+    // Only words found everywhere: nothing is more relevant than anything else.
+    assert!(recall("the parser answer").is_empty());
 }
