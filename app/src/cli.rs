@@ -72,6 +72,17 @@ pub enum Command {
     /// Search the turns of every session, or rebuild the search index.
     #[command(subcommand)]
     History(HistoryCommand),
+    /// Check the config, theme and keymap files.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+/// `march config` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Read config.toml, the theme and keymap.toml as the workspace would and report every
+    /// problem with its file and line (exit status 1 when there is one).
+    Check,
 }
 
 /// `march history` subcommands.

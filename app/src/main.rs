@@ -1,19 +1,23 @@
 //! `march`: the terminal workspace for coding agents.
 
 mod cli;
+mod config_cmd;
 mod headless;
 mod history_cmd;
+mod keymap;
 mod logging;
 mod models_cmd;
+mod shell;
+mod workspace;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use march_core::paths::MarchPaths;
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, ConfigCommand};
 
-/// Exit code when the requested mode is not available in this build.
+/// Exit code when the requested mode cannot run here (the workspace without a terminal).
 const EXIT_UNAVAILABLE: u8 = 2;
 
 fn main() -> ExitCode {
@@ -37,12 +41,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return headless::run(&cli.headless);
     }
     let Some(command) = cli.command else {
-        // Nothing to set up yet: the workspace itself is not part of this build.
-        eprintln!(
-            "march: the workspace UI is not built yet; it lands in a later version.\n\
-             march: available now: `march models` lists providers, credentials and models."
-        );
-        return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+        use std::io::IsTerminal as _;
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            eprintln!(
+                "march: the workspace needs a terminal (stdin and stdout are not one).\n\
+                 march: without one: `march -p PROMPT` runs one turn headless, \
+                 `march models` lists providers and models."
+            );
+            return Ok(ExitCode::from(EXIT_UNAVAILABLE));
+        }
+        let paths = MarchPaths::from_env()?;
+        let _log_guard = logging::init(&paths.log_dir())?;
+        tracing::info!(version = env!("CARGO_PKG_VERSION"), dirs = ?cli.dirs, "workspace started");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(shell::run(paths, cli.dirs))?;
+        // Agent tasks still winding down must not hold the exit.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+        return Ok(ExitCode::SUCCESS);
     };
     // PathsError already says what is missing and what to set.
     let paths = MarchPaths::from_env()?;
@@ -57,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Models(args) => models_cmd::run(&paths, &args)?,
         Command::Runner => run_runner(paths)?,
         Command::History(command) => history_cmd::run(&paths, &command)?,
+        Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
     }
     Ok(ExitCode::SUCCESS)
 }

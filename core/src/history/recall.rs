@@ -144,9 +144,9 @@ impl HistoryIndex {
         if phrases.is_empty() {
             return Ok(phrases);
         }
-        let turns: i64 = self
-            .conn
-            .query_row("SELECT coalesce(max(id), 0) FROM turns", [], |r| r.get(0))?;
+        let turns: i64 =
+            self.conn
+                .query_row("SELECT coalesce(max(id), 0) FROM turns", [], |r| r.get(0))?;
         // Counting stops at DF_CAP: a phrase in that many turns is common whatever the rest,
         // and reading no further keeps each count cheap.
         let mut stmt = self.conn.prepare_cached(

@@ -708,7 +708,10 @@ fn recall_in_a_large_index_ranks_by_the_rare_words_only() {
     // "parser" is in every turn: only the quokka turns are recalled.
     let hits = recall("why does the parser choke on a quokka?");
     assert_eq!(hits.len(), 2, "{hits:?}");
-    assert!(hits.iter().all(|h| h.user_text.contains("quokka")), "{hits:?}");
+    assert!(
+        hits.iter().all(|h| h.user_text.contains("quokka")),
+        "{hits:?}"
+    );
     // Only words found everywhere: nothing is more relevant than anything else.
     assert!(recall("the parser answer").is_empty());
 }

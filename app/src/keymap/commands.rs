@@ -1,0 +1,251 @@
+//! The command registry: every action a key can trigger, with its name and a doc line.
+//! Keymap files, the which-key hint and `docs/KEYMAPS.md` all read this one table.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Defines [`Command`] and its table, so a variant, its name and its doc cannot drift apart.
+macro_rules! commands {
+    ($($variant:ident = $name:literal, $doc:literal;)*) => {
+        /// An action a key can be bound to, named in keymap files by [`Command::name`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Command {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl Command {
+            /// Every command, in presentation order (help and docs list them this way).
+            pub const ALL: &'static [Command] = &[$(Command::$variant,)*];
+
+            /// The name keymap files use, e.g. `pane.split-right`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Command::$variant => $name,)*
+                }
+            }
+
+            /// One line saying what the command does.
+            pub fn doc(self) -> &'static str {
+                match self {
+                    $(Command::$variant => $doc,)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    AppQuit = "app.quit", "Quit March (asks first while agents are working).";
+    AppHelp = "app.help", "Show the key bindings and commands.";
+    PrefixSend = "prefix.send", "Send the prefix key itself to the focused pane.";
+    PaneSplitRight = "pane.split-right", "Split the focused pane, opening a new agent on the right.";
+    PaneSplitDown = "pane.split-down", "Split the focused pane, opening a new agent below.";
+    PaneClose = "pane.close", "Close the focused pane (its session stays resumable).";
+    PaneZoom = "pane.zoom", "Zoom the focused pane to the whole tab, or restore the layout.";
+    PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
+    PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
+    PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
+    PaneFocusUp = "pane.focus-up", "Focus the pane above.";
+    PaneFocusDown = "pane.focus-down", "Focus the pane below.";
+    PaneFocusNext = "pane.focus-next", "Focus the next pane in layout order.";
+    PaneFocusPrev = "pane.focus-prev", "Focus the previous pane in layout order.";
+    PaneFocus1 = "pane.focus-1", "Focus pane 1 of the tab.";
+    PaneFocus2 = "pane.focus-2", "Focus pane 2 of the tab.";
+    PaneFocus3 = "pane.focus-3", "Focus pane 3 of the tab.";
+    PaneFocus4 = "pane.focus-4", "Focus pane 4 of the tab.";
+    PaneFocus5 = "pane.focus-5", "Focus pane 5 of the tab.";
+    PaneFocus6 = "pane.focus-6", "Focus pane 6 of the tab.";
+    PaneFocus7 = "pane.focus-7", "Focus pane 7 of the tab.";
+    PaneFocus8 = "pane.focus-8", "Focus pane 8 of the tab.";
+    PaneFocus9 = "pane.focus-9", "Focus pane 9 of the tab.";
+    PaneSwapNext = "pane.swap-next", "Swap the focused pane with the next one.";
+    PaneSwapPrev = "pane.swap-prev", "Swap the focused pane with the previous one.";
+    PaneGrowLeft = "pane.grow-left", "Move the focused pane's left edge outwards.";
+    PaneGrowRight = "pane.grow-right", "Move the focused pane's right edge outwards.";
+    PaneGrowUp = "pane.grow-up", "Move the focused pane's top edge outwards.";
+    PaneGrowDown = "pane.grow-down", "Move the focused pane's bottom edge outwards.";
+    TabNew = "tab.new", "Open a new tab with one agent pane.";
+    TabClose = "tab.close", "Close the current tab and its panes.";
+    TabNext = "tab.next", "Go to the next tab.";
+    TabPrev = "tab.prev", "Go to the previous tab.";
+    TabSelect1 = "tab.select-1", "Go to tab 1.";
+    TabSelect2 = "tab.select-2", "Go to tab 2.";
+    TabSelect3 = "tab.select-3", "Go to tab 3.";
+    TabSelect4 = "tab.select-4", "Go to tab 4.";
+    TabSelect5 = "tab.select-5", "Go to tab 5.";
+    TabSelect6 = "tab.select-6", "Go to tab 6.";
+    TabSelect7 = "tab.select-7", "Go to tab 7.";
+    TabSelect8 = "tab.select-8", "Go to tab 8.";
+    TabSelect9 = "tab.select-9", "Go to tab 9.";
+    AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu).";
+    ScrollLineUp = "scroll.line-up", "Scroll the transcript up one line.";
+    ScrollLineDown = "scroll.line-down", "Scroll the transcript down one line.";
+    ScrollPageUp = "scroll.page-up", "Scroll the transcript up one page.";
+    ScrollPageDown = "scroll.page-down", "Scroll the transcript down one page.";
+    ScrollTop = "scroll.top", "Scroll to the start of the transcript.";
+    ScrollBottom = "scroll.bottom", "Scroll to the end of the transcript and follow new output.";
+    TranscriptToggleTools = "transcript.toggle-tools", "Expand or collapse all tool call blocks.";
+    TranscriptToggleThinking = "transcript.toggle-thinking", "Expand or collapse thinking.";
+    CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";
+    CopyCodeBlock = "copy.code-block", "Copy the last code block to the clipboard (OSC 52).";
+    PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
+    PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
+    PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (on the first line of the prompt).";
+    PromptHistoryNext = "prompt.history-next", "Recall the next prompt (on the last line of the prompt).";
+    PromptComplete = "prompt.complete", "Complete the slash command or accept the highlighted item.";
+}
+
+impl Command {
+    /// For `pane.focus-N`, the pane number N (1–9).
+    pub fn pane_number(self) -> Option<usize> {
+        number_in(self, Command::PaneFocus1, Command::PaneFocus9)
+    }
+
+    /// For `tab.select-N`, the tab number N (1–9).
+    pub fn tab_number(self) -> Option<usize> {
+        number_in(self, Command::TabSelect1, Command::TabSelect9)
+    }
+}
+
+/// The 1-based position of `command` in the contiguous run `first..=last` of [`Command::ALL`].
+fn number_in(command: Command, first: Command, last: Command) -> Option<usize> {
+    let index = |c: Command| Command::ALL.iter().position(|&other| other == c);
+    let (at, start, end) = (index(command)?, index(first)?, index(last)?);
+    (start..=end).contains(&at).then(|| at - start + 1)
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownCommand(pub String);
+
+impl fmt::Display for UnknownCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown command `{}`", self.0)?;
+        let suggestions = suggest(&self.0);
+        if !suggestions.is_empty() {
+            write!(f, " (did you mean {}?)", suggestions.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownCommand {}
+
+/// Names close to `wrong`: the same group and the same first word of the action
+/// (`pane.split-left` → the `pane.split-*` commands), else the whole group when it is small.
+fn suggest(wrong: &str) -> Vec<&'static str> {
+    let (group, action) = wrong.split_once('.').unwrap_or((wrong, ""));
+    let word = action.split('-').next().unwrap_or_default();
+    let siblings: Vec<&'static str> = Command::ALL
+        .iter()
+        .map(|c| c.name())
+        .filter(|name| name.split_once('.').is_some_and(|(g, _)| g == group))
+        .collect();
+    let close: Vec<&'static str> = siblings
+        .iter()
+        .copied()
+        .filter(|name| {
+            !word.is_empty()
+                && name
+                    .split_once('.')
+                    .is_some_and(|(_, a)| a.starts_with(word))
+        })
+        .collect();
+    if !close.is_empty() {
+        close
+    } else if siblings.len() <= 8 {
+        siblings
+    } else {
+        Vec::new()
+    }
+}
+
+impl FromStr for Command {
+    type Err = UnknownCommand;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Command::ALL
+            .iter()
+            .copied()
+            .find(|command| command.name() == name)
+            .ok_or_else(|| UnknownCommand(name.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_are_unique_and_parse_back() {
+        let mut seen = HashSet::new();
+        for &command in Command::ALL {
+            assert!(seen.insert(command.name()), "duplicate {}", command.name());
+            assert_eq!(command.name().parse::<Command>(), Ok(command));
+            assert_eq!(command.to_string(), command.name());
+        }
+    }
+
+    #[test]
+    fn names_are_group_dot_kebab_and_docs_are_one_sentence() {
+        for &command in Command::ALL {
+            let name = command.name();
+            let (group, action) = name.split_once('.').unwrap();
+            for part in [group, action] {
+                assert!(!part.is_empty(), "{name}");
+                assert!(
+                    part.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                    "{name}"
+                );
+            }
+            let doc = command.doc();
+            assert!(
+                doc.ends_with('.') && !doc.contains('\n') && doc.len() < 80,
+                "{name}: {doc}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbered_commands() {
+        assert_eq!(Command::PaneFocus1.pane_number(), Some(1));
+        assert_eq!(Command::PaneFocus9.pane_number(), Some(9));
+        assert_eq!(Command::TabSelect4.tab_number(), Some(4));
+        assert_eq!(Command::TabSelect4.pane_number(), None);
+        assert_eq!(Command::PaneZoom.tab_number(), None);
+        for n in 1..=9 {
+            let pane: Command = format!("pane.focus-{n}").parse().unwrap();
+            let tab: Command = format!("tab.select-{n}").parse().unwrap();
+            assert_eq!((pane.pane_number(), tab.tab_number()), (Some(n), Some(n)));
+        }
+    }
+
+    #[test]
+    fn unknown_names_suggest_their_group() {
+        let error = "pane.split-left"
+            .parse::<Command>()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "unknown command `pane.split-left` (did you mean pane.split-right, pane.split-down?)"
+        );
+        let error = "scroll.up".parse::<Command>().unwrap_err().to_string();
+        assert!(
+            error.contains("scroll.line-up") && error.contains("scroll.bottom"),
+            "{error}"
+        );
+        assert_eq!(
+            "bogus".parse::<Command>().unwrap_err().to_string(),
+            "unknown command `bogus`"
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! `docs/KEYMAPS.md`, generated from the command registry and the built-in keymap so the
+//! page cannot drift from the code (a test compares them).
+
+use std::fmt::Write;
+
+use super::{Command, Key, KeyContext, Keymap};
+
+/// The full text of `docs/KEYMAPS.md` for `keymap` (the built-in one in the repository).
+pub fn render_keymaps_doc(keymap: &Keymap) -> String {
+    let mut out = String::new();
+    let prefix = cell_key(keymap.prefix_key());
+    out.push_str(
+        "# Keymaps\n\n\
+         <!-- Generated from app/src/keymap/commands.rs and keymaps/default.toml. Do not edit:\n     \
+         run `MARCH_UPDATE_DOCS=1 cargo test -p march keymaps_doc_is_current` instead. -->\n\n",
+    );
+    let _ = write!(
+        out,
+        "Every key in March triggers a named command. The bindings are data: the defaults live in\n\
+         `keymaps/default.toml` (built into the binary) and your own file overrides them per key.\n\n\
+         ## How keys are read\n\n\
+         1. The **prefix key**, {prefix} by default, works like tmux's: press it, then one key from\n   \
+         the `[prefix]` table. A hint lists those keys while March waits. Esc or any unbound key\n   \
+         cancels. Pressing the prefix twice sends the prefix key itself to the pane.\n\
+         2. **Direct keys** (`[direct]`) work anywhere without the prefix. There are few of them, chosen\n   \
+         not to collide with shells, editors or the prompt editor.\n\
+         3. The focused pane's table (`[agent]` for an agent pane).\n\
+         4. Anything else goes to the pane: for an agent pane, the prompt editor.\n\n"
+    );
+    out.push_str(
+        "## Changing keys\n\n\
+         Put a `keymap.toml` in March's config directory (`$MARCH_HOME`, else\n\
+         `$XDG_CONFIG_HOME/march`, else `~/.config/march`; see [CONFIG.md](CONFIG.md)). It uses the\n\
+         same tables as the default file. A key you bind replaces the default binding for that key\n\
+         only; `\"none\"` unbinds a key; `clear-defaults = true` starts from an empty keymap (the\n\
+         prefix key stays unless you set `prefix-key`).\n\n\
+         ```toml\n\
+         prefix-key = \"ctrl-b\"          # tmux's prefix instead of ctrl-a\n\n\
+         [prefix]\n\
+         v = \"pane.split-right\"\n\
+         s = \"pane.split-down\"\n\
+         \"%\" = \"none\"                  # unbind\n\n\
+         [direct]\n\
+         alt-left = \"none\"             # give alt-left back to the pane\n\
+         ```\n\n\
+         Keys are written `ctrl-a`, `alt-enter`, `shift-tab`, `ctrl-alt-x`, `f1`…`f24`, `pageup`,\n\
+         `pagedown`, `home`, `end`, `insert`, `delete`, `backspace`, `esc`, `enter`, `tab`, `space`,\n\
+         the arrows `up`/`down`/`left`/`right`, or a single character (`\"%\"`, `\"?\"`, `\"-\"`).\n\
+         An uppercase letter means shift: `H` is shift-h. Quote keys that are not plain words.\n\n\
+         Mistakes do not stop March: each one is reported with the file and line (for example\n\
+         ``keymap.toml:7: [prefix] `q`: unknown command `app.exit` ``), that entry is skipped and\n\
+         the default stays.\n\n\
+         ## Default bindings\n\n",
+    );
+    for &context in KeyContext::ALL {
+        let _ = writeln!(out, "### `[{}]`\n\n{}\n", context.table(), context.doc());
+        out.push_str("| key | command | what it does |\n|---|---|---|\n");
+        for (key, command) in keymap.bindings(context) {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {} |",
+                cell_key(key),
+                command.name(),
+                command.doc()
+            );
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "## All commands\n\n\
+         Every command can be bound in any table. Those without a default key are there for your\n\
+         own keymap.\n\n\
+         | command | what it does | default keys |\n|---|---|---|\n",
+    );
+    for &command in Command::ALL {
+        let keys: Vec<String> = KeyContext::ALL
+            .iter()
+            .flat_map(|&context| {
+                let prefix = &prefix;
+                keymap
+                    .keys_for(context, command)
+                    .into_iter()
+                    .map(move |key| {
+                        let key = cell_key(key);
+                        match context {
+                            KeyContext::Prefix => format!("{prefix} {key}"),
+                            _ => key,
+                        }
+                    })
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            command.name(),
+            command.doc(),
+            keys.join(", ")
+        );
+    }
+    out
+}
+
+/// A key as a Markdown table cell: code, with `|` escaped so it does not split the cell.
+fn cell_key(key: Key) -> String {
+    format!("`{}`", key.to_string().replace('|', "\\|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keymaps_doc_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/KEYMAPS.md");
+        let generated = render_keymaps_doc(&Keymap::defaults());
+        if std::env::var_os("MARCH_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+            return;
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            current == generated,
+            "docs/KEYMAPS.md is stale; run `MARCH_UPDATE_DOCS=1 cargo test -p march keymaps_doc_is_current`"
+        );
+    }
+
+    #[test]
+    fn doc_lists_every_command_and_escapes_pipes() {
+        let doc = render_keymaps_doc(&Keymap::defaults());
+        for &command in Command::ALL {
+            assert!(
+                doc.contains(&format!("| `{}` |", command.name())),
+                "{}",
+                command.name()
+            );
+        }
+        assert!(doc.contains("| `\\|` | `pane.split-right` |"));
+        assert!(doc.contains("`ctrl-a` `%`"));
+    }
+}

@@ -1,0 +1,312 @@
+//! The Shell: the terminal, the event loop and rendering of the workspace.
+//!
+//! One loop waits on three things: terminal input, agent events, and the next frame.
+//! Nothing is drawn when nothing changed; changes within one frame interval are drawn
+//! together; each frame is wrapped in synchronized output so the terminal never shows half of
+//! one.
+
+mod commands;
+mod hints;
+pub mod terminal;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::execute;
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use futures_util::StreamExt;
+use march_core::config::Config;
+use march_core::paths::MarchPaths;
+use march_panes::highlight::Highlighter;
+use march_panes::theme::{Theme, load_theme};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use tokio::sync::mpsc;
+
+use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
+use crate::workspace::agent::AgentSpec;
+use crate::workspace::status::{self, StatusContext};
+use crate::workspace::{AgentLauncher, ShellRequest, Workspace};
+use terminal::TerminalGuard;
+
+/// Shortest time between two frames: changes arriving faster are drawn together.
+const FRAME_INTERVAL: Duration = Duration::from_millis(8);
+
+/// Everything the loop owns besides the terminal.
+struct Shell {
+    ws: Workspace,
+    theme: Theme,
+    highlighter: Highlighter,
+    keymap: Keymap,
+    dispatcher: KeyDispatcher,
+    /// Shown in the status bar until the next key.
+    message: Option<String>,
+    /// A border being dragged with the mouse: where the drag started.
+    drag: Option<(u16, u16)>,
+    /// The key list is shown over the panes until the next key.
+    help: bool,
+    quit: bool,
+}
+
+/// Open the workspace on `dirs` (the first one for now; the current directory without any)
+/// and run until the user quits.
+pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
+    let cwd = match dirs.first() {
+        Some(dir) => dir
+            .canonicalize()
+            .with_context(|| format!("cannot open {}", dir.display()))?,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let mut problems = Vec::new();
+    let config = match Config::load(&paths) {
+        Ok(config) => config,
+        Err(e) => {
+            // The workspace still opens, with defaults; the error stays on screen.
+            problems.push(e.to_string());
+            Config::default()
+        }
+    };
+    let (theme, theme_errors) = load_theme(
+        Some(&paths.config_dir),
+        config.theme.as_deref().unwrap_or("dark"),
+    );
+    problems.extend(theme_errors.iter().map(ToString::to_string));
+    let (keymap, keymap_errors) = Keymap::load(&paths.config_dir);
+    problems.extend(keymap_errors.iter().map(ToString::to_string));
+    for p in &problems {
+        tracing::warn!("{p}");
+    }
+    let spec = agent_spec(&config)?;
+    let (events_tx, mut agent_events) = mpsc::unbounded_channel();
+    let launcher = AgentLauncher {
+        spec,
+        cwd,
+        mode: config.permission_mode.map(|m| m.as_str()),
+        events: events_tx,
+    };
+
+    let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
+    // No `clear()`: it asks the terminal where the cursor is, which some never answer; the
+    // alternate screen starts empty and the first frame draws every cell.
+    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut shell = Shell {
+        ws: Workspace::new(launcher),
+        theme,
+        highlighter: Highlighter::new(),
+        dispatcher: KeyDispatcher::new(),
+        keymap,
+        message: problems.first().cloned(),
+        drag: None,
+        help: false,
+        quit: false,
+    };
+    let mut input = EventStream::new();
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME_INTERVAL;
+    while !shell.quit {
+        let next_frame = dirty.then(|| tokio::time::Instant::from_std(last_frame + FRAME_INTERVAL));
+        tokio::select! {
+            biased;
+            event = input.next() => match event {
+                Some(Ok(event)) => {
+                    shell.terminal_event(event).await;
+                    dirty = true;
+                }
+                Some(Err(e)) => {
+                    tracing::error!("terminal input failed: {e}");
+                    break;
+                }
+                None => break,
+            },
+            Some((pane, event)) = agent_events.recv() => {
+                dirty |= shell.ws.agent_event(pane, event);
+            }
+            () = sleep_until(next_frame), if next_frame.is_some() => {
+                shell.draw(&mut terminal)?;
+                dirty = false;
+                last_frame = Instant::now();
+            }
+        }
+    }
+    shell.ws.shutdown().await;
+    drop(terminal);
+    drop(guard);
+    Ok(())
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+/// The agent new panes run: `default_agent` from the config, else March's own runner.
+fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
+    let exe = std::env::current_exe().context("cannot find the march executable")?;
+    match config.default_agent.as_deref() {
+        None | Some("march") => Ok(AgentSpec::march(&exe)),
+        Some(name) => match config.agents.get(name) {
+            Some(agent) => Ok(AgentSpec::configured(name, agent)),
+            None => anyhow::bail!(
+                "default_agent = \"{name}\" names no [agents.{name}] table in config.toml"
+            ),
+        },
+    }
+}
+
+impl Shell {
+    fn draw(&mut self, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+        execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+        let drawn = terminal
+            .draw(|frame| {
+                let area = frame.area();
+                if area.height < 2 || area.width < 2 {
+                    return;
+                }
+                let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
+                let bar = Rect::new(area.x, area.bottom() - 1, area.width, 1);
+                let buf = frame.buffer_mut();
+                self.ws.render(panes, buf, &self.theme, &self.highlighter);
+                let ctx = StatusContext {
+                    prefix_pending: self.dispatcher.prefix_pending(),
+                    message: self.message.clone(),
+                };
+                status::render(&self.ws, &ctx, bar, buf, &self.theme);
+                if self.help {
+                    hints::render_help(&self.keymap, panes, buf, &self.theme);
+                } else if self.dispatcher.prefix_pending() {
+                    hints::render(
+                        &self.keymap.hints(KeyContext::Prefix),
+                        panes,
+                        buf,
+                        &self.theme,
+                    );
+                }
+                if let Some((x, y)) = self
+                    .ws
+                    .slot(self.ws.focused())
+                    .and_then(|s| s.view.cursor_position())
+                {
+                    frame.set_cursor_position((x, y));
+                }
+            })
+            .map(drop);
+        let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+        drawn?;
+        ended
+    }
+
+    async fn terminal_event(&mut self, event: Event) {
+        match event {
+            Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
+            Event::Paste(text) => {
+                let id = self.ws.focused();
+                if let Some(slot) = self.ws.focused_slot() {
+                    let event = slot.view.paste(&text);
+                    let request = self.ws.pane_event(id, event);
+                    self.shell_request(request);
+                }
+            }
+            Event::Mouse(m) => self.mouse(m),
+            _ => {}
+        }
+    }
+
+    async fn key(&mut self, key: KeyEvent) {
+        self.message = None;
+        if self.help {
+            // Any key closes the key list, and does nothing else.
+            self.help = false;
+            return;
+        }
+        let context = KeyContext::Agent;
+        match self.dispatcher.dispatch(&self.keymap, context, key) {
+            Dispatch::Command(command) => {
+                let request = commands::run(self, command).await;
+                self.shell_request(request);
+            }
+            Dispatch::PrefixStarted | Dispatch::PrefixCancelled => {}
+            Dispatch::SendPrefix => {
+                let prefix = self.keymap.prefix();
+                self.key_to_pane(prefix);
+            }
+            Dispatch::Unbound(key) => self.key_to_pane(key),
+        }
+    }
+
+    /// A key no binding took goes to the focused pane.
+    fn key_to_pane(&mut self, key: KeyEvent) {
+        let id = self.ws.focused();
+        let Some(slot) = self.ws.focused_slot() else {
+            return;
+        };
+        let event = slot.view.handle_key(key);
+        let request = self.ws.pane_event(id, event);
+        self.shell_request(request);
+    }
+
+    fn shell_request(&mut self, request: ShellRequest) {
+        match request {
+            ShellRequest::None => {}
+            ShellRequest::Quit => self.quit = true,
+            ShellRequest::Copy(text) => {
+                let mut out = io::stdout();
+                let sequence = march_panes::osc52::osc52_copy(&text);
+                if out
+                    .write_all(sequence.as_bytes())
+                    .and_then(|()| out.flush())
+                    .is_ok()
+                {
+                    self.message = Some(format!("copied {} characters", text.chars().count()));
+                }
+            }
+        }
+    }
+
+    fn mouse(&mut self, m: crossterm::event::MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                // Positive scrolls down, as the pane counts.
+                let lines = if m.kind == MouseEventKind::ScrollUp {
+                    -3
+                } else {
+                    3
+                };
+                if let Some((id, _)) = self.ws.pane_at(m.column, m.row) {
+                    self.ws.layout_mut().focus(id);
+                    if let Some(slot) = self.ws.focused_slot() {
+                        slot.view.mouse_scroll(lines);
+                    }
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                // A click ends a pending prefix, as any other key would.
+                self.dispatcher.cancel();
+                if let Some((id, rect)) = self.ws.pane_at(m.column, m.row) {
+                    self.ws.layout_mut().focus(id);
+                    // On a right or bottom border: start dragging it.
+                    let on_border = m.column + 1 == rect.right() || m.row + 1 == rect.bottom();
+                    self.drag = on_border.then_some((m.column, m.row));
+                }
+            }
+            MouseEventKind::Drag(MouseButton::Left) => {
+                if let Some(at) = self.drag {
+                    let area = self.ws.pane_area();
+                    if self
+                        .ws
+                        .layout_mut()
+                        .drag_border(area, at, (m.column, m.row))
+                    {
+                        self.drag = Some((m.column, m.row));
+                    }
+                }
+            }
+            MouseEventKind::Up(_) => self.drag = None,
+            _ => {}
+        }
+    }
+}

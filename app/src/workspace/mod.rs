@@ -1,0 +1,395 @@
+//! The workspace: tabs of pane layouts, the panes themselves and what drives them.
+//!
+//! It routes: keys to the focused pane or to a workspace command, agent events to the pane
+//! they belong to, and it renders what is visible. It never runs an agent itself (invariant
+//! 1): every agent is a child process behind an [`agent::AgentDriver`].
+
+pub mod agent;
+pub mod layout;
+pub mod status;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::{RequestPermissionOutcome, SessionConfigOptionCategory};
+use march_panes::agent::{AgentPane, PaneEvent, TurnOutcome};
+use march_panes::highlight::Highlighter;
+use march_panes::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use tokio::sync::mpsc::UnboundedSender;
+
+use agent::{AgentDriver, AgentEvent, AgentSpec};
+use layout::{Axis, Direction, Layout, PaneId};
+
+/// One tab: a name and a layout.
+pub struct Tab {
+    /// Shown in the status bar.
+    pub name: String,
+    /// Its panes.
+    pub layout: Layout,
+}
+
+/// An agent pane: what is drawn and the connection behind it.
+pub struct AgentSlot {
+    /// The view.
+    pub view: AgentPane,
+    /// The agent.
+    pub driver: AgentDriver,
+}
+
+/// What starting a new agent pane needs.
+#[derive(Clone)]
+pub struct AgentLauncher {
+    /// The agent new panes run.
+    pub spec: AgentSpec,
+    /// The project directory.
+    pub cwd: PathBuf,
+    /// The permission mode new sessions start in.
+    pub mode: Option<&'static str>,
+    /// Where drivers send their events.
+    pub events: UnboundedSender<(PaneId, AgentEvent)>,
+}
+
+/// Everything in the workspace.
+pub struct Workspace {
+    tabs: Vec<Tab>,
+    active: usize,
+    panes: BTreeMap<PaneId, AgentSlot>,
+    next_id: u64,
+    launcher: AgentLauncher,
+    /// The area panes were last laid out in (for focus by direction and mouse drags).
+    pane_area: Rect,
+}
+
+/// What a workspace command asks the Shell to do besides redrawing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellRequest {
+    /// Nothing more.
+    None,
+    /// Leave March.
+    Quit,
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+}
+
+impl Workspace {
+    /// A workspace with one tab holding one agent pane.
+    pub fn new(launcher: AgentLauncher) -> Self {
+        let mut ws = Workspace {
+            tabs: Vec::new(),
+            active: 0,
+            panes: BTreeMap::new(),
+            next_id: 1,
+            launcher,
+            pane_area: Rect::default(),
+        };
+        let first = ws.spawn_agent();
+        ws.tabs.push(Tab {
+            name: "1".to_string(),
+            layout: Layout::new(first),
+        });
+        ws
+    }
+
+    fn spawn_agent(&mut self) -> PaneId {
+        let id = PaneId(self.next_id);
+        self.next_id += 1;
+        let l = &self.launcher;
+        let driver =
+            AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone());
+        let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(&l.cwd)));
+        self.panes.insert(id, AgentSlot { view, driver });
+        id
+    }
+
+    /// The active tab.
+    pub fn tab(&self) -> &Tab {
+        &self.tabs[self.active.min(self.tabs.len() - 1)]
+    }
+
+    fn tab_mut(&mut self) -> &mut Tab {
+        let i = self.active.min(self.tabs.len() - 1);
+        &mut self.tabs[i]
+    }
+
+    /// All tabs, and which is active.
+    pub fn tabs(&self) -> (&[Tab], usize) {
+        (&self.tabs, self.active)
+    }
+
+    /// The focused pane.
+    pub fn focused(&self) -> PaneId {
+        self.tab().layout.focused()
+    }
+
+    /// The focused agent pane.
+    pub fn focused_slot(&mut self) -> Option<&mut AgentSlot> {
+        let id = self.focused();
+        self.panes.get_mut(&id)
+    }
+
+    /// A pane by id.
+    pub fn slot(&self, id: PaneId) -> Option<&AgentSlot> {
+        self.panes.get(&id)
+    }
+
+    /// Every pane.
+    pub fn slots(&self) -> impl Iterator<Item = (&PaneId, &AgentSlot)> {
+        self.panes.iter()
+    }
+
+    /// Split the focused pane with a new agent pane.
+    pub fn split(&mut self, axis: Axis) {
+        let id = self.spawn_agent();
+        self.tab_mut().layout.split(axis, id);
+    }
+
+    /// A new tab with one agent pane.
+    pub fn new_tab(&mut self) {
+        let id = self.spawn_agent();
+        self.tabs.push(Tab {
+            name: (self.tabs.len() + 1).to_string(),
+            layout: Layout::new(id),
+        });
+        self.active = self.tabs.len() - 1;
+    }
+
+    /// Select tab `n` (from 0), if there is one.
+    pub fn select_tab(&mut self, n: usize) -> bool {
+        if n < self.tabs.len() {
+            self.active = n;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The next or previous tab, wrapping.
+    pub fn cycle_tab(&mut self, forward: bool) {
+        let n = self.tabs.len();
+        self.active = if forward {
+            (self.active + 1) % n
+        } else {
+            (self.active + n - 1) % n
+        };
+    }
+
+    /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
+    pub async fn close_focused(&mut self) -> ShellRequest {
+        let id = self.focused();
+        let area = self.pane_area;
+        let removed_from_layout = self.tab_mut().layout.remove(id, area);
+        if !removed_from_layout {
+            // The tab's last pane: the tab goes.
+            if self.tabs.len() == 1 {
+                return ShellRequest::Quit;
+            }
+            self.tabs.remove(self.active);
+            self.active = self.active.min(self.tabs.len() - 1);
+        }
+        if let Some(slot) = self.panes.remove(&id) {
+            slot.driver.shutdown().await;
+        }
+        ShellRequest::None
+    }
+
+    /// Layout commands on the active tab.
+    pub fn focus_direction(&mut self, dir: Direction) {
+        let area = self.pane_area;
+        self.tab_mut().layout.focus_direction(dir, area);
+    }
+
+    /// Focus the `n`th pane (from 0) of the active tab in reading order.
+    pub fn focus_number(&mut self, n: usize) {
+        if let Some(id) = self.tab().layout.panes().get(n).copied() {
+            self.tab_mut().layout.focus(id);
+        }
+    }
+
+    /// The layout of the active tab, to change.
+    pub fn layout_mut(&mut self) -> &mut Layout {
+        &mut self.tab_mut().layout
+    }
+
+    /// The pane under a screen position, and its rectangle.
+    pub fn pane_at(&self, x: u16, y: u16) -> Option<(PaneId, Rect)> {
+        self.tab()
+            .layout
+            .rects(self.pane_area)
+            .into_iter()
+            .find(|(_, r)| r.contains(ratatui::layout::Position::new(x, y)))
+    }
+
+    /// Where panes are laid out.
+    pub fn pane_area(&self) -> Rect {
+        self.pane_area
+    }
+
+    /// Route an agent event to its pane. Returns whether anything visible changed.
+    pub fn agent_event(&mut self, pane: PaneId, event: AgentEvent) -> bool {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return false;
+        };
+        let view = &mut slot.view;
+        match event {
+            AgentEvent::Ready {
+                agent,
+                session,
+                options,
+            } => {
+                tracing::info!(pane = pane.0, %agent, session = %session.0, "agent ready");
+                view.set_title(format!("{agent} · {}", project_name(&self.launcher.cwd)));
+                view.set_config_options(&options);
+            }
+            AgentEvent::Failed(e) => view.set_error(e),
+            AgentEvent::Update(n) => return view.apply(&n.update),
+            AgentEvent::Permission(request) => {
+                view.show_permission(request);
+            }
+            AgentEvent::TurnEnded(result) => {
+                // Requests the agent left open die with the turn.
+                view.clear_permissions();
+                view.turn_ended(match result {
+                    Ok(stop) => TurnOutcome::from(stop),
+                    Err(e) => TurnOutcome::Error(e),
+                });
+            }
+            AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
+            AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
+            AgentEvent::Exited(text) => view.set_error(text),
+        }
+        true
+    }
+
+    /// Hand a pane's output to its driver. Returns a request for the Shell.
+    pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> ShellRequest {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return ShellRequest::None;
+        };
+        match event {
+            PaneEvent::None | PaneEvent::Redraw => {}
+            PaneEvent::Submit(text) => {
+                if slot.driver.prompt(text.clone()) {
+                    slot.view.submit_local(&text);
+                    slot.view.turn_started();
+                } else {
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
+                }
+            }
+            PaneEvent::CancelTurn => {
+                slot.view.clear_permissions();
+                slot.driver.cancel();
+            }
+            PaneEvent::Permission {
+                tool_call_id,
+                outcome,
+                ..
+            } => {
+                let option = match outcome {
+                    RequestPermissionOutcome::Selected(s) => Some(s.option_id),
+                    _ => None,
+                };
+                slot.driver.answer_permission(&tool_call_id.0, option);
+            }
+            PaneEvent::SetConfigOption { config_id, value } => {
+                slot.driver.set_option(&config_id.0, &value.0);
+            }
+            PaneEvent::Slash { name, args } => return self.slash(pane, &name, &args),
+        }
+        ShellRequest::None
+    }
+
+    /// A slash command typed in a pane.
+    fn slash(&mut self, pane: PaneId, name: &str, args: &str) -> ShellRequest {
+        let Some(slot) = self.panes.get_mut(&pane) else {
+            return ShellRequest::None;
+        };
+        match name {
+            "exit" | "quit" => return ShellRequest::Quit,
+            "model" if args.trim().is_empty() => {
+                if !slot
+                    .view
+                    .open_config_picker(&SessionConfigOptionCategory::Model)
+                {
+                    slot.view.notice("The agent offers no model choice.");
+                }
+            }
+            "model" => {
+                slot.driver.set_option("model", args.trim());
+            }
+            "new" => {
+                let id = self.spawn_agent();
+                let old = pane;
+                // The new session takes the old pane's place.
+                let area = self.pane_area;
+                let layout = &mut self.tab_mut().layout;
+                layout.focus(old);
+                layout.split(Axis::Horizontal, id);
+                layout.remove(old, area);
+                layout.focus(id);
+                if let Some(old) = self.panes.remove(&old) {
+                    tokio::spawn(old.driver.shutdown());
+                }
+            }
+            "help" => slot.view.notice(
+                "Commands: /new /resume /model [provider/id] /compact [focus] /exit. \
+                 Keys: press the prefix (Ctrl-a) then ? for the key list."
+                    .to_string(),
+            ),
+            "resume" => slot.view.notice(
+                "Resuming sessions comes with the session switcher; for now `march history \
+                 search` finds earlier turns."
+                    .to_string(),
+            ),
+            // The agent's own commands (such as /compact) are prompts it interprets.
+            other => {
+                let text = if args.is_empty() {
+                    format!("/{other}")
+                } else {
+                    format!("/{other} {args}")
+                };
+                if slot.driver.prompt(text.clone()) {
+                    slot.view.submit_local(&text);
+                    slot.view.turn_started();
+                }
+            }
+        }
+        ShellRequest::None
+    }
+
+    /// Draw the active tab's panes into `area` of `buf`.
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        highlighter: &Highlighter,
+    ) {
+        self.pane_area = area;
+        let focused = self.focused();
+        let rects = self.tab().layout.rects(area);
+        for (id, rect) in rects {
+            if let Some(slot) = self.panes.get_mut(&id) {
+                slot.view
+                    .render(rect, buf, theme, highlighter, id == focused);
+            }
+        }
+    }
+
+    /// Stop every agent.
+    pub async fn shutdown(&mut self) {
+        let slots: Vec<AgentSlot> = std::mem::take(&mut self.panes).into_values().collect();
+        for slot in slots {
+            slot.driver.shutdown().await;
+        }
+    }
+}
+
+/// The last component of the project path, for titles.
+fn project_name(cwd: &std::path::Path) -> String {
+    cwd.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| cwd.display().to_string())
+}

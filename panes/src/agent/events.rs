@@ -1,0 +1,93 @@
+//! What the pane tells the app, how a turn ended, and scrolling requests.
+
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, StopReason, ToolCallId,
+};
+
+use super::PermissionId;
+
+/// What the app should do after the pane handled something.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PaneEvent {
+    /// Nothing changed.
+    None,
+    /// The pane changed; draw it again.
+    Redraw,
+    /// Send this prompt (call [`AgentPane::submit_local`] when it is sent, to show it).
+    Submit(String),
+    /// A slash command: a built-in (aliases resolved: `/quit` is `exit`) or the agent's.
+    Slash {
+        /// The command name without the slash.
+        name: String,
+        /// The rest of the line, trimmed.
+        args: String,
+    },
+    /// The answer to a permission request.
+    Permission {
+        /// The request, as returned by [`AgentPane::show_permission`].
+        id: PermissionId,
+        /// The tool call it was about.
+        tool_call_id: ToolCallId,
+        /// What the user chose (`Cancelled` means cancel the turn).
+        outcome: RequestPermissionOutcome,
+    },
+    /// Cancel the running turn (`session/cancel`).
+    CancelTurn,
+    /// Set a session config option (`session/set_config_option`).
+    SetConfigOption {
+        /// The option.
+        config_id: SessionConfigId,
+        /// Its new value.
+        value: SessionConfigValueId,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    /// The agent finished.
+    EndTurn,
+    /// The turn was cancelled.
+    Cancelled,
+    /// The reply hit the token limit.
+    MaxTokens,
+    /// The turn made too many model requests.
+    MaxTurnRequests,
+    /// The agent refused.
+    Refusal,
+    /// The prompt request failed.
+    Error(String),
+}
+
+impl From<StopReason> for TurnOutcome {
+    fn from(reason: StopReason) -> Self {
+        match reason {
+            StopReason::Cancelled => TurnOutcome::Cancelled,
+            StopReason::MaxTokens => TurnOutcome::MaxTokens,
+            StopReason::MaxTurnRequests => TurnOutcome::MaxTurnRequests,
+            StopReason::Refusal => TurnOutcome::Refusal,
+            _ => TurnOutcome::EndTurn,
+        }
+    }
+}
+
+/// A scrolling request from the keymap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScrollAction {
+    /// One line up.
+    LineUp,
+    /// One line down.
+    LineDown,
+    /// A page up (the view's height less one line).
+    PageUp,
+    /// A page down.
+    PageDown,
+    /// Half a page up.
+    HalfPageUp,
+    /// Half a page down.
+    HalfPageDown,
+    /// The start of the transcript.
+    Top,
+    /// The end, following new output again.
+    Bottom,
+}

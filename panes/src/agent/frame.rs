@@ -1,0 +1,150 @@
+//! Drawing the pane: border with title and status, transcript, separator, prompt, and the
+//! overlays on top.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Widget};
+
+use super::AgentPane;
+use super::blocks::BlockContext;
+use crate::highlight::Highlighter;
+use crate::theme::{Slot, Theme};
+use crate::wrap;
+
+impl AgentPane {
+    /// Draws the pane into `area`: border with title and status, transcript, prompt, and
+    /// on top the completion popup, the permission modal or the picker.
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        highlighter: &Highlighter,
+        focused: bool,
+    ) {
+        self.focused = focused;
+        self.cursor = None;
+        if focused {
+            self.unread = false;
+        }
+        let area = area.intersection(buf.area);
+        if area.width < 4 || area.height < 3 {
+            return;
+        }
+        highlighter.set_theme(theme);
+        let inner = self.render_frame(area, buf, theme, focused);
+        // A column of air on each side, when there is room for it.
+        let pad = u16::from(inner.width > 20);
+        let content = Rect::new(
+            inner.x + pad,
+            inner.y,
+            inner.width.saturating_sub(2 * pad),
+            inner.height,
+        );
+        // The prompt needs its separator and a row, and leaves the transcript one.
+        let prompt_rows = if inner.height >= 3 {
+            let cap = (inner.height / 3).max(1);
+            self.prompt.rows(content.width.saturating_sub(2), cap)
+        } else {
+            0
+        };
+        let chrome = if prompt_rows > 0 { prompt_rows + 1 } else { 0 };
+        let transcript_rows = inner.height.saturating_sub(chrome);
+        let transcript_area = Rect::new(content.x, content.y, content.width, transcript_rows);
+        let ctx = BlockContext {
+            theme,
+            highlighter,
+            width: content.width,
+            tools_expanded: self.tools_expanded,
+            thinking_expanded: self.thinking_expanded,
+        };
+        self.scroll
+            .draw(&mut self.transcript, transcript_area, buf, &ctx);
+        let modal_open = !self.permissions.is_empty() || self.picker.is_some();
+        let sep_y = inner.y + transcript_rows;
+        if prompt_rows > 0 {
+            self.render_separator(Rect::new(inner.x, sep_y, inner.width, 1), buf, theme);
+            let prompt_area = Rect::new(
+                content.x + 2,
+                sep_y + 1,
+                content.width.saturating_sub(2),
+                prompt_rows,
+            );
+            let marker = Line::from(Span::styled("› ", theme.style(Slot::UserMarker)));
+            buf.set_line(content.x, sep_y + 1, &marker, content.width.min(2));
+            self.cursor = self
+                .prompt
+                .render(prompt_area, buf, theme, focused && !modal_open);
+        }
+
+        if self.completion.is_open() && !modal_open {
+            let h = self.completion.height().min(transcript_rows);
+            let popup = Rect::new(inner.x, sep_y.saturating_sub(h), inner.width, h);
+            self.completion.render(popup, buf, theme);
+        }
+        if let Some(modal) = self.permissions.front() {
+            modal.render(inner, buf, theme, self.permissions.len() - 1);
+        } else if let Some(picker) = &self.picker {
+            picker.render(inner, buf, theme);
+        }
+    }
+
+    /// The border, the title on the left and the status on the right; returns the inside.
+    fn render_frame(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Rect {
+        let (border, title_style) = if focused {
+            (Slot::BorderFocused, Slot::TitleFocused)
+        } else {
+            (Slot::Border, Slot::Title)
+        };
+        let status = self.status();
+        let mut right = status.summary();
+        if status.waiting_for_permission {
+            right = format!("? permission · {right}");
+        } else if status.busy {
+            right = format!("● working · {right}");
+        }
+        let right = right.trim_end_matches([' ', '·']).to_string();
+        let max_title = usize::from(area.width)
+            .saturating_sub(wrap::width(&right) + 8)
+            .max(8);
+        let title = wrap::truncate(self.title(), max_title);
+        let mut block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(border))
+            .style(theme.style(Slot::Background))
+            .title(Line::from(Span::styled(
+                format!(" {title} "),
+                theme.style(title_style),
+            )));
+        if !right.is_empty() {
+            block = block.title(
+                Line::from(Span::styled(
+                    format!(" {right} "),
+                    theme.style(Slot::TextDim),
+                ))
+                .right_aligned(),
+            );
+        }
+        let inner = block.inner(area);
+        block.render(area, buf);
+        inner
+    }
+
+    fn render_separator(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let rule = "─".repeat(usize::from(area.width));
+        buf.set_line(
+            area.x,
+            area.y,
+            &Line::from(Span::styled(rule, theme.style(Slot::Border))),
+            area.width,
+        );
+        let hint = if self.busy { " esc to cancel " } else { "" };
+        if !hint.is_empty() {
+            let w = wrap::width(hint) as u16;
+            let x = area.x + area.width.saturating_sub(w + 1);
+            let line = Line::from(Span::styled(hint, theme.style(Slot::Hint)));
+            buf.set_line(x, area.y, &line, w.min(area.width));
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The pane's input: raw keys, the keymap's prompt commands, paste and scrolling. Open
+//! overlays come first: the config picker, then the permission modal, then the completion
+//! popup; the editor gets the rest.
+
+use agent_client_protocol::v1::schema::RequestPermissionOutcome;
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+
+use super::completion;
+use super::permission::ModalKey;
+use super::picker::PickerKey;
+use super::{AgentPane, PaneEvent, ScrollAction};
+
+impl AgentPane {
+    /// A key the keymap did not claim: for the open modal, picker or completion popup,
+    /// else for the editor. Esc cancels (see [`Self::cancel`]).
+    pub fn handle_key(&mut self, key: KeyEvent) -> PaneEvent {
+        if key.kind == KeyEventKind::Release {
+            return PaneEvent::None;
+        }
+        if let Some(picker) = self.picker.as_mut() {
+            return match picker.key(key) {
+                PickerKey::Ignored => PaneEvent::None,
+                PickerKey::Moved => PaneEvent::Redraw,
+                other => self.close_picker(other),
+            };
+        }
+        if let Some(modal) = self.permissions.front_mut() {
+            return match modal.key(key) {
+                ModalKey::Ignored => PaneEvent::None,
+                ModalKey::Moved => PaneEvent::Redraw,
+                ModalKey::Answered(outcome) => self.answer(outcome),
+            };
+        }
+        match key.code {
+            KeyCode::Esc => return self.cancel(),
+            KeyCode::Tab if self.completion.is_open() => return self.complete(),
+            KeyCode::Up if self.completion.is_open() => return self.history_prev(),
+            KeyCode::Down if self.completion.is_open() => return self.history_next(),
+            KeyCode::PageUp => return self.scroll(ScrollAction::PageUp),
+            KeyCode::PageDown => return self.scroll(ScrollAction::PageDown),
+            _ => {}
+        }
+        if self.prompt.input(key) {
+            self.refresh_completion();
+            PaneEvent::Redraw
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    fn refresh_completion(&mut self) {
+        let text = self.prompt.command_line().unwrap_or_default();
+        self.completion
+            .update(text, &self.transcript.facts.commands);
+    }
+
+    fn close_picker(&mut self, key: PickerKey) -> PaneEvent {
+        self.picker = None;
+        match key {
+            PickerKey::Chosen(config_id, value) => PaneEvent::SetConfigOption { config_id, value },
+            _ => PaneEvent::Redraw,
+        }
+    }
+
+    /// Submit: the highlighted choice of an open modal or picker, else the prompt (a slash
+    /// command when it names one).
+    pub fn submit(&mut self) -> PaneEvent {
+        if let Some(picker) = &self.picker {
+            let key = picker.accept();
+            return self.close_picker(key);
+        }
+        if let Some(modal) = self.permissions.front() {
+            return match modal.accept() {
+                ModalKey::Answered(outcome) => self.answer(outcome),
+                _ => PaneEvent::None,
+            };
+        }
+        if self.completion.is_open() {
+            self.accept_completion();
+        }
+        let Some(text) = self.prompt.take() else {
+            return PaneEvent::None;
+        };
+        self.completion.close();
+        self.scroll.scroll_to_bottom();
+        match completion::parse(&text, &self.transcript.facts.commands) {
+            Some((name, args)) => PaneEvent::Slash { name, args },
+            None => match text.strip_prefix("//") {
+                Some(rest) => PaneEvent::Submit(format!("/{rest}")),
+                None => PaneEvent::Submit(text),
+            },
+        }
+    }
+
+    fn accept_completion(&mut self) -> bool {
+        let Some(name) = self.completion.selected().map(|c| c.name.clone()) else {
+            return false;
+        };
+        self.prompt.replace(&format!("/{name} "));
+        self.completion.close();
+        true
+    }
+
+    /// Completes the highlighted slash command.
+    pub fn complete(&mut self) -> PaneEvent {
+        if self.accept_completion() {
+            PaneEvent::Redraw
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    /// Breaks the prompt's line.
+    pub fn newline(&mut self) -> PaneEvent {
+        self.prompt.newline();
+        self.refresh_completion();
+        PaneEvent::Redraw
+    }
+
+    /// Up: the popup's previous entry, the line above, or the previous prompt.
+    pub fn history_prev(&mut self) -> PaneEvent {
+        if let Some(p) = self.picker.as_mut() {
+            p.move_by(-1);
+            return PaneEvent::Redraw;
+        }
+        if self.completion.is_open() {
+            self.completion.move_by(-1);
+            return PaneEvent::Redraw;
+        }
+        if self.prompt.history_prev() {
+            PaneEvent::Redraw
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    /// Down: the popup's next entry, the line below, or the next prompt.
+    pub fn history_next(&mut self) -> PaneEvent {
+        if let Some(p) = self.picker.as_mut() {
+            p.move_by(1);
+            return PaneEvent::Redraw;
+        }
+        if self.completion.is_open() {
+            self.completion.move_by(1);
+            return PaneEvent::Redraw;
+        }
+        if self.prompt.history_next() {
+            PaneEvent::Redraw
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    /// Esc: closes the picker or popup, cancels an open permission request (which cancels
+    /// the turn), or cancels the running turn.
+    pub fn cancel(&mut self) -> PaneEvent {
+        if self.picker.take().is_some() {
+            return PaneEvent::Redraw;
+        }
+        if !self.permissions.is_empty() {
+            return self.answer(RequestPermissionOutcome::Cancelled);
+        }
+        if self.completion.is_open() {
+            self.completion.dismiss(&self.prompt.text());
+            return PaneEvent::Redraw;
+        }
+        if self.busy {
+            PaneEvent::CancelTurn
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    /// Inserts pasted text into the prompt as it is.
+    pub fn paste(&mut self, text: &str) -> PaneEvent {
+        if self.picker.is_some() || !self.permissions.is_empty() {
+            return PaneEvent::None;
+        }
+        self.prompt.paste(text);
+        self.refresh_completion();
+        PaneEvent::Redraw
+    }
+
+    /// Scrolls the transcript.
+    pub fn scroll(&mut self, action: ScrollAction) -> PaneEvent {
+        let page = self.scroll.viewport().saturating_sub(1).max(1) as i64;
+        match action {
+            ScrollAction::LineUp => self.scroll.scroll_by(-1),
+            ScrollAction::LineDown => self.scroll.scroll_by(1),
+            ScrollAction::PageUp => self.scroll.scroll_by(-page),
+            ScrollAction::PageDown => self.scroll.scroll_by(page),
+            ScrollAction::HalfPageUp => self.scroll.scroll_by(-(page / 2).max(1)),
+            ScrollAction::HalfPageDown => self.scroll.scroll_by((page / 2).max(1)),
+            ScrollAction::Top => self.scroll.scroll_to_top(),
+            ScrollAction::Bottom => self.scroll.scroll_to_bottom(),
+        }
+        PaneEvent::Redraw
+    }
+
+    /// Mouse wheel: `lines` down (negative: up).
+    pub fn mouse_scroll(&mut self, lines: i32) -> PaneEvent {
+        self.scroll.scroll_by(i64::from(lines));
+        PaneEvent::Redraw
+    }
+}

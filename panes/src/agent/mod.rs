@@ -1,0 +1,302 @@
+//! The agent pane: a session's transcript (markdown, highlighted code, collapsible thinking
+//! and tool calls, inline diffs), a prompt editor with history and slash-command completion,
+//! permission requests as a modal, and a border showing the model, context use and cost.
+//!
+//! The app owns the connection: it feeds the pane ACP updates ([`AgentPane::apply`]) and
+//! turn boundaries, gives it the keys its keymap did not claim ([`AgentPane::handle_key`]),
+//! calls a method for each mapped command, and acts on the [`PaneEvent`]s that come back.
+
+mod blocks;
+mod completion;
+mod content;
+mod diff;
+mod events;
+mod frame;
+mod heights;
+mod input;
+mod permission;
+mod picker;
+mod prompt;
+mod render;
+mod status;
+mod transcript;
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
+    SessionConfigOptionCategory, SessionUpdate,
+};
+
+use crate::markdown::code_blocks;
+use completion::Completion;
+use permission::PermissionModal;
+use picker::Picker;
+use prompt::Prompt;
+use render::Scrollback;
+use transcript::{Severity, Transcript};
+
+pub use completion::BUILTIN_COMMANDS;
+pub use events::{PaneEvent, ScrollAction, TurnOutcome};
+pub use permission::PermissionId;
+pub use status::PaneStatus;
+
+/// An agent pane.
+#[derive(Debug)]
+pub struct AgentPane {
+    title: String,
+    transcript: Transcript,
+    scroll: Scrollback,
+    prompt: Prompt,
+    completion: Completion,
+    permissions: VecDeque<PermissionModal>,
+    next_permission: u64,
+    picker: Option<Picker>,
+    tools_expanded: bool,
+    thinking_expanded: bool,
+    busy: bool,
+    unread: bool,
+    focused: bool,
+    error: Option<String>,
+    cursor: Option<(u16, u16)>,
+}
+
+impl AgentPane {
+    /// An empty pane titled `title` (the session's title replaces it when the agent sends one).
+    pub fn new(title: impl Into<String>) -> Self {
+        AgentPane {
+            title: title.into(),
+            transcript: Transcript::default(),
+            scroll: Scrollback::default(),
+            prompt: Prompt::default(),
+            completion: Completion::default(),
+            permissions: VecDeque::new(),
+            next_permission: 0,
+            picker: None,
+            tools_expanded: false,
+            thinking_expanded: false,
+            busy: false,
+            unread: false,
+            focused: false,
+            error: None,
+            cursor: None,
+        }
+    }
+
+    /// The title shown: the session's, else the one given to [`Self::new`].
+    pub fn title(&self) -> &str {
+        self.transcript
+            .facts
+            .title
+            .as_deref()
+            .unwrap_or(&self.title)
+    }
+
+    /// Applies a `session/update`; true when something shown changed.
+    pub fn apply(&mut self, update: &SessionUpdate) -> bool {
+        self.apply_at(update, Instant::now())
+    }
+
+    /// [`Self::apply`] at a given time (tool call durations are measured with it).
+    pub(crate) fn apply_at(&mut self, update: &SessionUpdate, now: Instant) -> bool {
+        let changed = self.transcript.apply(update, now);
+        if changed && !self.focused {
+            self.unread = true;
+        }
+        changed
+    }
+
+    /// Shows a prompt the user sent (runners do not echo live prompts) and follows the end.
+    pub fn submit_local(&mut self, text: &str) {
+        self.transcript.push_user(text);
+        self.scroll.scroll_to_bottom();
+    }
+
+    /// A turn started.
+    pub fn turn_started(&mut self) {
+        self.busy = true;
+        self.error = None;
+        self.transcript.begin_turn();
+    }
+
+    /// A turn ended; anything but a normal end leaves a line in the transcript.
+    pub fn turn_ended(&mut self, outcome: TurnOutcome) {
+        self.busy = false;
+        let cancelled = outcome == TurnOutcome::Cancelled;
+        self.transcript.end_turn(cancelled, Instant::now());
+        let (severity, text) = match &outcome {
+            TurnOutcome::EndTurn => (None, String::new()),
+            TurnOutcome::Cancelled => (Some(Severity::Warning), "Cancelled".to_string()),
+            TurnOutcome::MaxTokens => (
+                Some(Severity::Warning),
+                "Stopped: the reply reached the token limit".to_string(),
+            ),
+            TurnOutcome::MaxTurnRequests => (
+                Some(Severity::Warning),
+                "Stopped: the turn made too many model requests".to_string(),
+            ),
+            TurnOutcome::Refusal => (Some(Severity::Warning), "The agent refused".to_string()),
+            TurnOutcome::Error(e) => {
+                self.error = Some(e.clone());
+                (Some(Severity::Error), e.clone())
+            }
+        };
+        if let Some(severity) = severity {
+            self.transcript.push_notice(severity, &text, None);
+        }
+        if !self.focused {
+            self.unread = true;
+        }
+    }
+
+    /// Shows an error in the transcript and the status until the next turn.
+    pub fn set_error(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        self.transcript.push_notice(Severity::Error, &message, None);
+        self.error = Some(message);
+    }
+
+    /// Shows an informational line in the transcript (answers to built-in commands).
+    pub fn notice(&mut self, message: impl Into<String>) {
+        self.transcript
+            .push_notice(Severity::Info, &message.into(), None);
+        self.scroll.scroll_to_bottom();
+    }
+
+    /// Replaces the title given to [`Self::new`] (a session's own title still wins).
+    pub fn set_title(&mut self, title: impl Into<String>) {
+        self.title = title.into();
+    }
+
+    /// Empties the transcript for a new session; the prompt history stays.
+    pub fn clear(&mut self) {
+        self.transcript.clear();
+        self.permissions.clear();
+        self.picker = None;
+        self.busy = false;
+        self.error = None;
+    }
+
+    /// Shows a permission request as a modal (queued behind one already open).
+    pub fn show_permission(&mut self, request: RequestPermissionRequest) -> PermissionId {
+        self.next_permission += 1;
+        let id = PermissionId(self.next_permission);
+        let known = self
+            .transcript
+            .tool_call(&request.tool_call.tool_call_id.0)
+            .map(|t| (t.title.clone(), t.kind));
+        self.permissions
+            .push_back(PermissionModal::new(id, request, known));
+        self.unread = !self.focused || self.unread;
+        id
+    }
+
+    /// Removes a request the agent withdrew; true when it was shown or queued.
+    pub fn dismiss_permission(&mut self, id: PermissionId) -> bool {
+        let before = self.permissions.len();
+        self.permissions.retain(|m| m.id != id);
+        before != self.permissions.len()
+    }
+
+    /// Removes every open request (the turn ended or was cancelled), returning their ids so
+    /// the app can answer them `cancelled`.
+    pub fn clear_permissions(&mut self) -> Vec<PermissionId> {
+        self.permissions.drain(..).map(|m| m.id).collect()
+    }
+
+    fn answer(&mut self, outcome: RequestPermissionOutcome) -> PaneEvent {
+        match self.permissions.pop_front() {
+            Some(modal) => PaneEvent::Permission {
+                id: modal.id,
+                tool_call_id: modal.tool_call_id().clone(),
+                outcome,
+            },
+            None => PaneEvent::None,
+        }
+    }
+
+    /// Expands or collapses every tool call's output (diffs show either way).
+    pub fn toggle_tools(&mut self) -> PaneEvent {
+        self.tools_expanded = !self.tools_expanded;
+        PaneEvent::Redraw
+    }
+
+    /// Expands or collapses thinking and compaction summaries.
+    pub fn toggle_thinking(&mut self) -> PaneEvent {
+        self.thinking_expanded = !self.thinking_expanded;
+        PaneEvent::Redraw
+    }
+
+    /// The latest agent message, for copying.
+    pub fn last_message_text(&self) -> Option<String> {
+        self.transcript.last_agent_text().map(str::to_string)
+    }
+
+    /// The last code block of the latest agent message that has one, for copying.
+    pub fn last_code_block(&self) -> Option<String> {
+        self.transcript
+            .agent_texts()
+            .find_map(|text| code_blocks(text).pop())
+    }
+
+    /// Replaces the session's config options (from `session/new`, `load` or a set response).
+    pub fn set_config_options(&mut self, options: &[SessionConfigOption]) {
+        self.transcript.facts.config = options.to_vec();
+    }
+
+    /// The session's config options.
+    pub fn config_options(&self) -> &[SessionConfigOption] {
+        &self.transcript.facts.config
+    }
+
+    /// Opens a chooser for the select option of `category` (e.g. the model for `/model`);
+    /// false when the session has none.
+    pub fn open_config_picker(&mut self, category: &SessionConfigOptionCategory) -> bool {
+        let picker = self
+            .transcript
+            .facts
+            .config
+            .iter()
+            .filter(|o| o.category.as_ref() == Some(category))
+            .find_map(Picker::new);
+        self.picker = picker;
+        self.picker.is_some()
+    }
+
+    /// The pane's state for the status bar.
+    pub fn status(&self) -> PaneStatus {
+        let facts = &self.transcript.facts;
+        let usage = facts.usage.as_ref();
+        PaneStatus {
+            busy: self.busy,
+            waiting_for_permission: !self.permissions.is_empty(),
+            unread: self.unread,
+            model: status::current_label(&facts.config, &SessionConfigOptionCategory::Model),
+            thinking: status::current_label(
+                &facts.config,
+                &SessionConfigOptionCategory::ThoughtLevel,
+            ),
+            mode: status::current_label(&facts.config, &SessionConfigOptionCategory::Mode)
+                .or_else(|| facts.mode.clone()),
+            context_used: usage.map(|u| u.used),
+            context_size: usage.map(|u| u.size),
+            cost: usage.and_then(|u| u.cost.clone()),
+            error: self.error.clone(),
+        }
+    }
+
+    /// Where the terminal cursor goes after the last [`Self::render`], when focused.
+    pub fn cursor_position(&self) -> Option<(u16, u16)> {
+        self.cursor
+    }
+
+    /// Blocks laid out so far; tests use it to check only visible blocks are.
+    #[cfg(test)]
+    pub(crate) fn layout_count(&self) -> u64 {
+        self.scroll.renders()
+    }
+}
+
+#[cfg(test)]
+mod tests;

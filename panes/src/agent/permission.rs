@@ -1,0 +1,298 @@
+//! The permission modal: an agent asks before a tool runs; the user picks one of the
+//! agent's options by key. Keys follow the option's kind, never its position or name:
+//! `a` allow once, `A` allow always, `r` reject once, `R` reject always (digits for any
+//! option whose kind repeats); arrows and Enter also work; Esc cancels, which ACP defines as
+//! cancelling the turn, not as a refusal.
+
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SelectedPermissionOutcome, ToolKind,
+};
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+use crate::sanitize::sanitize_line;
+use crate::theme::{Slot, Theme};
+use crate::wrap::{self, LineBuilder};
+
+/// Identifies a permission request the pane shows, so the app can answer the right one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PermissionId(pub u64);
+
+/// What a key did to the modal.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ModalKey {
+    Ignored,
+    Moved,
+    Answered(RequestPermissionOutcome),
+}
+
+/// An open permission request.
+#[derive(Debug, Clone)]
+pub(crate) struct PermissionModal {
+    pub id: PermissionId,
+    pub request: RequestPermissionRequest,
+    title: String,
+    kind: Option<ToolKind>,
+    options: Vec<(char, PermissionOption)>,
+    selected: usize,
+}
+
+fn kind_key(kind: PermissionOptionKind) -> Option<char> {
+    match kind {
+        PermissionOptionKind::AllowOnce => Some('a'),
+        PermissionOptionKind::AllowAlways => Some('A'),
+        PermissionOptionKind::RejectOnce => Some('r'),
+        PermissionOptionKind::RejectAlways => Some('R'),
+        _ => None,
+    }
+}
+
+impl PermissionModal {
+    /// A modal for `request`; `known` is the tool call's title and kind from the transcript,
+    /// used when the request leaves them out.
+    pub(crate) fn new(
+        id: PermissionId,
+        request: RequestPermissionRequest,
+        known: Option<(String, ToolKind)>,
+    ) -> Self {
+        let fields = &request.tool_call.fields;
+        let title = fields
+            .title
+            .as_deref()
+            .map(|t| sanitize_line(t).into_owned())
+            .or_else(|| known.as_ref().map(|(t, _)| t.clone()))
+            .unwrap_or_else(|| "a tool call".to_string());
+        let kind = fields.kind.or(known.map(|(_, k)| k));
+        let mut used = Vec::new();
+        let mut digit = 0u32;
+        let options = request
+            .options
+            .iter()
+            .map(|o| {
+                let key = kind_key(o.kind)
+                    .filter(|k| !used.contains(k))
+                    .unwrap_or_else(|| {
+                        digit += 1;
+                        char::from_digit(digit % 10, 10).unwrap_or('0')
+                    });
+                used.push(key);
+                let mut o = o.clone();
+                o.name = sanitize_line(&o.name).into_owned();
+                (key, o)
+            })
+            .collect();
+        PermissionModal {
+            id,
+            request,
+            title,
+            kind,
+            options,
+            selected: 0,
+        }
+    }
+
+    /// The tool call this request is about.
+    pub(crate) fn tool_call_id(&self) -> &agent_client_protocol::v1::schema::ToolCallId {
+        &self.request.tool_call.tool_call_id
+    }
+
+    fn choose(&self, i: usize) -> ModalKey {
+        match self.options.get(i) {
+            Some((_, o)) => ModalKey::Answered(RequestPermissionOutcome::Selected(
+                SelectedPermissionOutcome::new(o.option_id.clone()),
+            )),
+            None => ModalKey::Ignored,
+        }
+    }
+
+    /// Handles a key.
+    pub(crate) fn key(&mut self, key: KeyEvent) -> ModalKey {
+        match key.code {
+            KeyCode::Esc => ModalKey::Answered(RequestPermissionOutcome::Cancelled),
+            KeyCode::Enter => self.choose(self.selected),
+            KeyCode::Up | KeyCode::BackTab => {
+                self.move_by(-1);
+                ModalKey::Moved
+            }
+            KeyCode::Down | KeyCode::Tab => {
+                self.move_by(1);
+                ModalKey::Moved
+            }
+            KeyCode::Char(c) => match self.options.iter().position(|(k, _)| *k == c) {
+                Some(i) => self.choose(i),
+                None => ModalKey::Ignored,
+            },
+            _ => ModalKey::Ignored,
+        }
+    }
+
+    /// Enter: the highlighted option.
+    pub(crate) fn accept(&self) -> ModalKey {
+        self.choose(self.selected)
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let n = self.options.len();
+        if n > 0 {
+            self.selected = (self.selected as isize + delta).rem_euclid(n as isize) as usize;
+        }
+    }
+
+    /// Draws the modal centred in `area`; `waiting` more requests are queued behind it.
+    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
+        let width = area.width.saturating_sub(4).min(64);
+        if width < 12 || area.height < 5 {
+            return;
+        }
+        let inner_w = usize::from(width - 4);
+        let body = theme.style(Slot::Modal);
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        let kind = self.kind.map(super::blocks::kind_label).unwrap_or("tool");
+        let spans = [(self.title.clone(), body.patch(theme.style(Slot::Text)))];
+        let first = [Span::styled(
+            format!("{kind} "),
+            body.patch(theme.style(Slot::Tool)),
+        )];
+        let mut title = wrap::wrap(&spans, inner_w, &first, &[]);
+        title.truncate(3);
+        lines.extend(title);
+        lines.push(Line::default());
+        for (i, (key, option)) in self.options.iter().enumerate() {
+            let style = if i == self.selected {
+                body.patch(theme.style(Slot::Selection))
+            } else {
+                body
+            };
+            let mut b = LineBuilder::new(&[]);
+            b.push(&format!(" {key} "), style.patch(theme.style(Slot::Hint)));
+            b.push(" ", style);
+            b.push(
+                &wrap::truncate(&option.name, inner_w.saturating_sub(5)),
+                style,
+            );
+            b.pad_to(inner_w, style);
+            lines.push(b.finish());
+        }
+        lines.push(Line::default());
+        let mut hint = "↑↓ enter choose · esc cancel turn".to_string();
+        if waiting > 0 {
+            hint = format!("{hint} · {waiting} more waiting");
+        }
+        lines.push(Line::from(Span::styled(
+            wrap::truncate(&hint, inner_w),
+            body.patch(theme.style(Slot::TextDim)),
+        )));
+
+        let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        let height = rows.saturating_add(2).min(area.height);
+        let x = area.x + (area.width - width) / 2;
+        let y = area.y + area.height.saturating_sub(height) / 2;
+        let rect = Rect::new(x, y, width, height);
+        Clear.render(rect, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(Slot::ModalBorder))
+            .style(body)
+            .title(Span::styled(
+                " Permission needed ",
+                theme.style(Slot::ModalBorder),
+            ));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        let inner = Rect::new(
+            inner.x + 1,
+            inner.y,
+            inner.width.saturating_sub(2),
+            inner.height,
+        );
+        for (row, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
+            buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol::v1::schema::{ToolCallUpdate, ToolCallUpdateFields};
+    use crossterm::event::KeyModifiers;
+
+    use super::*;
+
+    fn request() -> RequestPermissionRequest {
+        RequestPermissionRequest::new(
+            "s1",
+            ToolCallUpdate::new(
+                "call-9",
+                ToolCallUpdateFields::new()
+                    .title("bash: rm -rf build".to_string())
+                    .kind(ToolKind::Execute),
+            ),
+            vec![
+                PermissionOption::new("allow", "Allow once", PermissionOptionKind::AllowOnce),
+                PermissionOption::new("always", "Allow always", PermissionOptionKind::AllowAlways),
+                PermissionOption::new("no", "Reject", PermissionOptionKind::RejectOnce),
+                PermissionOption::new("never", "Reject always", PermissionOptionKind::RejectAlways),
+            ],
+        )
+    }
+
+    fn press(m: &mut PermissionModal, code: KeyCode) -> ModalKey {
+        m.key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn selected(id: &str) -> ModalKey {
+        ModalKey::Answered(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new(id.to_string()),
+        ))
+    }
+
+    #[test]
+    fn keys_follow_option_kinds() {
+        let mut m = PermissionModal::new(PermissionId(1), request(), None);
+        assert_eq!(press(&mut m, KeyCode::Char('A')), selected("always"));
+        assert_eq!(press(&mut m, KeyCode::Char('r')), selected("no"));
+        assert_eq!(press(&mut m, KeyCode::Char('R')), selected("never"));
+        assert_eq!(press(&mut m, KeyCode::Char('a')), selected("allow"));
+        assert_eq!(press(&mut m, KeyCode::Char('x')), ModalKey::Ignored);
+    }
+
+    #[test]
+    fn arrows_enter_and_escape() {
+        let mut m = PermissionModal::new(PermissionId(1), request(), None);
+        assert_eq!(press(&mut m, KeyCode::Down), ModalKey::Moved);
+        assert_eq!(press(&mut m, KeyCode::Down), ModalKey::Moved);
+        assert_eq!(press(&mut m, KeyCode::Enter), selected("no"));
+        assert_eq!(
+            press(&mut m, KeyCode::Esc),
+            ModalKey::Answered(RequestPermissionOutcome::Cancelled)
+        );
+    }
+
+    #[test]
+    fn repeated_kinds_get_digits() {
+        let mut r = request();
+        r.options = vec![
+            PermissionOption::new("x", "Allow", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("y", "Allow here", PermissionOptionKind::AllowOnce),
+        ];
+        let mut m = PermissionModal::new(PermissionId(1), r, None);
+        assert_eq!(press(&mut m, KeyCode::Char('1')), selected("y"));
+    }
+
+    #[test]
+    fn title_falls_back_to_the_transcript() {
+        let mut r = request();
+        r.tool_call.fields = ToolCallUpdateFields::new();
+        let m = PermissionModal::new(
+            PermissionId(1),
+            r,
+            Some(("edit: a.rs".to_string(), ToolKind::Edit)),
+        );
+        assert_eq!(m.title, "edit: a.rs");
+        assert_eq!(m.kind, Some(ToolKind::Edit));
+    }
+}

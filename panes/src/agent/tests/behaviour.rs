@@ -1,0 +1,215 @@
+//! The events the pane gives back for keys and commands.
+
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, SelectedPermissionOutcome, SessionConfigOptionCategory,
+};
+
+use super::*;
+use crate::agent::{PaneEvent, PermissionId, TurnOutcome};
+use crate::test_support::dark;
+
+#[test]
+fn submit_gives_prompts_and_commands() {
+    let mut pane = AgentPane::new("a");
+    type_text(&mut pane, "hello");
+    assert_eq!(pane.submit(), PaneEvent::Submit("hello".into()));
+    assert_eq!(pane.submit(), PaneEvent::None, "nothing left to send");
+    type_text(&mut pane, "/quit");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Slash {
+            name: "exit".into(),
+            args: String::new()
+        }
+    );
+    type_text(&mut pane, "//model is a path");
+    assert_eq!(pane.submit(), PaneEvent::Submit("/model is a path".into()));
+    type_text(&mut pane, "/etc/hosts?");
+    assert_eq!(pane.submit(), PaneEvent::Submit("/etc/hosts?".into()));
+}
+
+#[test]
+fn completion_is_accepted_by_tab_or_submit() {
+    let mut pane = AgentPane::new("a");
+    type_text(&mut pane, "/mo");
+    assert_eq!(pane.handle_key(key(KeyCode::Tab)), PaneEvent::Redraw);
+    type_text(&mut pane, "opus");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Slash {
+            name: "model".into(),
+            args: "opus".into()
+        }
+    );
+    type_text(&mut pane, "/he");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Slash {
+            name: "help".into(),
+            args: String::new()
+        }
+    );
+}
+
+#[test]
+fn arrows_move_in_the_popup_and_esc_closes_it() {
+    let mut pane = AgentPane::new("a");
+    type_text(&mut pane, "/");
+    pane.history_next();
+    pane.handle_key(key(KeyCode::Down));
+    assert_eq!(pane.complete(), PaneEvent::Redraw);
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Slash {
+            name: "model".into(),
+            args: String::new()
+        }
+    );
+    type_text(&mut pane, "/");
+    assert_eq!(
+        pane.cancel(),
+        PaneEvent::Redraw,
+        "esc closes the popup first"
+    );
+    pane.turn_started();
+    assert_eq!(pane.handle_key(key(KeyCode::Esc)), PaneEvent::CancelTurn);
+}
+
+#[test]
+fn esc_without_a_turn_does_nothing() {
+    let mut pane = AgentPane::new("a");
+    assert_eq!(pane.cancel(), PaneEvent::None);
+}
+
+#[test]
+fn permission_answers_in_order() {
+    let mut pane = AgentPane::new("a");
+    let first = pane.show_permission(permission_request());
+    let second = pane.show_permission(permission_request());
+    assert_eq!((first, second), (PermissionId(1), PermissionId(2)));
+    type_text(&mut pane, "x");
+    match pane.handle_key(key(KeyCode::Char('A'))) {
+        PaneEvent::Permission { id, outcome, .. } => {
+            assert_eq!(id, first);
+            assert_eq!(
+                outcome,
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                    "always".to_string()
+                ))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match pane.cancel() {
+        PaneEvent::Permission { id, outcome, .. } => {
+            assert_eq!(id, second);
+            assert_eq!(outcome, RequestPermissionOutcome::Cancelled);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!pane.status().waiting_for_permission);
+    // Keys typed while the modal was open did not reach the prompt.
+    assert_eq!(pane.submit(), PaneEvent::None);
+}
+
+#[test]
+fn withdrawn_and_cleared_permissions() {
+    let mut pane = AgentPane::new("a");
+    let a = pane.show_permission(permission_request());
+    let b = pane.show_permission(permission_request());
+    assert!(pane.dismiss_permission(a));
+    assert!(!pane.dismiss_permission(a));
+    assert_eq!(pane.clear_permissions(), [b]);
+}
+
+#[test]
+fn config_picker_sets_an_option() {
+    let mut pane = AgentPane::new("a");
+    assert!(!pane.open_config_picker(&SessionConfigOptionCategory::Model));
+    pane.set_config_options(&model_options());
+    assert!(pane.open_config_picker(&SessionConfigOptionCategory::Model));
+    insta::assert_snapshot!(draw(&mut pane, &dark(), 50, 10).backend());
+    pane.history_next();
+    match pane.submit() {
+        PaneEvent::SetConfigOption { config_id, value } => {
+            assert_eq!(config_id.0.as_ref(), "model");
+            assert_eq!(value.0.as_ref(), "opus");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn copy_targets() {
+    let pane = pane_with(&[
+        (0, agent("First:\n```sh\nls\n```\n")),
+        (0, thought("thinking")),
+        (0, agent_id("Second, no code.", "m2")),
+    ]);
+    assert_eq!(
+        pane.last_message_text().as_deref(),
+        Some("Second, no code.")
+    );
+    assert_eq!(pane.last_code_block().as_deref(), Some("ls\n"));
+}
+
+#[test]
+fn turn_outcomes_leave_a_line_and_set_status() {
+    let mut pane = pane_with(&[(
+        0,
+        call(
+            "1",
+            "bash: sleep",
+            ToolKind::Execute,
+            ToolCallStatus::InProgress,
+        ),
+    )]);
+    pane.turn_started();
+    assert!(pane.status().busy);
+    pane.turn_ended(TurnOutcome::Cancelled);
+    assert!(!pane.status().busy);
+    pane.turn_started();
+    pane.turn_ended(TurnOutcome::Error("connection lost".into()));
+    assert_eq!(pane.status().error.as_deref(), Some("connection lost"));
+    let t = draw(&mut pane, &dark(), 50, 9);
+    insta::assert_snapshot!(t.backend());
+    pane.turn_started();
+    assert_eq!(pane.status().error, None);
+}
+
+#[test]
+fn unread_until_drawn_focused() {
+    let mut pane = AgentPane::new("a");
+    pane.apply(&agent("hi"));
+    assert!(pane.status().unread);
+    draw(&mut pane, &dark(), 30, 6);
+    assert!(!pane.status().unread);
+}
+
+#[test]
+fn paste_and_newline_make_multiline_prompts() {
+    let mut pane = AgentPane::new("a");
+    pane.paste("line one\nline two");
+    pane.newline();
+    type_text(&mut pane, "three");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Submit("line one\nline two\nthree".into())
+    );
+    pane.history_prev();
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Submit("line one\nline two\nthree".into())
+    );
+}
+
+#[test]
+fn tiny_areas_do_not_panic() {
+    let mut pane = pane_with(&[(0, agent("some **text** and `code`"))]);
+    pane.show_permission(permission_request());
+    for w in 0..8 {
+        for h in 0..8 {
+            draw(&mut pane, &dark(), w, h);
+        }
+    }
+}

@@ -1,0 +1,489 @@
+//! The transcript model: blocks built from ACP `session/update`s plus the session facts the
+//! pane shows (title, usage, commands, config options). Every text is sanitised on the way
+//! in, so nothing an agent sends reaches a renderer raw.
+//!
+//! Blocks are only ever appended or changed in place, never removed (except by
+//! [`Transcript::clear`]); each change is recorded so the view re-renders just those blocks.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::MaybeUndefined;
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, CompactionStatus, ContentChunk, NoticeSeverity, Plan, PlanEntryStatus,
+    SessionConfigOption, SessionUpdate, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+};
+
+use super::content::{block_text, tool_body};
+use crate::sanitize::{sanitize, sanitize_line, sanitize_output};
+
+/// Who wrote a message block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Role {
+    User,
+    Agent,
+    Thought,
+}
+
+/// A message: text streamed in chunks, grouped by the agent's message id when it sends one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Message {
+    pub role: Role,
+    pub id: Option<String>,
+    pub text: String,
+}
+
+/// Where a tool call is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolState {
+    Pending,
+    Running,
+    Done,
+    Failed,
+    /// Unfinished when its turn was cancelled (ACP has no wire status for this).
+    Cancelled,
+}
+
+/// One piece of what a tool call shows.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ToolBody {
+    Text(String),
+    Diff {
+        path: String,
+        old: Option<String>,
+        new: String,
+    },
+    Terminal(String),
+}
+
+/// A tool call as the transcript shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ToolCallView {
+    pub id: String,
+    pub title: String,
+    pub kind: ToolKind,
+    pub state: ToolState,
+    pub created: Instant,
+    pub started: Option<Instant>,
+    pub finished: Option<Instant>,
+    pub body: Vec<ToolBody>,
+    /// `rawOutput.output`: what a command printed when it ran in a terminal.
+    pub raw_output: Option<String>,
+}
+
+impl ToolCallView {
+    /// How long the call ran, once it finished.
+    pub(crate) fn duration(&self) -> Option<Duration> {
+        let end = self.finished?;
+        Some(end.saturating_duration_since(self.started.unwrap_or(self.created)))
+    }
+}
+
+/// A plan entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PlanItem {
+    pub text: String,
+    pub status: PlanEntryStatus,
+}
+
+/// How loud a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+/// A context compaction and its summary.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Compaction {
+    pub id: String,
+    pub status: CompactionStatus,
+    pub summary: String,
+    pub error: Option<String>,
+}
+
+/// One block of the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Block {
+    Message(Message),
+    Tool(ToolCallView),
+    Plan(Vec<PlanItem>),
+    Notice {
+        severity: Severity,
+        title: String,
+        detail: Option<String>,
+    },
+    Compaction(Compaction),
+}
+
+/// Context use and cost from the latest usage update.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Usage {
+    pub used: u64,
+    pub size: u64,
+    pub cost: Option<(f64, String)>,
+}
+
+/// Facts about the session that are not transcript blocks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct SessionFacts {
+    pub title: Option<String>,
+    pub usage: Option<Usage>,
+    pub commands: Vec<AvailableCommand>,
+    pub config: Vec<SessionConfigOption>,
+    pub mode: Option<String>,
+}
+
+/// The transcript: blocks in order, with indexes to find the block an update belongs to.
+#[derive(Debug, Default)]
+pub(crate) struct Transcript {
+    blocks: Vec<Block>,
+    tools: HashMap<String, usize>,
+    messages: HashMap<(Role, String), usize>,
+    compactions: HashMap<String, usize>,
+    /// The plan block of the current turn (plans replace themselves within a turn).
+    plan: Option<usize>,
+    changed: Vec<usize>,
+    is_changed: Vec<bool>,
+    /// Set when the block list was rebuilt, so views drop everything they cached.
+    reset: bool,
+    pub facts: SessionFacts,
+}
+
+impl Transcript {
+    /// The blocks, oldest first.
+    pub(crate) fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// Number of blocks.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Indexes of blocks added or changed since the last call, and whether everything was
+    /// replaced.
+    pub(crate) fn take_changes(&mut self) -> (Vec<usize>, bool) {
+        for &i in &self.changed {
+            if let Some(flag) = self.is_changed.get_mut(i) {
+                *flag = false;
+            }
+        }
+        let reset = std::mem::take(&mut self.reset);
+        (std::mem::take(&mut self.changed), reset)
+    }
+
+    fn mark(&mut self, i: usize) {
+        if self.is_changed.len() <= i {
+            self.is_changed.resize(i + 1, false);
+        }
+        if !self.is_changed[i] {
+            self.is_changed[i] = true;
+            self.changed.push(i);
+        }
+    }
+
+    fn push(&mut self, block: Block) -> usize {
+        self.blocks.push(block);
+        let i = self.blocks.len() - 1;
+        self.mark(i);
+        i
+    }
+
+    /// Empties the transcript (a new session in the same pane).
+    pub(crate) fn clear(&mut self) {
+        *self = Transcript {
+            reset: true,
+            ..Transcript::default()
+        };
+    }
+
+    /// A prompt the user sent from this pane.
+    pub(crate) fn push_user(&mut self, text: &str) {
+        self.plan = None;
+        self.push(Block::Message(Message {
+            role: Role::User,
+            id: None,
+            text: sanitize(text).into_owned(),
+        }));
+    }
+
+    /// A line from March itself (errors, turn outcomes).
+    pub(crate) fn push_notice(&mut self, severity: Severity, title: &str, detail: Option<&str>) {
+        self.push(Block::Notice {
+            severity,
+            title: sanitize_line(title).into_owned(),
+            detail: detail.map(|d| sanitize(d).into_owned()),
+        });
+    }
+
+    /// A new turn starts: a plan sent from now on is a new block.
+    pub(crate) fn begin_turn(&mut self) {
+        self.plan = None;
+    }
+
+    /// The turn ended; when cancelled, calls still open are marked cancelled.
+    pub(crate) fn end_turn(&mut self, cancelled: bool, now: Instant) {
+        if !cancelled {
+            return;
+        }
+        let open: Vec<usize> = self
+            .tools
+            .values()
+            .copied()
+            .filter(|&i| {
+                matches!(&self.blocks[i], Block::Tool(t)
+                    if matches!(t.state, ToolState::Pending | ToolState::Running))
+            })
+            .collect();
+        for i in open {
+            if let Some(Block::Tool(t)) = self.blocks.get_mut(i) {
+                t.state = ToolState::Cancelled;
+                t.finished = Some(now);
+            }
+            self.mark(i);
+        }
+    }
+
+    /// Applies one update at time `now`; false when it changed nothing shown (unknown kinds
+    /// are ignored).
+    pub(crate) fn apply(&mut self, update: &SessionUpdate, now: Instant) -> bool {
+        match update {
+            SessionUpdate::UserMessageChunk(c) => self.chunk(Role::User, c),
+            SessionUpdate::AgentMessageChunk(c) => self.chunk(Role::Agent, c),
+            SessionUpdate::AgentThoughtChunk(c) => self.chunk(Role::Thought, c),
+            SessionUpdate::ToolCall(tc) => {
+                let fields = ToolCallUpdateFields::new()
+                    .title(tc.title.clone())
+                    .kind(tc.kind)
+                    .status(tc.status)
+                    .content(tc.content.clone());
+                let fields = match &tc.raw_output {
+                    Some(raw) => fields.raw_output(raw.clone()),
+                    None => fields,
+                };
+                self.tool(&tc.tool_call_id.0, &fields, now);
+            }
+            SessionUpdate::ToolCallUpdate(u) => self.tool(&u.tool_call_id.0, &u.fields, now),
+            SessionUpdate::Plan(plan) => self.plan(plan),
+            SessionUpdate::AvailableCommandsUpdate(u) => {
+                self.facts.commands = u
+                    .available_commands
+                    .iter()
+                    .map(|c| {
+                        let mut c = c.clone();
+                        c.name = sanitize_line(&c.name).into_owned();
+                        c.description = sanitize_line(&c.description).into_owned();
+                        c
+                    })
+                    .collect();
+            }
+            SessionUpdate::ConfigOptionUpdate(u) => self.facts.config = u.config_options.clone(),
+            SessionUpdate::SessionInfoUpdate(u) => match &u.title {
+                MaybeUndefined::Value(t) => self.facts.title = Some(sanitize_line(t).into_owned()),
+                MaybeUndefined::Null => self.facts.title = None,
+                MaybeUndefined::Undefined => {}
+            },
+            SessionUpdate::UsageUpdate(u) => {
+                self.facts.usage = Some(Usage {
+                    used: u.used,
+                    size: u.size,
+                    cost: u
+                        .cost
+                        .as_ref()
+                        .map(|c| (c.amount, sanitize_line(&c.currency).into_owned())),
+                });
+            }
+            SessionUpdate::CurrentModeUpdate(u) => {
+                self.facts.mode = Some(sanitize_line(&u.current_mode_id.0).into_owned());
+            }
+            SessionUpdate::Notice(n) => {
+                let severity = match n.severity {
+                    NoticeSeverity::Warning => Severity::Warning,
+                    NoticeSeverity::Error => Severity::Error,
+                    _ => Severity::Info,
+                };
+                self.push_notice(severity, &n.title, n.description.as_deref());
+            }
+            SessionUpdate::CompactionUpdate(u) => {
+                let i = self.compaction(&u.compaction_id.0);
+                if let Some(Block::Compaction(c)) = self.blocks.get_mut(i) {
+                    c.status = u.status.clone();
+                    if let MaybeUndefined::Value(summary) = &u.summary {
+                        c.summary = summary
+                            .iter()
+                            .map(block_text)
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                    }
+                    if let MaybeUndefined::Value(e) = &u.error {
+                        c.error = Some(sanitize(e).into_owned());
+                    }
+                }
+            }
+            SessionUpdate::CompactionSummaryChunk(u) => {
+                let i = self.compaction(&u.compaction_id.0);
+                if let Some(Block::Compaction(c)) = self.blocks.get_mut(i) {
+                    c.summary.push_str(&block_text(&u.content));
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn chunk(&mut self, role: Role, chunk: &ContentChunk) {
+        let text = block_text(&chunk.content);
+        let id = chunk.message_id.as_ref().map(|m| m.0.to_string());
+        let target = match &id {
+            Some(id) => self.messages.get(&(role, id.clone())).copied(),
+            // Without an id a chunk continues the last block when that is the same kind.
+            None => match self.blocks.last() {
+                Some(Block::Message(m)) if m.role == role => Some(self.blocks.len() - 1),
+                _ => None,
+            },
+        };
+        match target {
+            Some(i) => {
+                if let Some(Block::Message(m)) = self.blocks.get_mut(i) {
+                    m.text.push_str(&text);
+                }
+                self.mark(i);
+            }
+            None => {
+                let i = self.push(Block::Message(Message {
+                    role,
+                    id: id.clone(),
+                    text,
+                }));
+                if let Some(id) = id {
+                    self.messages.insert((role, id), i);
+                }
+            }
+        }
+    }
+
+    fn tool(&mut self, id: &str, f: &ToolCallUpdateFields, now: Instant) {
+        let i = match self.tools.get(id) {
+            Some(&i) => i,
+            None => {
+                let i = self.push(Block::Tool(ToolCallView {
+                    id: id.to_string(),
+                    title: "tool call".to_string(),
+                    kind: ToolKind::Other,
+                    state: ToolState::Pending,
+                    created: now,
+                    started: None,
+                    finished: None,
+                    body: Vec::new(),
+                    raw_output: None,
+                }));
+                self.tools.insert(id.to_string(), i);
+                i
+            }
+        };
+        self.mark(i);
+        let Some(Block::Tool(t)) = self.blocks.get_mut(i) else {
+            return;
+        };
+        if let Some(title) = &f.title {
+            t.title = sanitize_line(title).into_owned();
+        }
+        if let Some(kind) = f.kind {
+            t.kind = kind;
+        }
+        if let Some(content) = &f.content {
+            t.body = content.iter().filter_map(tool_body).collect();
+        }
+        if let Some(raw) = &f.raw_output {
+            let text = raw
+                .as_str()
+                .or_else(|| raw.get("output").and_then(|o| o.as_str()));
+            if let Some(text) = text {
+                t.raw_output = Some(sanitize_output(text).into_owned());
+            }
+        }
+        if let Some(status) = f.status {
+            match status {
+                ToolCallStatus::InProgress => {
+                    t.state = ToolState::Running;
+                    t.started.get_or_insert(now);
+                }
+                ToolCallStatus::Completed | ToolCallStatus::Failed => {
+                    t.state = if status == ToolCallStatus::Completed {
+                        ToolState::Done
+                    } else {
+                        ToolState::Failed
+                    };
+                    t.finished.get_or_insert(now);
+                }
+                _ => t.state = ToolState::Pending,
+            }
+        }
+    }
+
+    fn plan(&mut self, plan: &Plan) {
+        let items: Vec<PlanItem> = plan
+            .entries
+            .iter()
+            .map(|e| PlanItem {
+                text: sanitize_line(&e.content).into_owned(),
+                status: e.status.clone(),
+            })
+            .collect();
+        match self.plan {
+            Some(i) => {
+                if let Some(b) = self.blocks.get_mut(i) {
+                    *b = Block::Plan(items);
+                }
+                self.mark(i);
+            }
+            None => self.plan = Some(self.push(Block::Plan(items))),
+        }
+    }
+
+    fn compaction(&mut self, id: &str) -> usize {
+        if let Some(&i) = self.compactions.get(id) {
+            self.mark(i);
+            return i;
+        }
+        let i = self.push(Block::Compaction(Compaction {
+            id: id.to_string(),
+            status: CompactionStatus::InProgress,
+            summary: String::new(),
+            error: None,
+        }));
+        self.compactions.insert(id.to_string(), i);
+        i
+    }
+
+    /// The tool call with this id, for the permission modal.
+    pub(crate) fn tool_call(&self, id: &str) -> Option<&ToolCallView> {
+        match self.blocks.get(*self.tools.get(id)?) {
+            Some(Block::Tool(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The text of the latest agent message.
+    pub(crate) fn last_agent_text(&self) -> Option<&str> {
+        self.blocks.iter().rev().find_map(|b| match b {
+            Block::Message(m) if m.role == Role::Agent => Some(m.text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Agent messages, newest first.
+    pub(crate) fn agent_texts(&self) -> impl Iterator<Item = &str> {
+        self.blocks.iter().rev().filter_map(|b| match b {
+            Block::Message(m) if m.role == Role::Agent => Some(m.text.as_str()),
+            _ => None,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "transcript_tests.rs"]
+mod tests;

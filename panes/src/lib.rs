@@ -1,0 +1,16 @@
+//! March's panes: one module per pane kind (state, input handling, rendering), and the
+//! rendering they share: themes, markdown, syntax highlighting, sanitising agent text.
+//!
+//! Panes know ACP's schema types and ratatui, never the agent loop or the tools: everything
+//! an agent does reaches a pane as an ACP update routed by the app.
+
+pub mod agent;
+pub mod highlight;
+pub mod markdown;
+pub mod osc52;
+pub mod sanitize;
+pub mod theme;
+mod wrap;
+
+#[cfg(test)]
+mod test_support;

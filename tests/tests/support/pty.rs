@@ -1,0 +1,217 @@
+//! Running the real `march` binary in a pseudo-terminal and reading its screen through the
+//! `vt100` crate, as a user would see it.
+
+#![allow(dead_code)] // Each test binary uses a different part.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+/// How long any wait on the screen may take before the test fails.
+pub const SCREEN_LIMIT: Duration = Duration::from_secs(60);
+
+/// The parsed screen, updated by a reader thread; the condvar wakes waiters on new output.
+struct Screen {
+    parser: Mutex<(vt100::Parser, bool)>,
+    changed: Condvar,
+}
+
+/// `march` in a PTY.
+pub struct PtyMarch {
+    child: Box<dyn Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    screen: Arc<Screen>,
+}
+
+impl PtyMarch {
+    /// Start `march ARGS` in `cwd` at `cols`×`rows` with exactly the environment `env`
+    /// (plus TERM).
+    pub fn spawn(
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
+        cols: u16,
+        rows: u16,
+    ) -> PtyMarch {
+        let pty = native_pty_system();
+        let pair = pty
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap_or_else(|e| panic!("openpty: {e}"));
+        let mut cmd = CommandBuilder::new(march_e2e::march_bin());
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env_clear();
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair
+            .slave
+            .spawn_command(cmd)
+            .unwrap_or_else(|e| panic!("spawn march in a pty: {e}"));
+        drop(pair.slave);
+        let mut reader = pair
+            .master
+            .try_clone_reader()
+            .unwrap_or_else(|e| panic!("pty reader: {e}"));
+        let writer = pair
+            .master
+            .take_writer()
+            .unwrap_or_else(|e| panic!("pty writer: {e}"));
+        let screen = Arc::new(Screen {
+            parser: Mutex::new((vt100::Parser::new(rows, cols, 0), false)),
+            changed: Condvar::new(),
+        });
+        let feed = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => 0,
+                    Ok(n) => n,
+                };
+                let mut guard = feed.parser.lock().unwrap_or_else(|e| e.into_inner());
+                if n == 0 {
+                    guard.1 = true;
+                    feed.changed.notify_all();
+                    return;
+                }
+                guard.0.process(&buf[..n]);
+                feed.changed.notify_all();
+            }
+        });
+        PtyMarch {
+            child,
+            master: pair.master,
+            writer,
+            screen,
+        }
+    }
+
+    /// The screen's text, rows joined by newlines.
+    pub fn text(&self) -> String {
+        let guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.screen().contents()
+    }
+
+    /// Wait until `pred` holds for the screen text; fails the test with the screen after
+    /// [`SCREEN_LIMIT`].
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + SCREEN_LIMIT;
+        let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let text = guard.0.screen().contents();
+            if pred(&text) {
+                return text;
+            }
+            let now = Instant::now();
+            if now >= deadline || guard.1 {
+                panic!("timed out waiting for {what}; the screen:\n{text}");
+            }
+            guard = self
+                .screen
+                .changed
+                .wait_timeout(guard, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Wait until the screen shows `needle`.
+    pub fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("`{needle}` on screen"), |t| t.contains(needle))
+    }
+
+    /// Type `bytes` as the user would.
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer
+            .write_all(bytes)
+            .and_then(|()| self.writer.flush())
+            .unwrap_or_else(|e| panic!("write to pty: {e}"));
+    }
+
+    /// Resize the terminal.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap_or_else(|e| panic!("resize: {e}"));
+        let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.screen_mut().set_size(rows, cols);
+    }
+
+    /// The process id of `march`.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().unwrap_or(0)
+    }
+
+    /// Wait for `march` to exit; its exit code.
+    pub fn wait_exit(&mut self) -> u32 {
+        let deadline = Instant::now() + SCREEN_LIMIT;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return status.exit_code(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(None) => panic!("march did not exit; the screen:\n{}", self.text()),
+                Err(e) => panic!("wait for march: {e}"),
+            }
+        }
+    }
+}
+
+impl Drop for PtyMarch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+/// The pids of the descendants of `pid` (children, their children…), from /proc.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+                continue;
+            };
+            // The parent pid is the second field after the command in parentheses.
+            let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            if let Some(ppid) = fields.get(1).and_then(|f| f.parse::<u32>().ok()) {
+                parents.push((p, ppid));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        for (child, _) in parents.iter().filter(|(_, pp)| *pp == parent) {
+            out.push(*child);
+            frontier.push(*child);
+        }
+    }
+    out
+}

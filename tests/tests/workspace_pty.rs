@@ -1,0 +1,198 @@
+//! The workspace end to end: the real `march` binary in a pseudo-terminal at 120×40, its
+//! agents answered by the scripted model server, its screen read through `vt100`.
+
+#![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
+
+#[path = "support/acp_client.rs"]
+mod acp_client;
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::ffi::OsStr;
+
+use acp_client::{Harness, bash_call, write_call};
+use march_testkit::Turn;
+use pty::{PtyMarch, descendants};
+
+const PREFIX: &[u8] = b"\x01";
+const ENTER: &[u8] = b"\r";
+const ESC: &[u8] = b"\x1b";
+
+fn start(h: &Harness) -> PtyMarch {
+    let home = h.dir.path().join("home");
+    let march_home = h.march_home();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let env: Vec<(&str, &OsStr)> = vec![
+        ("PATH", path.as_os_str()),
+        ("HOME", home.as_os_str()),
+        ("MARCH_HOME", march_home.as_os_str()),
+    ];
+    let m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    // The pane's title turns from the configured name into the agent's own once the
+    // session is open.
+    m.wait_text("March · project");
+    m
+}
+
+fn type_line(m: &mut PtyMarch, text: &str) {
+    m.send(text.as_bytes());
+    m.send(ENTER);
+}
+
+fn quit(m: &mut PtyMarch) {
+    m.send(PREFIX);
+    m.send(b"Q");
+    assert_eq!(m.wait_exit(), 0, "march exited with an error");
+}
+
+#[test]
+fn prompt_and_see_the_streamed_answer_then_quit_leaving_no_process() {
+    let h = tokio_harness(vec![Turn::text("Hello from the **scripted** model.")]);
+    let mut m = start(&h);
+    type_line(&mut m, "say hello");
+    let screen = m.wait_text("Hello from the scripted model.");
+    assert!(screen.contains("say hello"), "{screen}");
+    let pid = m.pid();
+    let children = descendants(pid);
+    assert!(!children.is_empty(), "no runner child");
+    quit(&mut m);
+    // Dead children may stay zombies until whoever inherits them reaps them (in a container
+    // without an init that may be never); only a live process is an orphan.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let alive = || -> Vec<(u32, char)> {
+        children
+            .iter()
+            .filter_map(|p| march_testkit::process::proc_state(*p).map(|s| (*p, s)))
+            .filter(|(_, s)| *s != 'Z')
+            .collect()
+    };
+    while !alive().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        alive().is_empty(),
+        "processes left after quitting: {:?}",
+        alive()
+    );
+}
+
+#[test]
+fn split_and_prompt_two_agent_panes() {
+    let h = tokio_harness(vec![
+        Turn::text("First pane answer."),
+        Turn::text("Second pane answer."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "one");
+    m.wait_text("First pane answer.");
+    m.send(PREFIX);
+    m.send(b"%");
+    // The new pane gets focus; wait until its agent is ready (two titles on screen).
+    m.wait_for("a second agent pane, ready", |t| {
+        t.matches("March · project").count() >= 2
+    });
+    type_line(&mut m, "two");
+    let screen = m.wait_text("Second pane answer.");
+    assert!(screen.contains("First pane answer."), "{screen}");
+    // The key list opens over the panes and any key closes it.
+    m.send(PREFIX);
+    m.send(b"?");
+    // The terminal may show a frame half drawn; wait for the whole list.
+    m.wait_for("the key list", |t| {
+        t.contains("any key closes") && t.contains("in an agent pane")
+    });
+    m.send(b"x");
+    m.wait_for("the key list to close", |t| !t.contains("any key closes"));
+    quit(&mut m);
+}
+
+#[test]
+fn a_permission_is_granted_and_another_rejected_in_the_pane() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![write_call("c1", "granted.txt", "yes")]),
+        Turn::text("Wrote it."),
+        Turn::stream(vec![write_call("c2", "rejected.txt", "no")]),
+        Turn::text("Understood."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "write granted");
+    m.wait_text("Allow once");
+    m.send(b"a");
+    m.wait_text("Wrote it.");
+    assert_eq!(
+        std::fs::read_to_string(h.project().join("granted.txt")).unwrap(),
+        "yes"
+    );
+    type_line(&mut m, "write rejected");
+    m.wait_text("Allow once");
+    m.send(b"r");
+    m.wait_text("Understood.");
+    assert!(!h.project().join("rejected.txt").exists());
+    quit(&mut m);
+}
+
+#[test]
+fn esc_cancels_a_running_turn() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![bash_call("b1", "sleep 30")]),
+        Turn::text("never"),
+    ]);
+    // Commands run without asking, so the turn is busy in the tool when Esc comes.
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "permission_mode = \"yolo\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    type_line(&mut m, "run something slow");
+    m.wait_text("sleep 30");
+    m.send(ESC);
+    m.wait_text("Cancelled");
+    quit(&mut m);
+}
+
+#[test]
+fn slash_model_switches_the_model_of_the_next_request() {
+    let h = tokio_harness(vec![Turn::text("from m"), Turn::text("from n")]);
+    let mut m = start(&h);
+    type_line(&mut m, "first");
+    m.wait_text("from m");
+    type_line(&mut m, "/model scripted/n");
+    m.wait_for("model n in the pane", |t| {
+        t.contains("scripted/n") || t.contains(" n ")
+    });
+    type_line(&mut m, "second");
+    m.wait_text("from n");
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].model(), Some("m"));
+    assert_eq!(requests[1].model(), Some("n"));
+    quit(&mut m);
+}
+
+#[test]
+fn a_tiny_terminal_and_escape_sequences_do_no_harm() {
+    let h = tokio_harness(vec![Turn::text(
+        "inert \u{1b}]52;c;ZXZpbA==\u{7} \u{1b}[2J done",
+    )]);
+    let mut m = start(&h);
+    m.resize(1, 1);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    m.resize(120, 40);
+    type_line(&mut m, "escape");
+    let screen = m.wait_text("done");
+    assert!(screen.contains("inert"), "{screen}");
+    quit(&mut m);
+}
+
+/// A harness (scripted server on its own runtime, kept alive by the harness's thread).
+fn tokio_harness(turns: Vec<Turn>) -> Harness {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let h = runtime.block_on(Harness::new(turns));
+    // The server's tasks live on this runtime: keep it running for the test's length.
+    std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
+    h
+}
