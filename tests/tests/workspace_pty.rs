@@ -196,3 +196,39 @@ fn tokio_harness(turns: Vec<Turn>) -> Harness {
     std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
     h
 }
+
+#[test]
+fn an_agent_that_exits_at_once_and_broken_files_leave_march_usable() {
+    let h = tokio_harness(vec![]);
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "default_agent = \"broken\"\ntheme = \"nonexistent\"\n");
+    text.push_str("\n[agents.broken]\ncommand = \"false\"\n");
+    std::fs::write(&config, text).unwrap();
+    std::fs::write(
+        h.march_home().join("keymap.toml"),
+        "[prefix]\n\"%\" = \"pane.split-sideways\"\n",
+    )
+    .unwrap();
+    let home = h.dir.path().join("home");
+    let march_home = h.march_home();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let env: Vec<(&str, &OsStr)> = vec![
+        ("PATH", path.as_os_str()),
+        ("HOME", home.as_os_str()),
+        ("MARCH_HOME", march_home.as_os_str()),
+    ];
+    let mut m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    // The agent's failure is in its pane; the first file problem is in the status bar.
+    let screen = m.wait_for("the agent failure and the file problem", |t| {
+        (t.contains("cannot start broken") || t.contains("the agent exited"))
+            && (t.contains("nonexistent") || t.contains("keymap.toml"))
+    });
+    assert!(!screen.contains("panicked"), "{screen}");
+    // The workspace still works: the key list opens, and March quits cleanly.
+    m.send(PREFIX);
+    m.send(b"?");
+    m.wait_text("any key closes");
+    m.send(b"x");
+    quit(&mut m);
+}

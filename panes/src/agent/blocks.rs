@@ -78,7 +78,7 @@ pub(crate) fn wants_gap(prev: Option<&Block>, block: &Block, tools_expanded: boo
 }
 
 /// `text` cut to [`MAX_RENDER_BYTES`] on a character boundary, and how many bytes were left.
-fn capped(text: &str) -> (&str, usize) {
+pub(crate) fn capped(text: &str) -> (&str, usize) {
     if text.len() <= MAX_RENDER_BYTES {
         return (text, 0);
     }
@@ -89,7 +89,8 @@ fn capped(text: &str) -> (&str, usize) {
     (&text[..end], text.len() - end)
 }
 
-fn more_bytes_line(rest: usize, ctx: &BlockContext<'_>) -> Line<'static> {
+/// The line saying how much of a message is not laid out.
+pub(crate) fn more_bytes_line(rest: usize, ctx: &BlockContext<'_>) -> Line<'static> {
     let text = format!(
         "… {} more (copy the message to get all of it)",
         human_bytes(rest)
@@ -148,7 +149,13 @@ fn message(m: &Message, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) {
     }
 }
 
-fn indented(lines: Vec<Line<'static>>, prefix: &str, style: Style, out: &mut Vec<Line<'static>>) {
+/// `lines` each behind `prefix`.
+pub(crate) fn indented(
+    lines: Vec<Line<'static>>,
+    prefix: &str,
+    style: Style,
+    out: &mut Vec<Line<'static>>,
+) {
     for line in lines {
         let mut b = LineBuilder::new(&[Span::styled(prefix.to_string(), style)]);
         for span in line.spans {

@@ -19,6 +19,7 @@ mod picker;
 mod prompt;
 mod render;
 mod status;
+mod stream;
 mod transcript;
 
 use std::collections::VecDeque;

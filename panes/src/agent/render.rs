@@ -9,6 +9,9 @@
 //!
 //! Scrolling is requested by the pane's input handlers and resolved at the next frame,
 //! where blocks can be measured.
+//!
+//! A message that is streaming changes every frame; its finished top-level blocks are kept
+//! by a [`Stream`] so only its open block is laid out again (see [`super::stream`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,6 +22,7 @@ use ratatui::text::{Line, Span};
 
 use super::blocks::{BlockContext, render_block, wants_gap};
 use super::heights::Heights;
+use super::stream::{self, Laid, Stream};
 use super::transcript::{Block, Role, Transcript};
 use crate::theme::Slot;
 use crate::wrap;
@@ -28,7 +32,7 @@ const CACHE_BLOCKS: usize = 256;
 /// More changed blocks than this in one frame are estimated rather than measured.
 const MEASURE_CHANGED_LIMIT: usize = 64;
 
-type Lines = Arc<Vec<Line<'static>>>;
+type Lines = Arc<Laid>;
 
 /// What the layout of every block depends on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,6 +50,8 @@ pub(crate) struct Scrollback {
     heights: Heights,
     measured: Vec<bool>,
     cache: HashMap<usize, Lines>,
+    /// What streaming messages keep between frames, kept as long as their cached lines.
+    streams: HashMap<usize, Stream>,
     /// Following the bottom (the default), or anchored at `anchor` (block, line in block).
     scrolled: bool,
     anchor: (usize, usize),
@@ -111,6 +117,7 @@ impl Scrollback {
         if reset || layout != self.layout || self.heights.len() > blocks.len() {
             self.layout = layout;
             self.cache.clear();
+            self.streams.clear();
             self.measured = vec![false; blocks.len()];
             let estimates = (0..blocks.len())
                 .map(|i| self.estimate_at(blocks, i))
@@ -160,7 +167,12 @@ impl Scrollback {
         }
         let prev = i.checked_sub(1).and_then(|p| blocks.get(p));
         let gap = wants_gap(prev, &blocks[i], self.layout.tools_expanded);
-        let lines = Arc::new(render_block(&blocks[i], gap, ctx));
+        let lines = Arc::new(match &blocks[i] {
+            Block::Message(m) if stream::streams(m, ctx) => {
+                stream::message(m, gap, ctx, self.streams.entry(i).or_default())
+            }
+            block => Laid::from(render_block(block, gap, ctx)),
+        });
         self.renders += 1;
         self.heights.set(i, lines.len());
         self.measured[i] = true;
@@ -306,7 +318,7 @@ impl Scrollback {
     }
 
     fn trim_cache(&mut self, shown: &[usize]) {
-        if self.cache.len() <= CACHE_BLOCKS {
+        if self.cache.len() <= CACHE_BLOCKS && self.streams.len() <= CACHE_BLOCKS {
             return;
         }
         let (lo, hi) = match (shown.iter().min(), shown.iter().max()) {
@@ -315,5 +327,7 @@ impl Scrollback {
         };
         let keep = CACHE_BLOCKS / 2;
         self.cache.retain(|&i, _| i + keep >= lo && i <= hi + keep);
+        self.streams
+            .retain(|&i, _| i + keep >= lo && i <= hi + keep);
     }
 }

@@ -6,6 +6,7 @@
 //! line wider than the pane is cut and ends in a dim `…`, so indentation stays readable; the
 //! whole block is one copy away (`last_code_block`). Every style comes from the theme.
 
+pub(crate) mod piece;
 mod table;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
@@ -15,6 +16,7 @@ use ratatui::text::{Line, Span};
 use crate::highlight::Highlighter;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{self, LineBuilder};
+pub(crate) use piece::{Piece, render_piece};
 use table::{Table, TableStyle};
 
 /// Marks the end of a code line cut at the pane's edge.
@@ -35,20 +37,7 @@ pub fn render_markdown(
     theme: &Theme,
     highlighter: &Highlighter,
 ) -> Vec<Line<'static>> {
-    let mut r = Renderer {
-        theme,
-        highlighter,
-        width: usize::from(width).max(1),
-        base,
-        out: Vec::new(),
-        inline: Vec::new(),
-        styles: Vec::new(),
-        containers: Vec::new(),
-        links: Vec::new(),
-        code: None,
-        table: None,
-        blank_pending: false,
-    };
+    let mut r = Renderer::new(theme, highlighter, width, base, false);
     for event in parser(text) {
         r.event(event);
     }
@@ -103,6 +92,36 @@ struct Renderer<'a> {
     table: Option<Table>,
     /// A blank line goes before the next block.
     blank_pending: bool,
+    /// Lines come before these (this text continues a longer one laid out in pieces).
+    before: bool,
+}
+
+impl<'a> Renderer<'a> {
+    /// A renderer; `after_lines` says the text continues one whose lines end in a
+    /// finished block, so the first block gets the blank line a whole render would give it.
+    fn new(
+        theme: &'a Theme,
+        highlighter: &'a Highlighter,
+        width: u16,
+        base: Style,
+        after_lines: bool,
+    ) -> Self {
+        Renderer {
+            theme,
+            highlighter,
+            width: usize::from(width).max(1),
+            base,
+            out: Vec::new(),
+            inline: Vec::new(),
+            styles: Vec::new(),
+            containers: Vec::new(),
+            links: Vec::new(),
+            code: None,
+            table: None,
+            blank_pending: after_lines,
+            before: after_lines,
+        }
+    }
 }
 
 impl Renderer<'_> {
@@ -188,7 +207,7 @@ impl Renderer<'_> {
     /// the block before.
     fn block_start(&mut self) {
         self.flush_inline();
-        if self.blank_pending && !self.out.is_empty() {
+        if self.blank_pending && (self.before || !self.out.is_empty()) {
             // Quote bars continue through the blank line; list indents need not.
             let quote = self.slot(Slot::Quote);
             let bars = self
