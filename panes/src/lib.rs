@@ -9,6 +9,7 @@ pub mod highlight;
 pub mod markdown;
 pub mod osc52;
 pub mod sanitize;
+pub mod setup;
 pub mod theme;
 mod wrap;
 

@@ -58,7 +58,7 @@ fn is_clean(text: &str) -> bool {
 }
 
 /// Invisible formatting characters that can hide or reorder what the reader sees.
-fn is_hidden(c: char) -> bool {
+pub(crate) fn is_hidden(c: char) -> bool {
     matches!(c,
         '\u{061C}'                      // Arabic letter mark
         | '\u{180E}'                    // Mongolian vowel separator
@@ -74,7 +74,7 @@ fn is_hidden(c: char) -> bool {
 }
 
 /// Unicode line and paragraph separators, drawn as line breaks.
-fn is_separator(c: char) -> bool {
+pub(crate) fn is_separator(c: char) -> bool {
     matches!(c, '\u{2028}' | '\u{2029}')
 }
 

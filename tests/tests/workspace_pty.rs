@@ -9,6 +9,7 @@ mod acp_client;
 mod pty;
 
 use std::ffi::OsStr;
+use std::path::Path;
 
 use acp_client::{Harness, bash_call, write_call};
 use march_testkit::Turn;
@@ -18,16 +19,19 @@ const PREFIX: &[u8] = b"\x01";
 const ENTER: &[u8] = b"\r";
 const ESC: &[u8] = b"\x1b";
 
-fn start(h: &Harness) -> PtyMarch {
-    let home = h.dir.path().join("home");
-    let march_home = h.march_home();
+/// `march` in `project` at 120×40 with a clean environment: PATH, HOME and MARCH_HOME only.
+fn spawn_clean(project: &Path, home: &Path, march_home: &Path) -> PtyMarch {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let env: Vec<(&str, &OsStr)> = vec![
         ("PATH", path.as_os_str()),
         ("HOME", home.as_os_str()),
         ("MARCH_HOME", march_home.as_os_str()),
     ];
-    let m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    PtyMarch::spawn(&[], project, &env, 120, 40)
+}
+
+fn start(h: &Harness) -> PtyMarch {
+    let m = spawn_clean(&h.project(), &h.dir.path().join("home"), &h.march_home());
     // The pane's title turns from the configured name into the agent's own once the
     // session is open.
     m.wait_text("March · project");
@@ -178,6 +182,10 @@ fn a_tiny_terminal_and_escape_sequences_do_no_harm() {
     m.resize(1, 1);
     std::thread::sleep(std::time::Duration::from_millis(200));
     m.resize(120, 40);
+    // Typed once the workspace is drawn again at full size.
+    m.wait_for("the full-size frame", |t| {
+        t.contains("March · project") && t.contains("Message the agent")
+    });
     type_line(&mut m, "escape");
     let screen = m.wait_text("done");
     assert!(screen.contains("inert"), "{screen}");
@@ -210,15 +218,7 @@ fn an_agent_that_exits_at_once_and_broken_files_leave_march_usable() {
         "[prefix]\n\"%\" = \"pane.split-sideways\"\n",
     )
     .unwrap();
-    let home = h.dir.path().join("home");
-    let march_home = h.march_home();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("PATH", path.as_os_str()),
-        ("HOME", home.as_os_str()),
-        ("MARCH_HOME", march_home.as_os_str()),
-    ];
-    let mut m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    let mut m = spawn_clean(&h.project(), &h.dir.path().join("home"), &h.march_home());
     // The agent's failure is in its pane; the first file problem is in the status bar.
     let screen = m.wait_for("the agent failure and the file problem", |t| {
         (t.contains("cannot start broken") || t.contains("the agent exited"))
@@ -231,4 +231,54 @@ fn an_agent_that_exits_at_once_and_broken_files_leave_march_usable() {
     m.wait_text("any key closes");
     m.send(b"x");
     quit(&mut m);
+}
+
+#[test]
+fn first_run_sets_up_a_server_by_url_then_the_agent_answers() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = runtime
+        .block_on(march_testkit::ScriptedServer::start(
+            march_testkit::Script::new(vec![Turn::text("Set up and answering.")])
+                .with_models(["served-model"]),
+        ))
+        .unwrap();
+    let url = server.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, march_home, project) = (
+        dir.path().join("home"),
+        dir.path().join("march"),
+        dir.path().join("project"),
+    );
+    for d in [&home, &march_home, &project] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // No key anywhere: a clean environment and an empty home.
+    let mut m = spawn_clean(&project, &home, &march_home);
+    m.wait_text("Set up a model");
+    m.wait_for("the local servers probed", |t| {
+        !t.contains("looking for local servers")
+    });
+    // The custom server is the last entry: up from the first wraps to it.
+    m.send(b"\x1b[A");
+    m.send(ENTER);
+    m.wait_text("http");
+    m.send(url.as_bytes());
+    m.send(ENTER);
+    m.send(ENTER);
+    // The server's first model is chosen and the agent starts.
+    m.wait_text("March · project");
+    let config = std::fs::read_to_string(march_home.join("config.toml")).unwrap();
+    assert!(
+        config.contains("default_model = \"custom/served-model\""),
+        "{config}"
+    );
+    assert!(config.contains(&url), "{config}");
+    type_line(&mut m, "hello");
+    m.wait_text("Set up and answering.");
+    quit(&mut m);
+    drop(server);
 }

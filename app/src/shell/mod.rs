@@ -87,6 +87,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
         cwd,
         mode: config.permission_mode.map(|m| m.as_str()),
         events: events_tx,
+        paths: Some(paths.clone()),
     };
 
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
@@ -189,7 +190,10 @@ impl Shell {
                 if let Some((x, y)) = self
                     .ws
                     .slot(self.ws.focused())
-                    .and_then(|s| s.view.cursor_position())
+                    .and_then(|s| match &s.setup {
+                        Some(setup) => setup.cursor_position(),
+                        None => s.view.cursor_position(),
+                    })
                 {
                     frame.set_cursor_position((x, y));
                 }
@@ -206,6 +210,11 @@ impl Shell {
             Event::Paste(text) => {
                 let id = self.ws.focused();
                 if let Some(slot) = self.ws.focused_slot() {
+                    if let Some(setup) = slot.setup.as_mut() {
+                        let event = setup.paste(&text);
+                        self.ws.setup_event(id, event);
+                        return;
+                    }
                     let event = slot.view.paste(&text);
                     let request = self.ws.pane_event(id, event);
                     self.shell_request(request);
@@ -223,7 +232,16 @@ impl Shell {
             self.help = false;
             return;
         }
-        let context = KeyContext::Agent;
+        // A pane in setup has no prompt: the agent keys (Enter submits…) are its own there.
+        let in_setup = self
+            .ws
+            .slot(self.ws.focused())
+            .is_some_and(|s| s.setup.is_some());
+        let context = if in_setup {
+            KeyContext::Direct
+        } else {
+            KeyContext::Agent
+        };
         match self.dispatcher.dispatch(&self.keymap, context, key) {
             Dispatch::Command(command) => {
                 let request = commands::run(self, command).await;
@@ -244,6 +262,11 @@ impl Shell {
         let Some(slot) = self.ws.focused_slot() else {
             return;
         };
+        if let Some(setup) = slot.setup.as_mut() {
+            let event = setup.handle_key(key);
+            self.ws.setup_event(id, event);
+            return;
+        }
         let event = slot.view.handle_key(key);
         let request = self.ws.pane_event(id, event);
         self.shell_request(request);

@@ -49,6 +49,15 @@ pub enum AgentEvent {
     Options(Result<Vec<SessionConfigOption>, String>),
     /// The agent process ended.
     Exited(String),
+    /// First-run setup: providers with local servers probed.
+    SetupProviders(Vec<march_panes::setup::SetupProvider>),
+    /// First-run setup: a custom server's models were listed (or not).
+    SetupModels {
+        /// The provider added for the server.
+        provider: String,
+        /// Its models, or why they could not be listed.
+        result: Result<Vec<String>, String>,
+    },
 }
 
 /// Which program backs a pane.
@@ -215,6 +224,16 @@ impl AgentDriver {
             });
         });
         driver
+    }
+
+    /// A driver with no agent behind it (a pane in first-run setup, or a test): prompts are
+    /// refused and everything else does nothing.
+    pub fn detached(pane: PaneId, events: UnboundedSender<(PaneId, AgentEvent)>) -> Self {
+        AgentDriver {
+            pane,
+            shared: Arc::new(Mutex::new(Shared::default())),
+            events,
+        }
     }
 
     fn client_and_session(&self) -> Option<(Arc<RunnerClient>, SessionId)> {

@@ -6,14 +6,17 @@
 
 pub mod agent;
 pub mod layout;
+pub mod setup;
 pub mod status;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{RequestPermissionOutcome, SessionConfigOptionCategory};
+use march_core::paths::MarchPaths;
 use march_panes::agent::{AgentPane, PaneEvent, TurnOutcome};
 use march_panes::highlight::Highlighter;
+use march_panes::setup::{SetupEvent, SetupView};
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -36,6 +39,8 @@ pub struct AgentSlot {
     pub view: AgentPane,
     /// The agent.
     pub driver: AgentDriver,
+    /// First-run setup, shown instead of the view until a model can be used.
+    pub setup: Option<SetupView>,
 }
 
 /// What starting a new agent pane needs.
@@ -49,6 +54,8 @@ pub struct AgentLauncher {
     pub mode: Option<&'static str>,
     /// Where drivers send their events.
     pub events: UnboundedSender<(PaneId, AgentEvent)>,
+    /// March's files, for first-run setup (`None` in tests: no setup, no agents).
+    pub paths: Option<MarchPaths>,
 }
 
 /// Everything in the workspace.
@@ -96,11 +103,128 @@ impl Workspace {
         let id = PaneId(self.next_id);
         self.next_id += 1;
         let l = &self.launcher;
-        let driver =
-            AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone());
         let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(&l.cwd)));
-        self.panes.insert(id, AgentSlot { view, driver });
+        let Some(paths) = &l.paths else {
+            let driver = AgentDriver::detached(id, l.events.clone());
+            self.panes.insert(
+                id,
+                AgentSlot {
+                    view,
+                    driver,
+                    setup: None,
+                },
+            );
+            return id;
+        };
+        let (driver, setup) = match setup::reason(paths) {
+            // March's runner has no model to use: set one up first.
+            Some(reason) if l.spec.name == "march" => {
+                let mut view = SetupView::new(reason, setup::providers(paths));
+                view.set_probing(true);
+                let driver = AgentDriver::detached(id, l.events.clone());
+                self.probe(id);
+                (driver, Some(view))
+            }
+            _ => (
+                AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone()),
+                None,
+            ),
+        };
+        self.panes.insert(
+            id,
+            AgentSlot {
+                view,
+                driver,
+                setup,
+            },
+        );
         id
+    }
+
+    /// Look for local servers in the background for pane `id`'s setup.
+    fn probe(&self, id: PaneId) {
+        let Some(paths) = self.launcher.paths.clone() else {
+            return;
+        };
+        let events = self.launcher.events.clone();
+        tokio::spawn(async move {
+            let providers = setup::probe(paths).await;
+            let _ = events.send((id, AgentEvent::SetupProviders(providers)));
+        });
+    }
+
+    /// Leave setup in pane `id` when a model is usable now: its agent starts.
+    fn retry_setup(&mut self, id: PaneId) {
+        let Some(paths) = self.launcher.paths.clone() else {
+            return;
+        };
+        let reason = setup::reason(&paths);
+        let l = &self.launcher;
+        let Some(slot) = self.panes.get_mut(&id) else {
+            return;
+        };
+        match reason {
+            None => {
+                slot.setup = None;
+                slot.driver =
+                    AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone());
+                slot.view.notice("Setup done: starting the agent.");
+            }
+            Some(reason) => {
+                if let Some(view) = slot.setup.as_mut() {
+                    view.set_message(reason, true);
+                    view.set_providers(setup::providers(&paths));
+                    view.set_probing(true);
+                }
+                self.probe(id);
+            }
+        }
+    }
+
+    /// Show `result` in pane `id`'s setup; on success see whether the agent can start.
+    fn setup_done(&mut self, id: PaneId, result: Result<String, String>) {
+        let ok = result.is_ok();
+        if let Some(view) = self.panes.get_mut(&id).and_then(|s| s.setup.as_mut()) {
+            match result {
+                Ok(message) => view.set_message(message, false),
+                Err(e) => view.set_message(e, true),
+            }
+        }
+        if ok {
+            self.retry_setup(id);
+        }
+    }
+
+    /// What the setup view in pane `id` asked for.
+    pub fn setup_event(&mut self, id: PaneId, event: SetupEvent) {
+        let Some(paths) = self.launcher.paths.clone() else {
+            return;
+        };
+        match event {
+            SetupEvent::None | SetupEvent::Redraw => {}
+            SetupEvent::Retry => self.retry_setup(id),
+            SetupEvent::SaveKey { provider, key } => {
+                let result = setup::save_key(&paths, &provider, &key);
+                self.setup_done(id, result);
+            }
+            SetupEvent::UseLocal { provider, model } => {
+                let result = setup::set_default_model(&paths, &format!("{provider}/{model}"));
+                self.setup_done(id, result);
+            }
+            SetupEvent::SaveBaseUrl { url, api_key } => {
+                match setup::add_custom_provider(&paths, &url, api_key.as_deref()) {
+                    Ok(provider) => {
+                        // Which model to use is the server's to say.
+                        let events = self.launcher.events.clone();
+                        tokio::spawn(async move {
+                            let result = setup::models_of(paths, provider.clone()).await;
+                            let _ = events.send((id, AgentEvent::SetupModels { provider, result }));
+                        });
+                    }
+                    Err(e) => self.setup_done(id, Err(e)),
+                }
+            }
+        }
     }
 
     /// The active tab.
@@ -258,6 +382,27 @@ impl Workspace {
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => view.set_error(text),
+            AgentEvent::SetupProviders(providers) => {
+                if let Some(setup) = slot.setup.as_mut() {
+                    setup.set_providers(providers);
+                    setup.set_probing(false);
+                }
+            }
+            AgentEvent::SetupModels { provider, result } => {
+                let Some(paths) = self.launcher.paths.clone() else {
+                    return false;
+                };
+                let chosen = match result {
+                    Ok(models) => match models.first() {
+                        Some(model) => {
+                            setup::set_default_model(&paths, &format!("{provider}/{model}"))
+                        }
+                        None => Err(format!("the server of {provider} lists no models")),
+                    },
+                    Err(e) => Err(format!("cannot list the models of {provider}: {e}")),
+                };
+                self.setup_done(pane, chosen);
+            }
         }
         true
     }
@@ -372,8 +517,12 @@ impl Workspace {
         let rects = self.tab().layout.rects(area);
         for (id, rect) in rects {
             if let Some(slot) = self.panes.get_mut(&id) {
-                slot.view
-                    .render(rect, buf, theme, highlighter, id == focused);
+                match slot.setup.as_mut() {
+                    Some(setup) => setup.render(rect, buf, theme, id == focused),
+                    None => slot
+                        .view
+                        .render(rect, buf, theme, highlighter, id == focused),
+                }
             }
         }
     }

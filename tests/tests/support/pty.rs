@@ -139,8 +139,13 @@ impl PtyMarch {
             .unwrap_or_else(|e| panic!("write to pty: {e}"));
     }
 
-    /// Resize the terminal.
+    /// Resize the terminal. The screen model is resized first, so the frames drawn for the
+    /// new size land in a screen of that size.
     pub fn resize(&self, cols: u16, rows: u16) {
+        {
+            let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+            guard.0.screen_mut().set_size(rows, cols);
+        }
         self.master
             .resize(PtySize {
                 rows,
@@ -149,8 +154,6 @@ impl PtyMarch {
                 pixel_height: 0,
             })
             .unwrap_or_else(|e| panic!("resize: {e}"));
-        let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.screen_mut().set_size(rows, cols);
     }
 
     /// The process id of `march`.
