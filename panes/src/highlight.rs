@@ -1,13 +1,21 @@
 //! Syntax highlighting of code blocks with syntect, cached.
 //!
-//! Syntaxes and syntect themes load once per process (lazily). Highlighting happens when a
-//! block is first drawn, never while keys are handled, and the result is kept in a bounded
-//! cache keyed by the code, its language and the theme, so later frames cost a lookup. The
-//! API takes `&self` and returns shared lines, so the work can move to a worker later.
+//! Syntaxes and syntect themes load at the first code block that names a language, not
+//! before (idle memory stays flat). Highlighting happens when a block is first drawn, never
+//! while keys are handled, and the result is kept in a cache keyed by the code, its language
+//! and the theme, bounded in entries and in bytes, so later frames cost a lookup. The API
+//! takes `&self` and returns shared lines, so the work can move to a worker later.
+//!
+//! Memory: loading syntect's default syntaxes and themes costs about 0.5 MiB; what grows is
+//! each grammar's regexes, compiled at first use. The workspace builds syntect with the
+//! Oniguruma engine (`default-onig`): with `fancy-regex` the Rust grammar alone took 10 MiB
+//! and five more languages 21 MiB more, with Oniguruma about 2 MiB for all six (see
+//! `examples/highlight_memory.rs`).
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::mem::size_of;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
@@ -30,20 +38,34 @@ pub const MAX_HIGHLIGHT_LINE_BYTES: usize = 4096;
 pub const FALLBACK_SYNTAX_THEME: &str = "base16-ocean.dark";
 /// Highlighted blocks kept in the cache.
 const CACHE_ENTRIES: usize = 256;
+/// Estimated bytes of highlighted lines kept in the cache. The newest block is always kept,
+/// so one block larger than this (at most [`MAX_HIGHLIGHT_BYTES`] of code) can exceed it.
+const CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Highlighted code, shared between the cache and the panes drawing it.
 pub type HighlightedLines = Arc<Vec<Line<'static>>>;
 
-/// Highlights code blocks for the current theme, caching the results.
+/// Highlights code blocks for the current theme, caching the results. One per process is
+/// enough: each loads its own syntaxes at its first code block.
 #[derive(Debug, Default)]
 pub struct Highlighter {
     state: Mutex<State>,
+    sets: OnceLock<Sets>,
+}
+
+/// syntect's bundled grammars and themes.
+#[derive(Debug)]
+struct Sets {
+    syntaxes: SyntaxSet,
+    themes: ThemeSet,
 }
 
 #[derive(Debug, Default)]
 struct State {
     theme: ThemeKey,
     cache: HashMap<Key, Entry>,
+    /// Sum of the cached entries' `bytes`.
+    bytes: usize,
     tick: u64,
     misses: u64,
 }
@@ -67,11 +89,13 @@ struct Key {
 #[derive(Debug)]
 struct Entry {
     lines: HighlightedLines,
+    bytes: usize,
     used: u64,
 }
 
 impl Highlighter {
-    /// A highlighter with an empty cache, using the fallback theme until [`Self::set_theme`].
+    /// A highlighter with an empty cache and nothing loaded, using the fallback theme until
+    /// [`Self::set_theme`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -111,19 +135,25 @@ impl Highlighter {
             state.misses += 1;
         }
         // The work happens without the lock so other panes are not held up.
-        let lines = Arc::new(highlight_uncached(code, lang, &key.theme));
+        let lines = Arc::new(self.highlight_uncached(code, lang, &key.theme));
+        let bytes = estimated_bytes(&lines);
         let mut state = self.lock();
-        if state.cache.len() >= CACHE_ENTRIES {
-            evict_oldest(&mut state.cache);
+        while !state.cache.is_empty()
+            && (state.cache.len() >= CACHE_ENTRIES || state.bytes + bytes > CACHE_BYTES)
+        {
+            evict_oldest(&mut state);
         }
         let used = state.tick;
-        state.cache.insert(
-            key,
-            Entry {
-                lines: Arc::clone(&lines),
-                used,
-            },
-        );
+        let entry = Entry {
+            lines: Arc::clone(&lines),
+            bytes,
+            used,
+        };
+        state.bytes += bytes;
+        // Another thread may have highlighted the same block meanwhile.
+        if let Some(old) = state.cache.insert(key, entry) {
+            state.bytes -= old.bytes;
+        }
         lines
     }
 
@@ -136,16 +166,71 @@ impl Highlighter {
         // A panic elsewhere cannot leave the cache half-written in a harmful way.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// syntect's grammars and themes, loaded on first use.
+    fn sets(&self) -> &Sets {
+        self.sets.get_or_init(|| Sets {
+            syntaxes: SyntaxSet::load_defaults_newlines(),
+            themes: ThemeSet::load_defaults(),
+        })
+    }
+
+    fn highlight_uncached(&self, code: &str, lang: &str, theme: &ThemeKey) -> Vec<Line<'static>> {
+        let base = theme.base;
+        // Neither a block without a language nor an oversized one loads the sets.
+        if too_big(code) || fence_tag(lang).is_none() {
+            return plain(code, base);
+        }
+        let sets = self.sets();
+        let Some(syntax) = find_syntax(&sets.syntaxes, lang) else {
+            return plain(code, base);
+        };
+        let Some(st) = syntect_theme(&sets.themes, &theme.syntax) else {
+            return plain(code, base);
+        };
+        let mut h = HighlightLines::new(syntax, st);
+        let mut out = Vec::new();
+        for line in LinesWithEndings::from(code) {
+            let Ok(regions) = h.highlight_line(line, &sets.syntaxes) else {
+                return plain(code, base);
+            };
+            let spans: Vec<Span<'static>> = regions
+                .into_iter()
+                .filter_map(|(style, text)| {
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style, base)))
+                })
+                .collect();
+            out.push(Line::from(spans));
+        }
+        out
+    }
 }
 
-fn evict_oldest(cache: &mut HashMap<Key, Entry>) {
-    let oldest = cache
+fn evict_oldest(state: &mut State) {
+    let oldest = state
+        .cache
         .iter()
         .min_by_key(|(_, e)| e.used)
         .map(|(k, _)| k.clone());
-    if let Some(k) = oldest {
-        cache.remove(&k);
+    if let Some(entry) = oldest.and_then(|k| state.cache.remove(&k)) {
+        state.bytes -= entry.bytes;
     }
+}
+
+/// Roughly the heap bytes of highlighted lines: each line and span, and each span's text
+/// with the allocator's overhead.
+fn estimated_bytes(lines: &[Line<'_>]) -> usize {
+    lines
+        .iter()
+        .map(|l| {
+            size_of::<Line<'_>>()
+                + l.spans
+                    .iter()
+                    .map(|s| size_of::<Span<'_>>() + s.content.len() + 16)
+                    .sum::<usize>()
+        })
+        .sum()
 }
 
 fn hash(code: &str) -> u64 {
@@ -154,30 +239,24 @@ fn hash(code: &str) -> u64 {
     h.finish()
 }
 
-fn syntaxes() -> &'static SyntaxSet {
-    static SET: OnceLock<SyntaxSet> = OnceLock::new();
-    SET.get_or_init(SyntaxSet::load_defaults_newlines)
-}
-
-fn themes() -> &'static ThemeSet {
-    static SET: OnceLock<ThemeSet> = OnceLock::new();
-    SET.get_or_init(ThemeSet::load_defaults)
-}
-
-fn syntect_theme(name: &str) -> Option<&'static SyntectTheme> {
-    let set = themes();
+fn syntect_theme<'a>(set: &'a ThemeSet, name: &str) -> Option<&'a SyntectTheme> {
     set.themes
         .get(name)
         .or_else(|| set.themes.get(FALLBACK_SYNTAX_THEME))
 }
 
-/// The grammar for a fence tag, trying common aliases syntect does not know.
-fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
+/// The language word of a fence info string (`rust,ignore` → `rust`), lower-cased.
+fn fence_tag(lang: &str) -> Option<String> {
     let tag = lang
         .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
         .find(|s| !s.is_empty())?
-        .trim_start_matches('.')
-        .to_ascii_lowercase();
+        .trim_start_matches('.');
+    Some(tag.to_ascii_lowercase())
+}
+
+/// The grammar for a fence tag, trying common aliases syntect does not know.
+fn find_syntax<'a>(set: &'a SyntaxSet, lang: &str) -> Option<&'a SyntaxReference> {
+    let tag = fence_tag(lang)?;
     let alias = match tag.as_str() {
         "sh" | "shell" | "zsh" | "console" | "shellsession" | "bash" => "bash",
         "ts" | "typescript" | "tsx" | "jsx" | "mjs" | "cjs" | "javascript" => "js",
@@ -188,7 +267,6 @@ fn find_syntax(lang: &str) -> Option<&'static SyntaxReference> {
         "py3" | "python3" => "py",
         other => other,
     };
-    let set = syntaxes();
     set.find_syntax_by_token(alias)
         .or_else(|| set.find_syntax_by_token(&tag))
 }
@@ -203,32 +281,6 @@ fn plain(code: &str, base: Style) -> Vec<Line<'static>> {
     code.lines()
         .map(|l| Line::from(Span::styled(l.to_string(), base)))
         .collect()
-}
-
-fn highlight_uncached(code: &str, lang: &str, theme: &ThemeKey) -> Vec<Line<'static>> {
-    let base = theme.base;
-    if too_big(code) {
-        return plain(code, base);
-    }
-    let (Some(syntax), Some(st)) = (find_syntax(lang), syntect_theme(&theme.syntax)) else {
-        return plain(code, base);
-    };
-    let mut h = HighlightLines::new(syntax, st);
-    let mut out = Vec::new();
-    for line in LinesWithEndings::from(code) {
-        let Ok(regions) = h.highlight_line(line, syntaxes()) else {
-            return plain(code, base);
-        };
-        let spans: Vec<Span<'static>> = regions
-            .into_iter()
-            .filter_map(|(style, text)| {
-                let text = text.trim_end_matches(['\n', '\r']);
-                (!text.is_empty()).then(|| Span::styled(text.to_string(), convert(style, base)))
-            })
-            .collect();
-        out.push(Line::from(spans));
-    }
-    out
 }
 
 /// A syntect style over the code block style. The colour is the syntect theme's, which the
@@ -275,10 +327,13 @@ mod tests {
 
     #[test]
     fn aliases_and_unknown_languages() {
-        assert!(find_syntax("sh").is_some());
-        assert!(find_syntax("ts").is_some());
-        assert!(find_syntax("rust,ignore").is_some());
-        assert!(find_syntax("no-such-language").is_none());
+        let h = Highlighter::new();
+        let set = &h.sets().syntaxes;
+        assert!(find_syntax(set, "sh").is_some());
+        assert!(find_syntax(set, "ts").is_some());
+        assert!(find_syntax(set, "rust,ignore").is_some());
+        assert!(find_syntax(set, "no-such-language").is_none());
+        assert!(find_syntax(set, " ").is_none());
         let h = Highlighter::new();
         let lines = h.highlight("just text", "no-such-language");
         assert_eq!(text(&lines), ["just text"]);
@@ -323,5 +378,37 @@ mod tests {
             h.highlight(&format!("let v{i} = {i};"), "rust");
         }
         assert!(h.lock().cache.len() <= CACHE_ENTRIES);
+    }
+
+    #[test]
+    fn the_cache_is_bounded_in_bytes() {
+        let h = Highlighter::new();
+        // Plain blocks of the largest size, so the byte bound is reached before the count.
+        let block = "some text\n".repeat(MAX_HIGHLIGHT_LINES);
+        let mut newest = Arc::new(Vec::new());
+        for i in 0..40 {
+            newest = h.highlight(&format!("{i}\n{block}"), "");
+        }
+        let state = h.lock();
+        let sum: usize = state.cache.values().map(|e| e.bytes).sum();
+        assert_eq!(state.bytes, sum);
+        assert!(state.bytes <= CACHE_BYTES, "{} bytes cached", state.bytes);
+        assert!(state.cache.len() < 40);
+        assert!(state.cache.values().any(|e| Arc::ptr_eq(&e.lines, &newest)));
+    }
+
+    #[test]
+    fn nothing_loads_before_the_first_code_block_with_a_language() {
+        let h = Highlighter::new();
+        h.set_theme(&dark());
+        assert!(
+            h.sets.get().is_none(),
+            "Highlighter::new loaded syntect's sets"
+        );
+        h.highlight("no language", "");
+        h.highlight(&"x".repeat(MAX_HIGHLIGHT_LINE_BYTES + 1), "rust");
+        assert!(h.sets.get().is_none(), "plain blocks loaded syntect's sets");
+        h.highlight("fn main() {}", "rust");
+        assert!(h.sets.get().is_some());
     }
 }

@@ -102,10 +102,20 @@ pub(super) fn render_help(keymap: &Keymap, area: Rect, buf: &mut Buffer, theme: 
         }
         lines.push(Line::default());
     }
-    // As many columns as the lines need, each as wide as fits.
+    // Columns wide enough to read the docs; what does not fit is counted, not squeezed.
+    const COLUMN_WIDTH: u16 = 44;
     let rows = usize::from(inner.height.max(1));
-    let columns = lines.len().div_ceil(rows).max(1);
-    let width = inner.width / u16::try_from(columns).unwrap_or(u16::MAX).max(1);
+    let columns = usize::from((inner.width / COLUMN_WIDTH).max(1));
+    let width = inner.width / u16::try_from(columns).unwrap_or(1).max(1);
+    let capacity = rows * columns;
+    if lines.len() > capacity {
+        let hidden = lines.len() - (capacity - 1);
+        lines.truncate(capacity - 1);
+        lines.push(Line::from(Span::styled(
+            format!("… {hidden} more: docs/KEYMAPS.md lists every key"),
+            theme.style(Slot::TextDim),
+        )));
+    }
     for (i, line) in lines.into_iter().enumerate() {
         let (col, row) = (i / rows, i % rows);
         let x = inner.x + u16::try_from(col).unwrap_or(u16::MAX).saturating_mul(width);

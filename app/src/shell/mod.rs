@@ -6,6 +6,7 @@
 //! one.
 
 mod commands;
+mod frame;
 mod hints;
 pub mod terminal;
 
@@ -24,12 +25,10 @@ use march_panes::highlight::Highlighter;
 use march_panes::theme::{Theme, load_theme};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::AgentSpec;
-use crate::workspace::status::{self, StatusContext};
 use crate::workspace::{AgentLauncher, ShellRequest, Workspace};
 use terminal::TerminalGuard;
 
@@ -162,42 +161,14 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
 impl Shell {
     fn draw(&mut self, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
         execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+        let overlays = frame::Overlays {
+            keymap: &self.keymap,
+            prefix_pending: self.dispatcher.prefix_pending(),
+            help: self.help,
+            message: self.message.clone(),
+        };
         let drawn = terminal
-            .draw(|frame| {
-                let area = frame.area();
-                if area.height < 2 || area.width < 2 {
-                    return;
-                }
-                let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
-                let bar = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-                let buf = frame.buffer_mut();
-                self.ws.render(panes, buf, &self.theme, &self.highlighter);
-                let ctx = StatusContext {
-                    prefix_pending: self.dispatcher.prefix_pending(),
-                    message: self.message.clone(),
-                };
-                status::render(&self.ws, &ctx, bar, buf, &self.theme);
-                if self.help {
-                    hints::render_help(&self.keymap, panes, buf, &self.theme);
-                } else if self.dispatcher.prefix_pending() {
-                    hints::render(
-                        &self.keymap.hints(KeyContext::Prefix),
-                        panes,
-                        buf,
-                        &self.theme,
-                    );
-                }
-                if let Some((x, y)) = self
-                    .ws
-                    .slot(self.ws.focused())
-                    .and_then(|s| match &s.setup {
-                        Some(setup) => setup.cursor_position(),
-                        None => s.view.cursor_position(),
-                    })
-                {
-                    frame.set_cursor_position((x, y));
-                }
-            })
+            .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
             .map(drop);
         let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
         drawn?;
