@@ -4,10 +4,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Widget};
+use ratatui::widgets::Widget;
 
 use super::AgentPane;
 use super::blocks::BlockContext;
+use crate::chrome::pane_block;
 use crate::highlight::Highlighter;
 use crate::theme::{Slot, Theme};
 use crate::wrap;
@@ -92,11 +93,6 @@ impl AgentPane {
 
     /// The border, the title on the left and the status on the right; returns the inside.
     fn render_frame(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Rect {
-        let (border, title_style) = if focused {
-            (Slot::BorderFocused, Slot::TitleFocused)
-        } else {
-            (Slot::Border, Slot::Title)
-        };
         let status = self.status();
         let mut right = status.summary();
         if status.waiting_for_permission {
@@ -109,14 +105,7 @@ impl AgentPane {
             .saturating_sub(wrap::width(&right) + 8)
             .max(8);
         let title = wrap::truncate(self.title(), max_title);
-        let mut block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(border))
-            .style(theme.style(Slot::Background))
-            .title(Line::from(Span::styled(
-                format!(" {title} "),
-                theme.style(title_style),
-            )));
+        let mut block = pane_block(&title, focused, theme);
         if !right.is_empty() {
             block = block.title(
                 Line::from(Span::styled(

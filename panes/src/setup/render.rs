@@ -5,10 +5,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Widget};
+use ratatui::widgets::Widget;
 
 use super::field::Field;
 use super::{CustomFocus, Entry, Mode, ProviderStatus, SetupView};
+use crate::chrome::pane_block;
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::theme::{Slot, Theme};
 use crate::wrap::{self, LineBuilder};
@@ -46,20 +47,8 @@ impl SetupView {
         if area.is_empty() {
             return;
         }
-        let (border, title_style) = if focused {
-            (Slot::BorderFocused, Slot::TitleFocused)
-        } else {
-            (Slot::Border, Slot::Title)
-        };
         let title = wrap::truncate(TITLE, usize::from(area.width.saturating_sub(4)));
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(border))
-            .style(theme.style(Slot::Background))
-            .title(Line::from(Span::styled(
-                format!(" {title} "),
-                theme.style(title_style),
-            )));
+        let block = pane_block(&title, focused, theme);
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width < 3 || inner.height == 0 {
