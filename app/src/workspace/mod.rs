@@ -479,13 +479,8 @@ impl Workspace {
                 }
             }
             "help" => slot.view.notice(
-                "Commands: /new /resume /model [provider/id] /compact [focus] /exit. \
+                "Commands: /new /model [provider/id] /compact [focus] /exit. \
                  Keys: press the prefix (Ctrl-a) then ? for the key list."
-                    .to_string(),
-            ),
-            "resume" => slot.view.notice(
-                "Resuming sessions comes with the session switcher; for now `march history \
-                 search` finds earlier turns."
                     .to_string(),
             ),
             // The agent's own commands (such as /compact) are prompts it interprets.

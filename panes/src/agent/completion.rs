@@ -13,7 +13,6 @@ use crate::wrap::{self, LineBuilder};
 /// March's own commands, in the order the popup lists them, with their one-line docs.
 pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("new", "Start a new session in this pane"),
-    ("resume", "Resume an earlier session"),
     ("model", "Choose the model"),
     ("compact", "Summarise the conversation to free context"),
     ("help", "Show keys and commands"),
@@ -246,11 +245,14 @@ mod tests {
         assert_eq!(c.items.len(), BUILTIN_COMMANDS.len() + 1);
         c.update("/re", &a);
         let names: Vec<&str> = c.items.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["resume", "review"]);
-        c.move_by(1);
-        assert_eq!(c.selected().unwrap().name, "review");
-        c.move_by(1);
-        assert_eq!(c.selected().unwrap().name, "resume");
+        assert_eq!(names, ["review"]);
+        let mut d = Completion::default();
+        d.update("/", &a);
+        assert_eq!(d.selected().unwrap().name, "new");
+        d.move_by(1);
+        assert_eq!(d.selected().unwrap().name, "model");
+        d.move_by(-1);
+        assert_eq!(d.selected().unwrap().name, "new");
         c.update("/review", &a);
         assert!(!c.is_open());
         c.update("/model args", &a);

@@ -61,7 +61,7 @@ fn arrows_move_in_the_popup_and_esc_closes_it() {
     assert_eq!(
         pane.submit(),
         PaneEvent::Slash {
-            name: "model".into(),
+            name: "compact".into(),
             args: String::new()
         }
     );
