@@ -282,3 +282,22 @@ fn first_run_sets_up_a_server_by_url_then_the_agent_answers() {
     quit(&mut m);
     drop(server);
 }
+
+#[test]
+fn a_five_megabyte_single_line_answer_stays_usable() {
+    let line = format!("{} END", "word ".repeat(1_000_000));
+    // 5 MB is far past the model's window: the runner compacts after the answer (the
+    // second turn is the summary), then the next prompt is answered.
+    let h = tokio_harness(vec![
+        Turn::text(line),
+        Turn::text("## Goal\nRead a flood."),
+        Turn::text("Still responsive."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "flood me");
+    // The pane lays out the first 256 KB and says how much more there is.
+    m.wait_text("more (copy the message to get all of it)");
+    type_line(&mut m, "again");
+    m.wait_text("Still responsive.");
+    quit(&mut m);
+}
