@@ -35,12 +35,12 @@ macro_rules! commands {
 }
 
 commands! {
-    AppQuit = "app.quit", "Quit March (asks first while agents are working).";
+    AppQuit = "app.quit", "Quit March, stopping every agent.";
     AppHelp = "app.help", "Show the key bindings and commands.";
     PrefixSend = "prefix.send", "Send the prefix key itself to the focused pane.";
     PaneSplitRight = "pane.split-right", "Split the focused pane, opening a new agent on the right.";
     PaneSplitDown = "pane.split-down", "Split the focused pane, opening a new agent below.";
-    PaneClose = "pane.close", "Close the focused pane (its session stays resumable).";
+    PaneClose = "pane.close", "Close the focused pane and stop its agent (the transcript stays on disk).";
     PaneZoom = "pane.zoom", "Zoom the focused pane to the whole tab, or restore the layout.";
     PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";

@@ -1,5 +1,7 @@
-//! What each named command does. Commands are looked up by name (the registry in
-//! `keymap` owns names and docs), so a keymap file and this table always agree.
+//! What each command does: one exhaustive match over the registry's [`Command`], so a
+//! command added to the registry cannot be left without an action.
+
+use march_panes::agent::ScrollAction;
 
 use crate::keymap::Command;
 use crate::workspace::ShellRequest;
@@ -9,48 +11,47 @@ use super::Shell;
 
 /// Run `command`; what the Shell should do afterwards.
 pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
-    let name = command.name();
+    use Command as C;
     let ws = &mut shell.ws;
-    match name {
-        "app.quit" => return ShellRequest::Quit,
-        "app.help" => shell.help = true,
-        "pane.split-right" => ws.split(Axis::Horizontal),
-        "pane.split-down" => ws.split(Axis::Vertical),
-        "pane.new-agent" => ws.split(Axis::Horizontal),
-        "pane.close" => return ws.close_focused().await,
-        "pane.zoom" => ws.layout_mut().toggle_zoom(),
-        "pane.focus-left" => ws.focus_direction(Direction::Left),
-        "pane.focus-right" => ws.focus_direction(Direction::Right),
-        "pane.focus-up" => ws.focus_direction(Direction::Up),
-        "pane.focus-down" => ws.focus_direction(Direction::Down),
-        "pane.focus-next" => {
-            ws.layout_mut().focus_cycle(true);
+    match command {
+        C::AppQuit => return ShellRequest::Quit,
+        C::AppHelp => shell.help = true,
+        // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
+        C::PrefixSend => {}
+        C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
+        C::PaneSplitDown => ws.split(Axis::Vertical),
+        C::PaneClose => return ws.close_focused().await,
+        C::PaneZoom => ws.layout_mut().toggle_zoom(),
+        C::PaneFocusLeft => ws.focus_direction(Direction::Left),
+        C::PaneFocusRight => ws.focus_direction(Direction::Right),
+        C::PaneFocusUp => ws.focus_direction(Direction::Up),
+        C::PaneFocusDown => ws.focus_direction(Direction::Down),
+        C::PaneFocusNext | C::PaneFocusPrev => {
+            ws.layout_mut().focus_cycle(command == C::PaneFocusNext);
         }
-        "pane.focus-prev" => {
-            ws.layout_mut().focus_cycle(false);
+        C::PaneFocus1
+        | C::PaneFocus2
+        | C::PaneFocus3
+        | C::PaneFocus4
+        | C::PaneFocus5
+        | C::PaneFocus6
+        | C::PaneFocus7
+        | C::PaneFocus8
+        | C::PaneFocus9 => {
+            if let Some(n) = command.pane_number() {
+                ws.focus_number(n.saturating_sub(1));
+            }
         }
-        "pane.swap-next" => {
-            ws.layout_mut().swap(true);
+        C::PaneSwapNext | C::PaneSwapPrev => {
+            ws.layout_mut().swap(command == C::PaneSwapNext);
         }
-        "pane.swap-prev" => {
-            ws.layout_mut().swap(false);
-        }
-        "pane.grow-left" => {
-            ws.layout_mut().grow(Direction::Left);
-        }
-        "pane.grow-right" => {
-            ws.layout_mut().grow(Direction::Right);
-        }
-        "pane.grow-up" => {
-            ws.layout_mut().grow(Direction::Up);
-        }
-        "pane.grow-down" => {
-            ws.layout_mut().grow(Direction::Down);
-        }
-        "tab.new" => ws.new_tab(),
-        "tab.next" => ws.cycle_tab(true),
-        "tab.prev" => ws.cycle_tab(false),
-        "tab.close" => {
+        C::PaneGrowLeft => grow(shell, Direction::Left),
+        C::PaneGrowRight => grow(shell, Direction::Right),
+        C::PaneGrowUp => grow(shell, Direction::Up),
+        C::PaneGrowDown => grow(shell, Direction::Down),
+        C::TabNew => ws.new_tab(),
+        C::TabNext | C::TabPrev => ws.cycle_tab(command == C::TabNext),
+        C::TabClose => {
             // Closing a tab closes its panes one by one (the last one closes the tab).
             let panes = ws.tab().layout.panes().len();
             for _ in 0..panes {
@@ -59,56 +60,78 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
                 }
             }
         }
-        _ => {
-            if let Some(n) = command.pane_number() {
-                ws.focus_number(n.saturating_sub(1));
-            } else if let Some(n) = command.tab_number() {
+        C::TabSelect1
+        | C::TabSelect2
+        | C::TabSelect3
+        | C::TabSelect4
+        | C::TabSelect5
+        | C::TabSelect6
+        | C::TabSelect7
+        | C::TabSelect8
+        | C::TabSelect9 => {
+            if let Some(n) = command.tab_number() {
                 ws.select_tab(n.saturating_sub(1));
-            } else {
-                return pane_command(shell, name);
             }
         }
+        C::AgentCancel
+        | C::ScrollLineUp
+        | C::ScrollLineDown
+        | C::ScrollPageUp
+        | C::ScrollPageDown
+        | C::ScrollTop
+        | C::ScrollBottom
+        | C::TranscriptToggleTools
+        | C::TranscriptToggleThinking
+        | C::CopyMessage
+        | C::CopyCodeBlock
+        | C::PromptSubmit
+        | C::PromptNewline
+        | C::PromptHistoryPrev
+        | C::PromptHistoryNext
+        | C::PromptComplete => return pane_command(shell, command),
     }
     ShellRequest::None
 }
 
+fn grow(shell: &mut Shell, direction: Direction) {
+    shell.ws.layout_mut().grow(direction);
+}
+
 /// Commands for the focused agent pane.
-fn pane_command(shell: &mut Shell, name: &str) -> ShellRequest {
+fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
+    use Command as C;
     let id = shell.ws.focused();
     let Some(slot) = shell.ws.focused_slot() else {
         return ShellRequest::None;
     };
     let view = &mut slot.view;
-    use march_panes::agent::ScrollAction;
-    let event = match name {
-        "agent.cancel" => view.cancel(),
-        "scroll.line-up" => view.scroll(ScrollAction::LineUp),
-        "scroll.line-down" => view.scroll(ScrollAction::LineDown),
-        "scroll.page-up" => view.scroll(ScrollAction::PageUp),
-        "scroll.page-down" => view.scroll(ScrollAction::PageDown),
-        "scroll.top" => view.scroll(ScrollAction::Top),
-        "scroll.bottom" => view.scroll(ScrollAction::Bottom),
-        "transcript.toggle-tools" => view.toggle_tools(),
-        "transcript.toggle-thinking" => view.toggle_thinking(),
-        "copy.message" => {
+    let event = match command {
+        C::AgentCancel => view.cancel(),
+        C::ScrollLineUp => view.scroll(ScrollAction::LineUp),
+        C::ScrollLineDown => view.scroll(ScrollAction::LineDown),
+        C::ScrollPageUp => view.scroll(ScrollAction::PageUp),
+        C::ScrollPageDown => view.scroll(ScrollAction::PageDown),
+        C::ScrollTop => view.scroll(ScrollAction::Top),
+        C::ScrollBottom => view.scroll(ScrollAction::Bottom),
+        C::TranscriptToggleTools => view.toggle_tools(),
+        C::TranscriptToggleThinking => view.toggle_thinking(),
+        C::CopyMessage => {
             return view
                 .last_message_text()
                 .map_or(ShellRequest::None, ShellRequest::Copy);
         }
-        "copy.code-block" => {
+        C::CopyCodeBlock => {
             return view
                 .last_code_block()
                 .map_or(ShellRequest::None, ShellRequest::Copy);
         }
-        "prompt.submit" => view.submit(),
-        "prompt.newline" => view.newline(),
-        "prompt.history-prev" => view.history_prev(),
-        "prompt.history-next" => view.history_next(),
-        "prompt.complete" => view.complete(),
-        other => {
-            tracing::warn!(command = other, "command without an action");
-            return ShellRequest::None;
-        }
+        C::PromptSubmit => view.submit(),
+        C::PromptNewline => view.newline(),
+        C::PromptHistoryPrev => view.history_prev(),
+        C::PromptHistoryNext => view.history_next(),
+        C::PromptComplete => view.complete(),
+        // Workspace commands are run by `run`.
+        _ => return ShellRequest::None,
     };
     shell.ws.pane_event(id, event)
 }
