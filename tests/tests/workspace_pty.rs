@@ -301,3 +301,50 @@ fn a_five_megabyte_single_line_answer_stays_usable() {
     m.wait_text("Still responsive.");
     quit(&mut m);
 }
+
+#[test]
+fn resume_lists_the_projects_sessions_and_replays_the_chosen_one() {
+    let h = tokio_harness(vec![
+        Turn::text("Answer about the parser."),
+        Turn::text("Answer in the second session."),
+        Turn::text("Back in the parser session."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "explain the parser");
+    m.wait_text("Answer about the parser.");
+    // /new: a fresh session takes the pane's place.
+    type_line(&mut m, "/new");
+    m.wait_for("an empty pane", |t| {
+        !t.contains("Answer about the parser.") && t.contains("March · project")
+    });
+    type_line(&mut m, "second topic");
+    m.wait_text("Answer in the second session.");
+    // /resume alone lists both sessions by title.
+    type_line(&mut m, "/resume");
+    let screen = m.wait_for("the session list", |t| {
+        t.contains("Resume a session")
+            && t.contains("explain the parser")
+            && t.contains("second topic")
+    });
+    assert!(screen.contains("Resume a session"), "{screen}");
+    // Esc closes the list and keeps the session.
+    m.send(ESC);
+    m.wait_for("the list to close", |t| !t.contains("Resume a session"));
+    assert!(m.text().contains("Answer in the second session."));
+    // /resume with words of a title opens that one, replayed from its file.
+    type_line(&mut m, "/resume parser");
+    let screen = m.wait_text("Answer about the parser.");
+    assert!(
+        !screen.contains("Answer in the second session."),
+        "{screen}"
+    );
+    assert!(screen.contains("explain the parser"), "{screen}");
+    // The resumed session goes on where it stopped.
+    type_line(&mut m, "and more");
+    m.wait_text("Back in the parser session.");
+    let requests = h.server.requests();
+    let last = &requests.last().unwrap().raw_body;
+    assert!(last.contains("explain the parser"), "{last}");
+    assert!(!last.contains("second topic"), "{last}");
+    quit(&mut m);
+}

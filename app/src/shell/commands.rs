@@ -20,7 +20,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PrefixSend => {}
         C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
         C::PaneSplitDown => ws.split(Axis::Vertical),
-        C::PaneClose => return ws.close_focused().await,
+        C::PaneClose => return ws.close_focused(),
         C::PaneZoom => ws.layout_mut().toggle_zoom(),
         C::PaneFocusLeft => ws.focus_direction(Direction::Left),
         C::PaneFocusRight => ws.focus_direction(Direction::Right),
@@ -55,7 +55,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             // Closing a tab closes its panes one by one (the last one closes the tab).
             let panes = ws.tab().layout.panes().len();
             for _ in 0..panes {
-                if ws.close_focused().await == ShellRequest::Quit {
+                if ws.close_focused() == ShellRequest::Quit {
                     return ShellRequest::Quit;
                 }
             }

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, NewSessionRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
-    SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionNotification,
+    ContentBlock, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionId,
+    PromptRequest, RequestPermissionRequest, SessionConfigId, SessionConfigOption,
+    SessionConfigValueId, SessionId, SessionInfo, SessionNotification,
     SetSessionConfigOptionRequest, StopReason, TextContent,
 };
 use march_core::config::AgentConfig;
@@ -24,6 +25,18 @@ use super::layout::PaneId;
 
 /// How long a runner gets to exit after its stdin closes before its group is killed.
 const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+/// Pages of `session/list` read at most (an agent that keeps handing out cursors).
+const MAX_LIST_PAGES: usize = 20;
+
+/// Which session a driver opens once its agent runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionOpen {
+    /// A new one (`session/new`), in this permission mode when given.
+    New(Option<&'static str>),
+    /// An earlier one, replayed into the pane (`session/load`).
+    Load(SessionId),
+}
 
 /// What an agent pane's driver reports to the Shell.
 #[derive(Debug)]
@@ -49,6 +62,8 @@ pub enum AgentEvent {
     Options(Result<Vec<SessionConfigOption>, String>),
     /// The agent process ended.
     Exited(String),
+    /// The project's sessions for `/resume` (newest first), or why they could not be listed.
+    Sessions(Result<Vec<SessionInfo>, String>),
     /// First-run setup: providers with local servers probed.
     SetupProviders(Vec<march_panes::setup::SetupProvider>),
     /// First-run setup: a custom server's models were listed (or not).
@@ -112,13 +127,13 @@ fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 }
 
 impl AgentDriver {
-    /// Start `spec` in `cwd` for `pane`, open a session (in `mode` when given); events go to
+    /// Start `spec` in `cwd` for `pane` and open a session as `open` says; events go to
     /// `events` tagged with the pane.
     pub fn start(
         pane: PaneId,
         spec: AgentSpec,
         cwd: PathBuf,
-        mode: Option<&'static str>,
+        open: SessionOpen,
         events: UnboundedSender<(PaneId, AgentEvent)>,
     ) -> Self {
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -190,33 +205,19 @@ impl AgentDriver {
                     }
                 })
             };
-            let opened = client
-                .connection()
-                .new_session(NewSessionRequest::new(cwd.clone()))
-                .await;
-            let response = match opened {
-                Ok(r) => r,
+            let opened = match open {
+                SessionOpen::New(mode) => open_new(&client, cwd, mode).await,
+                SessionOpen::Load(id) => open_earlier(&client, cwd, id).await,
+            };
+            let (session, options) = match opened {
+                Ok(opened) => opened,
                 Err(e) => {
-                    let e = client.explain(e).await;
-                    send(AgentEvent::Failed(format!("cannot open a session: {e}")));
+                    send(AgentEvent::Failed(e));
                     drop(forward);
                     return;
                 }
             };
-            let session = response.session_id.clone();
             lock(&shared).session = Some(session.clone());
-            let mut options = response.config_options.unwrap_or_default();
-            if let Some(mode) = mode {
-                let set = SetSessionConfigOptionRequest::new(
-                    session.clone(),
-                    SessionConfigId::new("mode"),
-                    SessionConfigValueId::new(mode),
-                );
-                match client.connection().set_config_option(set).await {
-                    Ok(r) => options = r.config_options,
-                    Err(e) => tracing::warn!("permission mode {mode} not applied: {e}"),
-                }
-            }
             send(AgentEvent::Ready {
                 agent,
                 session,
@@ -316,6 +317,43 @@ impl AgentDriver {
         true
     }
 
+    /// The session shown, once open.
+    pub fn session(&self) -> Option<SessionId> {
+        lock(&self.shared).session.clone()
+    }
+
+    /// List the sessions of `cwd` (`session/list`, every page); [`AgentEvent::Sessions`]
+    /// follows. False when the agent is not running.
+    pub fn list_sessions(&self, cwd: PathBuf) -> bool {
+        let Some(client) = lock(&self.shared).client.clone() else {
+            return false;
+        };
+        let (pane, events) = (self.pane, self.events.clone());
+        tokio::spawn(async move {
+            let mut sessions = Vec::new();
+            let mut cursor = None;
+            let mut result = Ok(());
+            for _ in 0..MAX_LIST_PAGES {
+                let request = ListSessionsRequest::new().cwd(cwd.clone()).cursor(cursor);
+                match client.connection().list_sessions(request).await {
+                    Ok(page) => {
+                        sessions.extend(page.sessions);
+                        cursor = page.next_cursor;
+                        if cursor.is_none() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        result = Err(client.explain(e).await.to_string());
+                        break;
+                    }
+                }
+            }
+            let _ = events.send((pane, AgentEvent::Sessions(result.map(|()| sessions))));
+        });
+        true
+    }
+
     /// Stop the agent: close its stdin, give it a moment, then kill its process group.
     pub async fn shutdown(self) {
         let client = lock(&self.shared).client.take();
@@ -329,6 +367,58 @@ impl AgentDriver {
                 Err(shared) => drop(shared),
             }
         }
+    }
+}
+
+/// `session/new` in `cwd`, then the permission mode when one is configured.
+async fn open_new(
+    client: &RunnerClient,
+    cwd: PathBuf,
+    mode: Option<&'static str>,
+) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
+    let response = match client
+        .connection()
+        .new_session(NewSessionRequest::new(cwd))
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return Err(format!(
+                "cannot open a session: {}",
+                client.explain(e).await
+            ));
+        }
+    };
+    let session = response.session_id;
+    let mut options = response.config_options.unwrap_or_default();
+    if let Some(mode) = mode {
+        let set = SetSessionConfigOptionRequest::new(
+            session.clone(),
+            SessionConfigId::new("mode"),
+            SessionConfigValueId::new(mode),
+        );
+        match client.connection().set_config_option(set).await {
+            Ok(r) => options = r.config_options,
+            Err(e) => tracing::warn!("permission mode {mode} not applied: {e}"),
+        }
+    }
+    Ok((session, options))
+}
+
+/// `session/load` of `id` in `cwd`: the agent replays it as updates before it answers.
+async fn open_earlier(
+    client: &RunnerClient,
+    cwd: PathBuf,
+    id: SessionId,
+) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
+    let request = LoadSessionRequest::new(id.clone(), cwd);
+    match client.connection().load_session(request).await {
+        Ok(r) => Ok((id, r.config_options.unwrap_or_default())),
+        Err(e) => Err(format!(
+            "cannot resume session {}: {}",
+            id.0,
+            client.explain(e).await
+        )),
     }
 }
 

@@ -12,9 +12,11 @@ pub mod status;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use agent_client_protocol::v1::schema::{RequestPermissionOutcome, SessionConfigOptionCategory};
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
+};
 use march_core::paths::MarchPaths;
-use march_panes::agent::{AgentPane, PaneEvent, TurnOutcome};
+use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::highlight::Highlighter;
 use march_panes::setup::{SetupEvent, SetupView};
 use march_panes::theme::Theme;
@@ -22,7 +24,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
-use agent::{AgentDriver, AgentEvent, AgentSpec};
+use agent::{AgentDriver, AgentEvent, AgentSpec, SessionOpen};
 use layout::{Axis, Direction, Layout, PaneId};
 
 /// One tab: a name and a layout.
@@ -41,6 +43,8 @@ pub struct AgentSlot {
     pub driver: AgentDriver,
     /// First-run setup, shown instead of the view until a model can be used.
     pub setup: Option<SetupView>,
+    /// What `/resume ARG` asked for, while the session list is on its way.
+    pub resume_query: Option<String>,
 }
 
 /// What starting a new agent pane needs.
@@ -91,7 +95,7 @@ impl Workspace {
             launcher,
             pane_area: Rect::default(),
         };
-        let first = ws.spawn_agent();
+        let first = ws.spawn_agent(None);
         ws.tabs.push(Tab {
             name: "1".to_string(),
             layout: Layout::new(first),
@@ -99,7 +103,8 @@ impl Workspace {
         ws
     }
 
-    fn spawn_agent(&mut self) -> PaneId {
+    /// A new agent pane: a new session, or `resume` replayed into it.
+    fn spawn_agent(&mut self, resume: Option<SessionId>) -> PaneId {
         let id = PaneId(self.next_id);
         self.next_id += 1;
         let l = &self.launcher;
@@ -112,6 +117,7 @@ impl Workspace {
                     view,
                     driver,
                     setup: None,
+                    resume_query: None,
                 },
             );
             return id;
@@ -126,7 +132,16 @@ impl Workspace {
                 (driver, Some(view))
             }
             _ => (
-                AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone()),
+                AgentDriver::start(
+                    id,
+                    l.spec.clone(),
+                    l.cwd.clone(),
+                    match resume {
+                        Some(session) => SessionOpen::Load(session),
+                        None => SessionOpen::New(l.mode),
+                    },
+                    l.events.clone(),
+                ),
                 None,
             ),
         };
@@ -136,6 +151,7 @@ impl Workspace {
                 view,
                 driver,
                 setup,
+                resume_query: None,
             },
         );
         id
@@ -166,8 +182,13 @@ impl Workspace {
         match reason {
             None => {
                 slot.setup = None;
-                slot.driver =
-                    AgentDriver::start(id, l.spec.clone(), l.cwd.clone(), l.mode, l.events.clone());
+                slot.driver = AgentDriver::start(
+                    id,
+                    l.spec.clone(),
+                    l.cwd.clone(),
+                    SessionOpen::New(l.mode),
+                    l.events.clone(),
+                );
                 slot.view.notice("Setup done: starting the agent.");
             }
             Some(reason) => {
@@ -265,13 +286,13 @@ impl Workspace {
 
     /// Split the focused pane with a new agent pane.
     pub fn split(&mut self, axis: Axis) {
-        let id = self.spawn_agent();
+        let id = self.spawn_agent(None);
         self.tab_mut().layout.split(axis, id);
     }
 
     /// A new tab with one agent pane.
     pub fn new_tab(&mut self) {
-        let id = self.spawn_agent();
+        let id = self.spawn_agent(None);
         self.tabs.push(Tab {
             name: (self.tabs.len() + 1).to_string(),
             layout: Layout::new(id),
@@ -300,7 +321,8 @@ impl Workspace {
     }
 
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
-    pub async fn close_focused(&mut self) -> ShellRequest {
+    /// The pane's agent is stopped in the background.
+    pub fn close_focused(&mut self) -> ShellRequest {
         let id = self.focused();
         let area = self.pane_area;
         let removed_from_layout = self.tab_mut().layout.remove(id, area);
@@ -313,7 +335,7 @@ impl Workspace {
             self.active = self.active.min(self.tabs.len() - 1);
         }
         if let Some(slot) = self.panes.remove(&id) {
-            slot.driver.shutdown().await;
+            tokio::spawn(slot.driver.shutdown());
         }
         ShellRequest::None
     }
@@ -382,6 +404,37 @@ impl Workspace {
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => view.set_error(text),
+            AgentEvent::Sessions(Err(e)) => {
+                slot.resume_query = None;
+                view.set_error(format!("cannot list sessions: {e}"));
+            }
+            AgentEvent::Sessions(Ok(sessions)) => {
+                let query = slot.resume_query.take();
+                let current = slot.driver.session();
+                let earlier: Vec<SessionChoice> = sessions
+                    .into_iter()
+                    .map(|s| SessionChoice {
+                        id: s.session_id,
+                        title: s.title,
+                        updated_at: s.updated_at,
+                    })
+                    .collect();
+                match query {
+                    Some(query) => match resume_match(&earlier, &query) {
+                        Ok(id) => {
+                            if current.as_ref() != Some(&id) {
+                                self.replace_pane(pane, Some(id));
+                            }
+                        }
+                        Err(e) => view.set_error(e),
+                    },
+                    None => {
+                        if !view.open_session_picker(&earlier, current.as_ref()) {
+                            view.notice("No sessions in this project yet.");
+                        }
+                    }
+                }
+            }
             AgentEvent::SetupProviders(providers) => {
                 if let Some(setup) = slot.setup.as_mut() {
                     setup.set_providers(providers);
@@ -442,8 +495,34 @@ impl Workspace {
                 slot.driver.set_option(&config_id.0, &value.0);
             }
             PaneEvent::Slash { name, args } => return self.slash(pane, &name, &args),
+            PaneEvent::ResumeSession(session) => {
+                if slot.driver.session().as_ref() != Some(&session) {
+                    self.replace_pane(pane, Some(session));
+                }
+            }
         }
         ShellRequest::None
+    }
+
+    /// A new agent pane (a new session, or `resume` replayed) takes `old`'s place; `old`'s
+    /// agent is stopped.
+    fn replace_pane(&mut self, old: PaneId, resume: Option<SessionId>) {
+        let id = self.spawn_agent(resume);
+        let area = self.pane_area;
+        let Some(tab) = self.tabs.iter_mut().find(|t| t.layout.contains(old)) else {
+            return;
+        };
+        let layout = &mut tab.layout;
+        let focused = layout.focused() == old;
+        layout.focus(old);
+        layout.split(Axis::Horizontal, id);
+        layout.remove(old, area);
+        if focused {
+            layout.focus(id);
+        }
+        if let Some(old) = self.panes.remove(&old) {
+            tokio::spawn(old.driver.shutdown());
+        }
     }
 
     /// A slash command typed in a pane.
@@ -452,7 +531,12 @@ impl Workspace {
             return ShellRequest::None;
         };
         match name {
-            "exit" | "quit" => return ShellRequest::Quit,
+            // Typed in the focused pane, which is the one it closes.
+            "exit" | "quit" => {
+                if self.focused() == pane {
+                    return self.close_focused();
+                }
+            }
             "model" if args.trim().is_empty() => {
                 if !slot
                     .view
@@ -464,22 +548,19 @@ impl Workspace {
             "model" => {
                 slot.driver.set_option("model", args.trim());
             }
-            "new" => {
-                let id = self.spawn_agent();
-                let old = pane;
-                // The new session takes the old pane's place.
-                let area = self.pane_area;
-                let layout = &mut self.tab_mut().layout;
-                layout.focus(old);
-                layout.split(Axis::Horizontal, id);
-                layout.remove(old, area);
-                layout.focus(id);
-                if let Some(old) = self.panes.remove(&old) {
-                    tokio::spawn(old.driver.shutdown());
+            "new" => self.replace_pane(pane, None),
+            "resume" => {
+                let query = args.trim();
+                if !query.is_empty() {
+                    slot.resume_query = Some(query.to_string());
+                }
+                if !slot.driver.list_sessions(self.launcher.cwd.clone()) {
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
                 }
             }
             "help" => slot.view.notice(
-                "Commands: /new /model [provider/id] /compact [focus] /exit. \
+                "Commands: /new /resume [id or title] /model [provider/id] /compact [focus] /exit. \
                  Keys: press the prefix (Ctrl-a) then ? for the key list."
                     .to_string(),
             ),
@@ -531,9 +612,67 @@ impl Workspace {
     }
 }
 
+/// The one session `/resume QUERY` means: an id, an id prefix, or words of the title
+/// (case-insensitive).
+fn resume_match(sessions: &[SessionChoice], query: &str) -> Result<SessionId, String> {
+    if let Some(s) = sessions.iter().find(|s| *s.id.0 == *query) {
+        return Ok(s.id.clone());
+    }
+    let lower = query.to_lowercase();
+    let found: Vec<&SessionChoice> = sessions
+        .iter()
+        .filter(|s| {
+            s.id.0.starts_with(query)
+                || s.title
+                    .as_deref()
+                    .is_some_and(|t| t.to_lowercase().contains(&lower))
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.id.clone()),
+        [] => Err(format!("no session of this project matches {query:?}")),
+        many => Err(format!(
+            "{} sessions match {query:?}; /resume alone lists them",
+            many.len()
+        )),
+    }
+}
+
 /// The last component of the project path, for titles.
 fn project_name(cwd: &std::path::Path) -> String {
     cwd.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| cwd.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(id: &str, title: Option<&str>) -> SessionChoice {
+        SessionChoice {
+            id: SessionId::new(id),
+            title: title.map(str::to_string),
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn resume_matches_an_id_a_prefix_or_title_words() {
+        let sessions = [
+            choice("abc123", Some("Explain the parser")),
+            choice("abd456", Some("Fix the parser tests")),
+            choice("abc", None),
+        ];
+        let found = |q: &str| resume_match(&sessions, q).map(|id| id.0.to_string());
+        assert_eq!(
+            found("abc").unwrap(),
+            "abc",
+            "an exact id wins over a prefix"
+        );
+        assert_eq!(found("abd").unwrap(), "abd456");
+        assert_eq!(found("EXPLAIN").unwrap(), "abc123");
+        assert!(found("parser").unwrap_err().contains("2 sessions match"));
+        assert!(found("nothing").unwrap_err().contains("no session"));
+    }
 }

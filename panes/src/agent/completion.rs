@@ -13,6 +13,7 @@ use crate::wrap::{self, LineBuilder};
 /// March's own commands, in the order the popup lists them, with their one-line docs.
 pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("new", "Start a new session in this pane"),
+    ("resume", "Resume an earlier session of this project"),
     ("model", "Choose the model"),
     ("compact", "Summarise the conversation to free context"),
     ("help", "Show keys and commands"),
@@ -245,12 +246,12 @@ mod tests {
         assert_eq!(c.items.len(), BUILTIN_COMMANDS.len() + 1);
         c.update("/re", &a);
         let names: Vec<&str> = c.items.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["review"]);
+        assert_eq!(names, ["resume", "review"]);
         let mut d = Completion::default();
         d.update("/", &a);
         assert_eq!(d.selected().unwrap().name, "new");
         d.move_by(1);
-        assert_eq!(d.selected().unwrap().name, "model");
+        assert_eq!(d.selected().unwrap().name, "resume");
         d.move_by(-1);
         assert_eq!(d.selected().unwrap().name, "new");
         c.update("/review", &a);

@@ -1,7 +1,8 @@
 //! What the pane tells the app, how a turn ended, and scrolling requests.
 
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, StopReason, ToolCallId,
+    RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, SessionId, StopReason,
+    ToolCallId,
 };
 
 use super::PermissionId;
@@ -40,6 +41,8 @@ pub enum PaneEvent {
         /// Its new value.
         value: SessionConfigValueId,
     },
+    /// Show this earlier session in the pane (chosen from the `/resume` list).
+    ResumeSession(SessionId),
 }
 
 /// How a turn ended.

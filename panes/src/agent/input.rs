@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::completion;
 use super::permission::ModalKey;
-use super::picker::PickerKey;
+use super::picker::{Choice, PickerKey};
 use super::{AgentPane, PaneEvent, ScrollAction};
 
 impl AgentPane {
@@ -57,7 +57,10 @@ impl AgentPane {
     fn close_picker(&mut self, key: PickerKey) -> PaneEvent {
         self.picker = None;
         match key {
-            PickerKey::Chosen(config_id, value) => PaneEvent::SetConfigOption { config_id, value },
+            PickerKey::Chosen(Choice::Config(config_id, value)) => {
+                PaneEvent::SetConfigOption { config_id, value }
+            }
+            PickerKey::Chosen(Choice::Session(id)) => PaneEvent::ResumeSession(id),
             _ => PaneEvent::Redraw,
         }
     }

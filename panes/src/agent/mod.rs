@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use agent_client_protocol::v1::schema::{
     RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
-    SessionConfigOptionCategory, SessionUpdate,
+    SessionConfigOptionCategory, SessionId, SessionUpdate,
 };
 
 use crate::markdown::code_blocks;
@@ -41,6 +41,7 @@ use transcript::{Severity, Transcript};
 pub use completion::BUILTIN_COMMANDS;
 pub use events::{PaneEvent, ScrollAction, TurnOutcome};
 pub use permission::PermissionId;
+pub use picker::SessionChoice;
 pub use status::PaneStatus;
 
 /// An agent pane.
@@ -262,6 +263,17 @@ impl AgentPane {
             .filter(|o| o.category.as_ref() == Some(category))
             .find_map(Picker::new);
         self.picker = picker;
+        self.picker.is_some()
+    }
+
+    /// Opens the `/resume` chooser over `sessions` (newest first), `current` marked; false
+    /// when there are none.
+    pub fn open_session_picker(
+        &mut self,
+        sessions: &[SessionChoice],
+        current: Option<&SessionId>,
+    ) -> bool {
+        self.picker = Picker::sessions(sessions, current);
         self.picker.is_some()
     }
 

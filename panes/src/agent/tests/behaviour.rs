@@ -61,7 +61,7 @@ fn arrows_move_in_the_popup_and_esc_closes_it() {
     assert_eq!(
         pane.submit(),
         PaneEvent::Slash {
-            name: "compact".into(),
+            name: "model".into(),
             args: String::new()
         }
     );
@@ -137,6 +137,34 @@ fn config_picker_sets_an_option() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn session_picker_resumes_the_chosen_session() {
+    use agent_client_protocol::v1::schema::SessionId;
+
+    use crate::agent::SessionChoice;
+    let mut pane = AgentPane::new("a");
+    assert!(!pane.open_session_picker(&[], None));
+    let sessions = [
+        SessionChoice {
+            id: SessionId::new("s-new"),
+            title: Some("second topic".into()),
+            updated_at: Some("2026-11-30T07:02:10Z".into()),
+        },
+        SessionChoice {
+            id: SessionId::new("s-old"),
+            title: Some("explain the parser".into()),
+            updated_at: Some("2026-11-29T18:45:00Z".into()),
+        },
+    ];
+    assert!(pane.open_session_picker(&sessions, Some(&SessionId::new("s-new"))));
+    insta::assert_snapshot!(draw(&mut pane, &dark(), 60, 10).backend());
+    pane.history_next();
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::ResumeSession(SessionId::new("s-old"))
+    );
 }
 
 #[test]
