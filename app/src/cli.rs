@@ -12,6 +12,10 @@ pub struct Cli {
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
+    /// Start with a fresh layout instead of restoring the one saved for these directories.
+    #[arg(long)]
+    pub fresh: bool,
+
     /// Run one prompt headless instead of opening the workspace (`-p`).
     #[command(flatten)]
     pub headless: HeadlessArgs,

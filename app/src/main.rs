@@ -36,7 +36,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if cli.headless.print.is_some() {
         let paths = MarchPaths::from_env()?;
-        let _log_guard = logging::init(&paths.log_dir())?;
+        let _log_guard = logging::init(&paths.log_dir(), logging::MAIN_LOG)?;
         tracing::info!(version = env!("CARGO_PKG_VERSION"), "march -p started");
         return headless::run(&cli.headless);
     }
@@ -51,20 +51,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_UNAVAILABLE));
         }
         let paths = MarchPaths::from_env()?;
-        let _log_guard = logging::init(&paths.log_dir())?;
+        let _log_guard = logging::init(&paths.log_dir(), logging::MAIN_LOG)?;
         tracing::info!(version = env!("CARGO_PKG_VERSION"), dirs = ?cli.dirs, "workspace started");
+        logging::prune_runner_logs(&paths.log_dir());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
-        runtime.block_on(shell::run(paths, cli.dirs))?;
+        runtime.block_on(shell::run(paths, cli.dirs, cli.fresh))?;
         // Agent tasks still winding down must not hold the exit.
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return Ok(ExitCode::SUCCESS);
     };
     // PathsError already says what is missing and what to set.
     let paths = MarchPaths::from_env()?;
+    let log_file = match command {
+        Command::Runner => logging::runner_log(std::process::id()),
+        _ => logging::MAIN_LOG.to_string(),
+    };
     // Held until exit so buffered log lines are flushed.
-    let _log_guard = logging::init(&paths.log_dir())?;
+    let _log_guard = logging::init(&paths.log_dir(), &log_file)?;
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         ?command,

@@ -56,6 +56,30 @@ pub struct Config {
     pub permission_mode: Option<PermissionModeName>,
     /// The theme: a built-in (`dark`, `light`) or `themes/<name>.toml` in the config dir.
     pub theme: Option<String>,
+    /// The `[notifications]` table: how the workspace says a background session needs you.
+    pub notifications: NotificationConfig,
+}
+
+/// The `[notifications]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NotificationConfig {
+    /// Ring the terminal bell.
+    pub bell: bool,
+    /// Send a desktop notification (OSC 9, shown by terminals that support it).
+    pub osc9: bool,
+    /// Also notify when a background turn ends (not only when one needs an answer or fails).
+    pub on_done: bool,
+}
+
+impl Default for NotificationConfig {
+    fn default() -> Self {
+        NotificationConfig {
+            bell: true,
+            osc9: true,
+            on_done: false,
+        }
+    }
 }
 
 /// The permission modes a session can start in (the runner's `mode` config option).

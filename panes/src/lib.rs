@@ -12,7 +12,7 @@ pub mod osc52;
 pub mod sanitize;
 pub mod setup;
 pub mod theme;
-mod wrap;
+pub mod wrap;
 
 #[cfg(test)]
 mod test_support;

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Display width of `s` in terminal columns.
-pub(crate) fn width(s: &str) -> usize {
+pub fn width(s: &str) -> usize {
     UnicodeWidthStr::width(s)
 }
 
@@ -18,7 +18,7 @@ pub(crate) fn line_width(line: &Line<'_>) -> usize {
 }
 
 /// `s` cut to at most `max` columns, ending in `…` when something was cut.
-pub(crate) fn truncate(s: &str, max: usize) -> String {
+pub fn truncate(s: &str, max: usize) -> String {
     if width(s) <= max {
         return s.to_string();
     }

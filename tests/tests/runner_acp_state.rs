@@ -294,7 +294,14 @@ async fn an_unwritable_state_dir_is_logged_and_the_session_goes_on() {
         ["user", "assistant"]
     );
     quit(&mut runner, client).await;
-    let log = std::fs::read_to_string(h.march_home().join("data/logs/march.log")).unwrap();
+    // Each runner logs to its own `runner.<pid>.log`.
+    let logs = h.march_home().join("data/logs");
+    let log: String = std::fs::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("runner."))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
     assert!(log.contains("cannot save March session state"), "{log}");
     assert!(log.contains(&*blocker.to_string_lossy()), "{log}");
 }

@@ -348,3 +348,169 @@ fn resume_lists_the_projects_sessions_and_replays_the_chosen_one() {
     assert!(!last.contains("second topic"), "{last}");
     quit(&mut m);
 }
+
+/// `march ARGS` from `cwd` with the harness's clean environment.
+fn spawn_in(h: &Harness, cwd: &Path, args: &[&str]) -> PtyMarch {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let home = h.dir.path().join("home");
+    let march_home = h.march_home();
+    let env: Vec<(&str, &OsStr)> = vec![
+        ("PATH", path.as_os_str()),
+        ("HOME", home.as_os_str()),
+        ("MARCH_HOME", march_home.as_os_str()),
+    ];
+    PtyMarch::spawn(args, cwd, &env, 120, 40)
+}
+
+/// The live `march runner` child of `march` working in `project`.
+fn runner_in(march: u32, project: &Path) -> u32 {
+    let found: Vec<u32> = descendants(march)
+        .into_iter()
+        .filter(|p| march_testkit::process::proc_state(*p).is_some_and(|s| s != 'Z'))
+        .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok_and(|cwd| cwd == project))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "runners in {}: {found:?}",
+        project.display()
+    );
+    found[0]
+}
+
+#[test]
+fn two_projects_attention_crash_restart_and_restore() {
+    use march_testkit::Event;
+    let h = tokio_harness(vec![
+        Turn::text("Answer from api."),
+        // The pause lets the user leave the tab before the question comes.
+        Turn::stream(vec![Event::pause(1500), write_call("c1", "note.txt", "hi")]),
+        Turn::text("Wrote the note."),
+        Turn::stream(vec![
+            Event::text("Part one. "),
+            Event::pause(1500),
+            Event::text("Part two done."),
+        ]),
+    ]);
+    let root = h.dir.path().canonicalize().unwrap();
+    let (api, web) = (root.join("api"), root.join("web"));
+    std::fs::create_dir_all(&api).unwrap();
+    std::fs::create_dir_all(&web).unwrap();
+    let mut m = spawn_in(&h, &root, &["api", "web"]);
+    m.wait_for("two project tabs", |t| {
+        t.contains("1:api") && t.contains("2:web")
+    });
+    m.wait_text("March · api");
+    type_line(&mut m, "hello api");
+    m.wait_text("Answer from api.");
+
+    // Prompt the web project, then go back to api before its question arrives.
+    m.send(PREFIX);
+    m.send(b"2");
+    m.wait_text("March · web");
+    m.send(b"write it\r\x011");
+    m.wait_for("the web badge while api shows", |t| {
+        t.contains("1 need you") && t.contains("2:web !") && t.contains("Answer from api.")
+    });
+    let signals = m.signals();
+    let osc9 = signals
+        .iter()
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .find(|s| s.starts_with("\x1b]9;"))
+        .unwrap_or_else(|| panic!("no OSC 9 notification in {signals:?}"));
+    assert!(
+        osc9.contains("web") && osc9.contains("needs you"),
+        "{osc9:?}"
+    );
+    assert!(signals.contains(&vec![0x07]), "no bell in {signals:?}");
+
+    // The jump key lands on the question; answering it completes the turn.
+    m.send(PREFIX);
+    m.send(b"!");
+    m.wait_text("Allow once");
+    m.send(b"a");
+    m.wait_for("the answer, and no one waiting", |t| {
+        t.contains("Wrote the note.") && !t.contains("need you")
+    });
+    assert_eq!(std::fs::read_to_string(web.join("note.txt")).unwrap(), "hi");
+
+    // Kill the web runner while api streams: api goes on, web comes back with its past.
+    let web_runner = runner_in(m.pid(), &web);
+    m.send(PREFIX);
+    m.send(b"1");
+    m.wait_text("Answer from api.");
+    type_line(&mut m, "stream please");
+    m.wait_text("Part one.");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(web_runner as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    m.wait_text("Part two done.");
+    m.wait_text("1 failed");
+    m.send(PREFIX);
+    m.send(b"2");
+    m.wait_for("the reloaded web session", |t| {
+        t.contains("reloaded the session")
+            && t.contains("write it")
+            && t.contains("Wrote the note.")
+    });
+    assert_ne!(runner_in(m.pid(), &web), web_runner);
+    // The supervisor lists both projects, the web runner restarted once.
+    m.send(PREFIX);
+    m.send(b"S");
+    m.wait_for("the supervisor with the restart", |t| {
+        t.contains("Supervisor · 2 projects · 2 sessions") && t.contains("restarts 1")
+    });
+    m.send(ESC);
+    m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
+    quit(&mut m);
+
+    // Started again on the same directories: tabs and transcripts are back.
+    let mut m = spawn_in(&h, &root, &["api", "web"]);
+    // Web was the active tab.
+    m.wait_for("the restored web tab", |t| {
+        t.contains("Wrote the note.") && t.contains("2:web")
+    });
+    m.send(PREFIX);
+    m.send(b"1");
+    m.wait_text("Part two done.");
+    // A second march on the same workspace says so and does not save.
+    let mut second = spawn_in(&h, &root, &["api", "web"]);
+    second.wait_text("another march has this workspace open");
+    quit(&mut second);
+    quit(&mut m);
+    // --fresh starts clean.
+    let mut m = spawn_in(&h, &root, &["--fresh", "api", "web"]);
+    m.wait_text("March · api");
+    assert!(!m.text().contains("Part two done."));
+    quit(&mut m);
+}
+
+#[test]
+fn an_agent_that_cannot_start_is_explained_in_the_supervisor() {
+    let h = tokio_harness(vec![]);
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "default_agent = \"ghost\"\n");
+    text.push_str("\n[agents.ghost]\ncommand = \"/nonexistent/ghost-agent\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut m = start_plain(&h);
+    m.wait_text("cannot start ghost");
+    m.send(PREFIX);
+    m.send(b"S");
+    // The terminal may show a frame half drawn: wait for the whole row.
+    m.wait_for("the crashed runner and why", |t| {
+        t.contains("Supervisor · 1 project · 1 session")
+            && t.contains("crashed")
+            && t.contains("/nonexistent/ghost-agent")
+    });
+    m.send(ESC);
+    m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
+    quit(&mut m);
+}
+
+/// `march` in the harness's project, without waiting for an agent.
+fn start_plain(h: &Harness) -> PtyMarch {
+    spawn_clean(&h.project(), &h.dir.path().join("home"), &h.march_home())
+}

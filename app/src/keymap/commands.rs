@@ -37,6 +37,7 @@ macro_rules! commands {
 commands! {
     AppQuit = "app.quit", "Quit March, stopping every agent.";
     AppHelp = "app.help", "Show the key bindings and commands.";
+    AppSupervisor = "app.supervisor", "Show every session's runner: restart, stop, read its log.";
     PrefixSend = "prefix.send", "Send the prefix key itself to the focused pane.";
     PaneSplitRight = "pane.split-right", "Split the focused pane, opening a new agent on the right.";
     PaneSplitDown = "pane.split-down", "Split the focused pane, opening a new agent below.";
@@ -77,6 +78,7 @@ commands! {
     TabSelect7 = "tab.select-7", "Go to tab 7.";
     TabSelect8 = "tab.select-8", "Go to tab 8.";
     TabSelect9 = "tab.select-9", "Go to tab 9.";
+    SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
     AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu).";
     ScrollLineUp = "scroll.line-up", "Scroll the transcript up one line.";
     ScrollLineDown = "scroll.line-down", "Scroll the transcript down one line.";

@@ -151,7 +151,7 @@ bogus = \"prompt.submit\"
         errors,
         vec![
             "keymap.toml:1: `prefix-key`: bad key `hyper-a`: unknown modifier `hyper` (use ctrl, alt, shift or super, joined with `-`); keeping ctrl-a",
-            "keymap.toml:3: [prefix] `q`: unknown command `app.exit` (did you mean app.quit, app.help?)",
+            "keymap.toml:3: [prefix] `q`: unknown command `app.exit` (did you mean app.quit, app.help, app.supervisor?)",
             "keymap.toml:4: [prefix] bad key `ctrl+x`: unknown key `ctrl+x` (a single character, or one of: enter, esc, tab, backspace, delete, insert, home, end, pageup, pagedown, up, down, left, right, space, f1-f24); join modifiers with `-`, e.g. ctrl-a",
             "keymap.toml:5: [prefix] `z` should name a command, or \"none\"",
             "keymap.toml:8: [agent] bad key `bogus`: unknown key `bogus` (a single character, or one of: enter, esc, tab, backspace, delete, insert, home, end, pageup, pagedown, up, down, left, right, space, f1-f24)",
@@ -307,10 +307,11 @@ fn which_key_hints_are_sorted_and_stable() {
     let hints = keymap.hints(KeyContext::Prefix);
     assert_eq!(hints, keymap.clone().hints(KeyContext::Prefix));
     assert_eq!(hints.len(), keymap.bindings(KeyContext::Prefix).len());
-    // Registry order: app.quit, app.help, prefix.send, then the pane commands.
+    // Registry order: app.quit, app.help, app.supervisor, prefix.send, then the panes.
     assert_eq!(hints[0], ("Q".to_string(), Command::AppQuit.doc()));
     assert_eq!(hints[1], ("?".to_string(), Command::AppHelp.doc()));
-    assert_eq!(hints[2], ("ctrl-a".to_string(), Command::PrefixSend.doc()));
+    assert_eq!(hints[2], ("S".to_string(), Command::AppSupervisor.doc()));
+    assert_eq!(hints[3], ("ctrl-a".to_string(), Command::PrefixSend.doc()));
     // Keys of one command are sorted by their text.
     let split: Vec<&str> = hints
         .iter()

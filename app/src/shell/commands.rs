@@ -8,6 +8,7 @@ use crate::workspace::ShellRequest;
 use crate::workspace::layout::{Axis, Direction};
 
 use super::Shell;
+use super::supervisor::SupervisorView;
 
 /// Run `command`; what the Shell should do afterwards.
 pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
@@ -16,6 +17,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
     match command {
         C::AppQuit => return ShellRequest::Quit,
         C::AppHelp => shell.help = true,
+        C::AppSupervisor => shell.supervisor = Some(SupervisorView::default()),
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
         C::PrefixSend => {}
         C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
@@ -50,6 +52,11 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PaneGrowUp => grow(shell, Direction::Up),
         C::PaneGrowDown => grow(shell, Direction::Down),
         C::TabNew => ws.new_tab(),
+        C::SessionNextAttention => {
+            if !ws.focus_next_attention() {
+                shell.message = Some("no session needs you".to_string());
+            }
+        }
         C::TabNext | C::TabPrev => ws.cycle_tab(command == C::TabNext),
         C::TabClose => {
             // Closing a tab closes its panes one by one (the last one closes the tab).

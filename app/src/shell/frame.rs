@@ -7,6 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 
 use super::hints;
+use super::supervisor::SupervisorView;
 use crate::keymap::{KeyContext, Keymap};
 use crate::workspace::Workspace;
 use crate::workspace::status::{self, StatusContext};
@@ -21,6 +22,8 @@ pub(super) struct Overlays<'a> {
     pub help: bool,
     /// A message for the status bar.
     pub message: Option<String>,
+    /// The supervisor view, when open.
+    pub supervisor: Option<&'a SupervisorView>,
 }
 
 /// Draw the workspace into `frame`.
@@ -45,7 +48,9 @@ pub(super) fn draw(
         message: overlays.message.clone(),
     };
     status::render(ws, &ctx, bar, buf, theme);
-    if overlays.help {
+    if let Some(view) = overlays.supervisor {
+        view.render(&ws.supervisor_rows(), panes, buf, theme);
+    } else if overlays.help {
         hints::render_help(overlays.keymap, panes, buf, theme);
     } else if overlays.prefix_pending {
         hints::render(
@@ -54,6 +59,9 @@ pub(super) fn draw(
             buf,
             theme,
         );
+    }
+    if overlays.supervisor.is_some() {
+        return;
     }
     if let Some((x, y)) = ws.slot(ws.focused()).and_then(|s| match &s.setup {
         Some(setup) => setup.cursor_position(),
@@ -78,13 +86,15 @@ mod tests {
     /// A workspace whose panes have no agent behind them.
     fn workspace() -> Workspace {
         let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        Workspace::new(AgentLauncher {
-            spec: AgentSpec::march(Path::new("/usr/bin/march")),
-            cwd: "/work/project".into(),
-            mode: None,
-            events,
-            paths: None,
-        })
+        Workspace::new(
+            AgentLauncher {
+                spec: AgentSpec::march(Path::new("/usr/bin/march")),
+                mode: None,
+                events,
+                paths: None,
+            },
+            vec!["/work/project".into()],
+        )
     }
 
     fn render(ws: &mut Workspace, overlays: &Overlays<'_>, theme: &Theme) -> Terminal<TestBackend> {
@@ -102,6 +112,7 @@ mod tests {
             prefix_pending: false,
             help: false,
             message: None,
+            supervisor: None,
         }
     }
 
@@ -133,6 +144,7 @@ mod tests {
             prefix_pending: true,
             help: false,
             message: Some("copied 12 characters".to_string()),
+            supervisor: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("prefix_hint", t.backend());
@@ -148,9 +160,123 @@ mod tests {
             prefix_pending: false,
             help: true,
             message: None,
+            supervisor: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("help_light", t.backend());
+    }
+
+    #[test]
+    fn status_bar_badges_and_tab_attention() {
+        use agent_client_protocol::v1::schema::{
+            PermissionOption, PermissionOptionKind, RequestPermissionRequest, StopReason,
+            ToolCallUpdate, ToolCallUpdateFields,
+        };
+
+        use crate::workspace::agent::AgentEvent;
+        let theme = Theme::builtin("dark").unwrap();
+        let keymap = Keymap::defaults();
+        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut ws = Workspace::new(
+            AgentLauncher {
+                spec: AgentSpec::march(Path::new("/usr/bin/march")),
+                mode: None,
+                events,
+                paths: None,
+            },
+            vec!["/work/api".into(), "/work/web".into(), "/work/docs".into()],
+        );
+        let key_of_tab = |ws: &mut Workspace, i: usize| {
+            ws.select_tab(i);
+            ws.focused_session().unwrap()
+        };
+        let (api, web, docs) = (
+            key_of_tab(&mut ws, 0),
+            key_of_tab(&mut ws, 1),
+            key_of_tab(&mut ws, 2),
+        );
+        ws.select_tab(0);
+        let request = RequestPermissionRequest::new(
+            "s1",
+            ToolCallUpdate::new("call-1", ToolCallUpdateFields::new()),
+            vec![PermissionOption::new(
+                "allow",
+                "Allow once",
+                PermissionOptionKind::AllowOnce,
+            )],
+        );
+        ws.agent_event(web, AgentEvent::Permission(request));
+        ws.agent_event(docs, AgentEvent::TurnEnded(Ok(StopReason::EndTurn)));
+        ws.agent_event(api, AgentEvent::TurnEnded(Err("boom".into())));
+        // The focused session's failure is on screen: no badge for it.
+        assert_eq!(ws.take_notifications().len(), 2);
+        let t = render(&mut ws, &plain(&keymap), &theme);
+        insta::assert_snapshot!("attention_badges", t.backend());
+        // The jump key goes to the question first.
+        assert!(ws.focus_next_attention());
+        assert_eq!(ws.focused_session(), Some(web));
+        assert_eq!(ws.tabs().1, 1);
+    }
+
+    #[test]
+    fn supervisor_view_lists_sessions_by_project() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+        use super::super::supervisor::SupervisorAction;
+        let theme = Theme::builtin("dark").unwrap();
+        let keymap = Keymap::defaults();
+        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut ws = Workspace::new(
+            AgentLauncher {
+                spec: AgentSpec::march(Path::new("/usr/bin/march")),
+                mode: None,
+                events,
+                paths: None,
+            },
+            vec!["/work/api".into(), "/work/web".into()],
+        );
+        ws.split(Axis::Horizontal);
+        let mut view = SupervisorView::default();
+        let rows = ws.supervisor_rows();
+        assert_eq!(rows.len(), 3);
+        let projects: Vec<_> = rows.iter().map(|r| r.project.clone()).collect();
+        assert_eq!(projects[0], projects[1], "grouped by project: {projects:?}");
+        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+        let dir = Path::new("/nonexistent");
+        assert_eq!(
+            view.key(key(KeyCode::Down), &rows, dir),
+            SupervisorAction::None
+        );
+        assert_eq!(
+            view.key(key(KeyCode::Char('r')), &rows, dir),
+            SupervisorAction::Restart(rows[1].key)
+        );
+        assert_eq!(
+            view.key(key(KeyCode::Enter), &rows, dir),
+            SupervisorAction::Show(rows[1].key)
+        );
+        let overlays = Overlays {
+            supervisor: Some(&view),
+            ..plain(&keymap)
+        };
+        let t = render(&mut ws, &overlays, &theme);
+        insta::assert_snapshot!("supervisor", t.backend());
+        // `l` on a runner that never ran says so instead of failing.
+        view.key(key(KeyCode::Char('l')), &rows, dir);
+        let overlays = Overlays {
+            supervisor: Some(&view),
+            ..plain(&keymap)
+        };
+        let t = render(&mut ws, &overlays, &theme);
+        assert!(format!("{:?}", t.backend()).contains("has no log"));
+        assert_eq!(
+            view.key(key(KeyCode::Esc), &rows, dir),
+            SupervisorAction::None
+        );
+        assert_eq!(
+            view.key(key(KeyCode::Esc), &rows, dir),
+            SupervisorAction::Close
+        );
     }
 
     #[test]
@@ -167,6 +293,7 @@ mod tests {
                 prefix_pending: true,
                 help: true,
                 message: Some("x".repeat(500)),
+                supervisor: None,
             };
             terminal
                 .draw(|f| draw(f, &mut ws, &theme, &hl, &overlays))

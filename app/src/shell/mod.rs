@@ -8,6 +8,7 @@
 mod commands;
 mod frame;
 mod hints;
+mod supervisor;
 pub mod terminal;
 
 use std::io::{self, Write};
@@ -19,7 +20,7 @@ use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, MouseButton, 
 use crossterm::execute;
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures_util::StreamExt;
-use march_core::config::Config;
+use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
 use march_panes::theme::{Theme, load_theme};
@@ -28,8 +29,11 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
-use crate::workspace::agent::AgentSpec;
-use crate::workspace::{AgentLauncher, ShellRequest, Workspace};
+use crate::workspace::agent::{AgentEvent, AgentSpec};
+use crate::workspace::persist::{Loaded, WorkspaceStore};
+use crate::workspace::router::Notify;
+use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
+use supervisor::{SupervisorAction, SupervisorView};
 use terminal::TerminalGuard;
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
@@ -48,18 +52,35 @@ struct Shell {
     drag: Option<(u16, u16)>,
     /// The key list is shown over the panes until the next key.
     help: bool,
+    /// The supervisor view, when open.
+    supervisor: Option<SupervisorView>,
+    /// Where the layout is saved (none when another march has this workspace open).
+    store: Option<WorkspaceStore>,
+    /// The directories this workspace was opened on.
+    dirs: Vec<PathBuf>,
+    /// Where runner logs are, for the supervisor view.
+    log_dir: PathBuf,
+    /// How to tell the user a background session needs them.
+    notifications: NotificationConfig,
     quit: bool,
 }
 
-/// Open the workspace on `dirs` (the first one for now; the current directory without any)
-/// and run until the user quits.
-pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
-    let cwd = match dirs.first() {
-        Some(dir) => dir
+/// Open the workspace on `dirs` (a tab for each; the current directory without any), as
+/// it was left unless `fresh`, and run until the user quits.
+pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::Result<()> {
+    let mut projects = Vec::new();
+    for dir in &dirs {
+        let dir = dir
             .canonicalize()
-            .with_context(|| format!("cannot open {}", dir.display()))?,
-        None => std::env::current_dir().context("cannot read the current directory")?,
-    };
+            .with_context(|| format!("cannot open {}", dir.display()))?;
+        anyhow::ensure!(dir.is_dir(), "{} is not a directory", dir.display());
+        if !projects.contains(&dir) {
+            projects.push(dir);
+        }
+    }
+    if projects.is_empty() {
+        projects.push(std::env::current_dir().context("cannot read the current directory")?);
+    }
     let mut problems = Vec::new();
     let config = match Config::load(&paths) {
         Ok(config) => config,
@@ -83,10 +104,34 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
     let (events_tx, mut agent_events) = mpsc::unbounded_channel();
     let launcher = AgentLauncher {
         spec,
-        cwd,
         mode: config.permission_mode.map(|m| m.as_str()),
         events: events_tx,
         paths: Some(paths.clone()),
+    };
+
+    // The layout saved for these directories, unless another march has them open.
+    let (store, workspace) = match WorkspaceStore::open(&paths.data_dir, &projects, fresh) {
+        Ok((store, loaded)) => {
+            let ws = match loaded {
+                Loaded::Restored(saved) => Workspace::restore(launcher, saved),
+                Loaded::Fresh => Workspace::new(launcher, projects.clone()),
+                Loaded::Damaged { reason, moved_to } => {
+                    problems.insert(
+                        0,
+                        format!(
+                            "the saved layout could not be used ({reason}); moved to {}",
+                            moved_to.display()
+                        ),
+                    );
+                    Workspace::new(launcher, projects.clone())
+                }
+            };
+            (Some(store), ws)
+        }
+        Err(e) => {
+            problems.insert(0, e.to_string());
+            (None, Workspace::new(launcher, projects.clone()))
+        }
     };
 
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
@@ -94,7 +139,10 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
     // alternate screen starts empty and the first frame draws every cell.
     let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let mut shell = Shell {
-        ws: Workspace::new(launcher),
+        ws: workspace,
+        store,
+        dirs: projects,
+        notifications: config.notifications.clone(),
         theme,
         highlighter: Highlighter::new(),
         dispatcher: KeyDispatcher::new(),
@@ -102,6 +150,8 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
         message: problems.first().cloned(),
         drag: None,
         help: false,
+        supervisor: None,
+        log_dir: paths.log_dir(),
         quit: false,
     };
     let mut input = EventStream::new();
@@ -114,6 +164,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     shell.terminal_event(event).await;
+                    shell.persist();
                     dirty = true;
                 }
                 Some(Err(e)) => {
@@ -122,8 +173,14 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
                 }
                 None => break,
             },
-            Some((pane, event)) = agent_events.recv() => {
-                dirty |= shell.ws.agent_event(pane, event);
+            Some((key, event)) = agent_events.recv() => {
+                // Streamed updates change no saved state; everything else may.
+                let structural = !matches!(event, AgentEvent::Update(_));
+                dirty |= shell.ws.agent_event(key, event);
+                shell.notify();
+                if structural {
+                    shell.persist();
+                }
             }
             () = sleep_until(next_frame), if next_frame.is_some() => {
                 shell.draw(&mut terminal)?;
@@ -132,6 +189,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>) -> anyhow::Result<()> {
             }
         }
     }
+    shell.persist();
     shell.ws.shutdown().await;
     drop(terminal);
     drop(guard);
@@ -142,6 +200,23 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(at).await;
     }
+}
+
+/// An OSC 9 notification for `n`: printable text only, so a session title cannot end the
+/// sequence early or start another.
+fn osc9(n: &Notification) -> String {
+    let what = match n.kind {
+        Notify::NeedsYou => "needs you",
+        Notify::Done => "finished",
+        Notify::Error => "failed",
+    };
+    let title: String = n
+        .title
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(80)
+        .collect();
+    format!("\x1b]9;March: {title} {what}\x07")
 }
 
 /// The agent new panes run: `default_agent` from the config, else March's own runner.
@@ -166,6 +241,7 @@ impl Shell {
             prefix_pending: self.dispatcher.prefix_pending(),
             help: self.help,
             message: self.message.clone(),
+            supervisor: self.supervisor.as_ref(),
         };
         let drawn = terminal
             .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
@@ -192,6 +268,8 @@ impl Shell {
                 }
             }
             Event::Mouse(m) => self.mouse(m),
+            Event::FocusGained => self.ws.set_terminal_focused(true),
+            Event::FocusLost => self.ws.set_terminal_focused(false),
             _ => {}
         }
     }
@@ -201,6 +279,20 @@ impl Shell {
         if self.help {
             // Any key closes the key list, and does nothing else.
             self.help = false;
+            return;
+        }
+        if let Some(view) = self.supervisor.as_mut() {
+            let rows = self.ws.supervisor_rows();
+            match view.key(key, &rows, &self.log_dir) {
+                SupervisorAction::None => {}
+                SupervisorAction::Close => self.supervisor = None,
+                SupervisorAction::Show(session) => {
+                    self.supervisor = None;
+                    self.ws.show_session(session);
+                }
+                SupervisorAction::Restart(session) => self.ws.restart_session(session),
+                SupervisorAction::Stop(session) => self.ws.stop_session(session),
+            }
             return;
         }
         // A pane in setup has no prompt: the agent keys (Enter submits…) are its own there.
@@ -241,6 +333,47 @@ impl Shell {
         let event = slot.view.handle_key(key);
         let request = self.ws.pane_event(id, event);
         self.shell_request(request);
+    }
+
+    /// Save the layout when it changed since it was last saved.
+    fn persist(&mut self) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        if let Err(e) = store.save(&self.ws.saved(&self.dirs)) {
+            tracing::warn!(
+                "cannot save the workspace to {}: {e}",
+                store.path().display()
+            );
+            self.message = Some(format!("cannot save the layout: {e}"));
+        }
+    }
+
+    /// Tell the terminal about sessions that need the user: a bell and an OSC 9 desktop
+    /// notification, as configured. Written between frames, never inside one.
+    fn notify(&mut self) {
+        let wanted: Vec<_> = self
+            .ws
+            .take_notifications()
+            .into_iter()
+            .filter(|n| n.kind.wanted(self.notifications.on_done))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let mut bytes = String::new();
+        for n in &wanted {
+            if self.notifications.osc9 {
+                bytes.push_str(&osc9(n));
+            }
+        }
+        if self.notifications.bell {
+            bytes.push('\x07');
+        }
+        let mut out = io::stdout();
+        if let Err(e) = out.write_all(bytes.as_bytes()).and_then(|()| out.flush()) {
+            tracing::warn!("notification not written: {e}");
+        }
     }
 
     fn shell_request(&mut self, request: ShellRequest) {

@@ -1,4 +1,4 @@
-//! Drives one agent pane's runner: spawns the agent command (March's runner or any ACP agent
+//! Drives one session's runner: spawns the agent command (March's runner or any ACP agent
 //! from the config), opens a session, sends prompts, cancels, answers permission requests,
 //! and turns everything the agent says into [`AgentEvent`]s for the Shell's loop.
 //!
@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionId,
@@ -17,14 +16,12 @@ use agent_client_protocol::v1::schema::{
 };
 use march_core::config::AgentConfig;
 use march_runner::client::{
-    AgentRequest, ClientError, ConnectOptions, Pending, RunnerClient, RunnerCommand, RunnerEvent,
+    AgentRequest, ClientError, ConnectOptions, Connection, EventReceiver, Pending, RestartPolicy,
+    RunnerCommand, RunnerEvent, SupervisedRunner,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::layout::PaneId;
-
-/// How long a runner gets to exit after its stdin closes before its group is killed.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+use super::router::SessionKey;
 
 /// Pages of `session/list` read at most (an agent that keeps handing out cursors).
 const MAX_LIST_PAGES: usize = 20;
@@ -38,7 +35,7 @@ pub enum SessionOpen {
     Load(SessionId),
 }
 
-/// What an agent pane's driver reports to the Shell.
+/// What a session's driver reports to the Shell.
 #[derive(Debug)]
 pub enum AgentEvent {
     /// The agent runs and the session is open.
@@ -60,8 +57,18 @@ pub enum AgentEvent {
     TurnEnded(Result<StopReason, String>),
     /// A config option change was applied (the complete list), or failed.
     Options(Result<Vec<SessionConfigOption>, String>),
-    /// The agent process ended.
+    /// The agent process ended unexpectedly; a restart follows unless it keeps crashing.
     Exited(String),
+    /// The crashed agent runs again (the `attempt`th restart in a row); its session is
+    /// being reloaded, replayed as updates.
+    Restarted {
+        /// Which consecutive restart.
+        attempt: u32,
+    },
+    /// The session was reloaded after a restart (or why it could not be).
+    Reopened(Option<String>),
+    /// The agent kept crashing and is not restarted any more.
+    GaveUp(String),
     /// The project's sessions for `/resume` (newest first), or why they could not be listed.
     Sessions(Result<Vec<SessionInfo>, String>),
     /// First-run setup: providers with local servers probed.
@@ -106,20 +113,83 @@ impl AgentSpec {
     }
 }
 
+/// Where a session's runner stands, for the supervisor view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunnerState {
+    /// Being spawned and initialized, or its session being opened.
+    Starting,
+    /// Running, the session open.
+    Ready,
+    /// It ended unexpectedly and is being started again.
+    Restarting,
+    /// It could not be started, or kept crashing and was given up.
+    Crashed(String),
+    /// Stopped by the user, or never started (first-run setup).
+    Stopped,
+}
+
+impl RunnerState {
+    /// A one-word label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            RunnerState::Starting => "starting",
+            RunnerState::Ready => "ready",
+            RunnerState::Restarting => "restarting",
+            RunnerState::Crashed(_) => "crashed",
+            RunnerState::Stopped => "stopped",
+        }
+    }
+}
+
+/// A session's runner as the supervisor shows it.
+#[derive(Debug, Clone)]
+pub struct RunnerStatus {
+    /// The configured agent's name.
+    pub agent: String,
+    /// Where it stands.
+    pub state: RunnerState,
+    /// The live process (and group) id.
+    pub pid: Option<u32>,
+    /// The id of the live or last runner process, whose log is `runner.<pid>.log`.
+    pub log_pid: Option<u32>,
+    /// Restarts after crashes so far.
+    pub restarts: u32,
+    /// The last lines it wrote to stderr before it last ended.
+    pub stderr_tail: String,
+}
+
 /// The state shared with the driver's tasks.
-#[derive(Default)]
 struct Shared {
-    client: Option<Arc<RunnerClient>>,
+    runner: Option<Arc<SupervisedRunner>>,
     session: Option<SessionId>,
     /// Permission requests waiting for the user, by tool call id.
     permissions: HashMap<String, Pending<RequestPermissionRequest>>,
+    status: RunnerStatus,
 }
 
-/// One agent pane's connection to its agent.
+impl Shared {
+    fn new(agent: &str, state: RunnerState) -> Self {
+        Shared {
+            runner: None,
+            session: None,
+            permissions: HashMap::new(),
+            status: RunnerStatus {
+                agent: agent.to_string(),
+                state,
+                pid: None,
+                log_pid: None,
+                restarts: 0,
+                stderr_tail: String::new(),
+            },
+        }
+    }
+}
+
+/// One session's connection to its agent.
 pub struct AgentDriver {
-    pane: PaneId,
+    key: SessionKey,
     shared: Arc<Mutex<Shared>>,
-    events: UnboundedSender<(PaneId, AgentEvent)>,
+    events: UnboundedSender<(SessionKey, AgentEvent)>,
 }
 
 fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -127,97 +197,84 @@ fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
 }
 
 impl AgentDriver {
-    /// Start `spec` in `cwd` for `pane` and open a session as `open` says; events go to
-    /// `events` tagged with the pane.
+    /// Start `spec` in `cwd` for session `key`, supervised (restarted with backoff when it
+    /// crashes, its session reloaded), and open the session as `open` says; events go to
+    /// `events` tagged with the key.
     pub fn start(
-        pane: PaneId,
+        key: SessionKey,
         spec: AgentSpec,
         cwd: PathBuf,
         open: SessionOpen,
-        events: UnboundedSender<(PaneId, AgentEvent)>,
+        events: UnboundedSender<(SessionKey, AgentEvent)>,
     ) -> Self {
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let shared = Arc::new(Mutex::new(Shared::new(&spec.name, RunnerState::Starting)));
         let driver = AgentDriver {
-            pane,
+            key,
             shared: shared.clone(),
             events: events.clone(),
         };
         tokio::spawn(async move {
             let send = |e: AgentEvent| {
-                let _ = events.send((pane, e));
+                let _ = events.send((key, e));
             };
             let command = spec.command.clone().cwd(&cwd);
-            let (client, mut incoming) =
-                match RunnerClient::spawn(&command, &ConnectOptions::default()).await {
-                    Ok(started) => started,
-                    Err(e) => {
-                        send(AgentEvent::Failed(format!(
-                            "cannot start {}: {e}",
-                            spec.name
-                        )));
-                        return;
-                    }
-                };
-            let client = Arc::new(client);
-            let agent = client
-                .connection()
+            let started = SupervisedRunner::start(
+                command,
+                ConnectOptions::default(),
+                RestartPolicy::default(),
+            )
+            .await;
+            let (runner, incoming) = match started {
+                Ok(started) => started,
+                Err(e) => {
+                    let text = format!("cannot start {}: {e}", spec.name);
+                    lock(&shared).status.state = RunnerState::Crashed(text.clone());
+                    send(AgentEvent::Failed(text));
+                    return;
+                }
+            };
+            let runner = Arc::new(runner);
+            let Some(connection) = runner.current() else {
+                send(AgentEvent::Failed(format!("{} ended at once", spec.name)));
+                return;
+            };
+            let agent = connection
                 .initialize_response()
                 .agent_info
                 .as_ref()
                 .map(|i| i.title.clone().unwrap_or_else(|| i.name.clone()))
                 .unwrap_or_else(|| spec.name.clone());
-            lock(&shared).client = Some(client.clone());
+            {
+                let mut shared = lock(&shared);
+                shared.runner = Some(runner.clone());
+                shared.status.pid = runner.pid();
+                shared.status.log_pid = shared.status.pid;
+            }
             // Updates flow from here on, also while the session is being opened.
-            let forward = {
-                let shared = shared.clone();
-                let events = events.clone();
-                tokio::spawn(async move {
-                    while let Some(event) = incoming.recv().await {
-                        let out = match event {
-                            RunnerEvent::Update(n) => AgentEvent::Update(n),
-                            RunnerEvent::Request(AgentRequest::Permission(p)) => {
-                                let request = p.request.clone();
-                                let key = request.tool_call.tool_call_id.0.to_string();
-                                lock(&shared).permissions.insert(key, p);
-                                AgentEvent::Permission(request)
-                            }
-                            RunnerEvent::Request(other) => {
-                                // Nothing else was offered in `initialize`.
-                                tracing::warn!(method = other.method(), "unexpected agent request");
-                                refuse(other);
-                                continue;
-                            }
-                            RunnerEvent::Exited { exit, stderr_tail } => {
-                                let tail = stderr_tail.trim().to_string();
-                                let text = if tail.is_empty() {
-                                    format!("the agent exited ({exit})")
-                                } else {
-                                    format!("the agent exited ({exit}): {tail}")
-                                };
-                                AgentEvent::Exited(text)
-                            }
-                            // Supervisor events: this driver runs its agent unsupervised.
-                            _ => continue,
-                        };
-                        if events.send((pane, out)).is_err() {
-                            break;
-                        }
-                    }
-                })
-            };
+            tokio::spawn(forward(
+                key,
+                incoming,
+                shared.clone(),
+                runner.clone(),
+                events.clone(),
+            ));
             let opened = match open {
-                SessionOpen::New(mode) => open_new(&client, cwd, mode).await,
-                SessionOpen::Load(id) => open_earlier(&client, cwd, id).await,
+                SessionOpen::New(mode) => open_new(&connection, cwd, mode).await,
+                SessionOpen::Load(id) => open_earlier(&connection, cwd, id).await,
             };
             let (session, options) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {
+                    lock(&shared).status.state = RunnerState::Crashed(e.clone());
                     send(AgentEvent::Failed(e));
-                    drop(forward);
                     return;
                 }
             };
-            lock(&shared).session = Some(session.clone());
+            {
+                let mut shared = lock(&shared);
+                shared.session = Some(session.clone());
+                shared.status.state = RunnerState::Ready;
+            }
             send(AgentEvent::Ready {
                 agent,
                 session,
@@ -229,34 +286,63 @@ impl AgentDriver {
 
     /// A driver with no agent behind it (a pane in first-run setup, or a test): prompts are
     /// refused and everything else does nothing.
-    pub fn detached(pane: PaneId, events: UnboundedSender<(PaneId, AgentEvent)>) -> Self {
+    pub fn detached(key: SessionKey, events: UnboundedSender<(SessionKey, AgentEvent)>) -> Self {
         AgentDriver {
-            pane,
-            shared: Arc::new(Mutex::new(Shared::default())),
+            key,
+            shared: Arc::new(Mutex::new(Shared::new("march", RunnerState::Stopped))),
             events,
         }
     }
 
-    fn client_and_session(&self) -> Option<(Arc<RunnerClient>, SessionId)> {
+    /// A driver for a session whose runner was stopped: it keeps the session's id and the
+    /// runner's last status, so a restart can reload it.
+    pub fn stopped(
+        key: SessionKey,
+        events: UnboundedSender<(SessionKey, AgentEvent)>,
+        mut status: RunnerStatus,
+        session: Option<SessionId>,
+    ) -> Self {
+        status.state = RunnerState::Stopped;
+        status.pid = None;
+        let mut shared = Shared::new(&status.agent, RunnerState::Stopped);
+        shared.status = status;
+        shared.session = session;
+        AgentDriver {
+            key,
+            shared: Arc::new(Mutex::new(shared)),
+            events,
+        }
+    }
+
+    /// The runner's state, pid, restarts and last stderr lines.
+    pub fn status(&self) -> RunnerStatus {
+        lock(&self.shared).status.clone()
+    }
+
+    fn runner_and_session(&self) -> Option<(Arc<SupervisedRunner>, SessionId)> {
         let shared = lock(&self.shared);
-        Some((shared.client.clone()?, shared.session.clone()?))
+        Some((shared.runner.clone()?, shared.session.clone()?))
     }
 
     /// Send `text` as a prompt; [`AgentEvent::TurnEnded`] follows. False when the agent is
-    /// not ready.
+    /// not ready. While the runner restarts, the prompt waits for it.
     pub fn prompt(&self, text: String) -> bool {
-        let Some((client, session)) = self.client_and_session() else {
+        let Some((runner, session)) = self.runner_and_session() else {
             return false;
         };
-        let (pane, events) = (self.pane, self.events.clone());
+        let (key, events) = (self.key, self.events.clone());
         tokio::spawn(async move {
             let request =
                 PromptRequest::new(session, vec![ContentBlock::Text(TextContent::new(text))]);
-            let result = match client.connection().prompt(request).await {
-                Ok(r) => Ok(r.stop_reason),
-                Err(e) => Err(client.explain(e).await.to_string()),
+            let result = match runner.connection().await {
+                Ok(connection) => connection
+                    .prompt(request)
+                    .await
+                    .map(|r| r.stop_reason)
+                    .map_err(describe),
+                Err(e) => Err(describe(e)),
             };
-            let _ = events.send((pane, AgentEvent::TurnEnded(result)));
+            let _ = events.send((key, AgentEvent::TurnEnded(result)));
         });
         true
     }
@@ -272,8 +358,9 @@ impl AgentDriver {
         for p in pending {
             let _ = p.cancel();
         }
-        if let Some((client, session)) = self.client_and_session()
-            && let Err(e) = client.connection().cancel(session)
+        if let Some((runner, session)) = self.runner_and_session()
+            && let Some(connection) = runner.current()
+            && let Err(e) = connection.cancel(session)
         {
             tracing::warn!("session/cancel not sent: {e}");
         }
@@ -296,23 +383,25 @@ impl AgentDriver {
     /// Set a session config option (`model`, `thinking`, `mode`); [`AgentEvent::Options`]
     /// follows.
     pub fn set_option(&self, id: &str, value: &str) -> bool {
-        let Some((client, session)) = self.client_and_session() else {
+        let Some((runner, session)) = self.runner_and_session() else {
             return false;
         };
-        let (pane, events) = (self.pane, self.events.clone());
+        let (key, events) = (self.key, self.events.clone());
         let request = SetSessionConfigOptionRequest::new(
             session,
             SessionConfigId::new(id.to_string()),
             SessionConfigValueId::new(value.to_string()),
         );
         tokio::spawn(async move {
-            let result = client
-                .connection()
-                .set_config_option(request)
-                .await
-                .map(|r| r.config_options)
-                .map_err(|e| e.to_string());
-            let _ = events.send((pane, AgentEvent::Options(result)));
+            let result = match runner.connection().await {
+                Ok(connection) => connection
+                    .set_config_option(request)
+                    .await
+                    .map(|r| r.config_options)
+                    .map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::Options(result)));
         });
         true
     }
@@ -325,70 +414,148 @@ impl AgentDriver {
     /// List the sessions of `cwd` (`session/list`, every page); [`AgentEvent::Sessions`]
     /// follows. False when the agent is not running.
     pub fn list_sessions(&self, cwd: PathBuf) -> bool {
-        let Some(client) = lock(&self.shared).client.clone() else {
+        let Some(runner) = lock(&self.shared).runner.clone() else {
             return false;
         };
-        let (pane, events) = (self.pane, self.events.clone());
+        let (key, events) = (self.key, self.events.clone());
         tokio::spawn(async move {
-            let mut sessions = Vec::new();
-            let mut cursor = None;
-            let mut result = Ok(());
-            for _ in 0..MAX_LIST_PAGES {
-                let request = ListSessionsRequest::new().cwd(cwd.clone()).cursor(cursor);
-                match client.connection().list_sessions(request).await {
-                    Ok(page) => {
-                        sessions.extend(page.sessions);
-                        cursor = page.next_cursor;
-                        if cursor.is_none() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        result = Err(client.explain(e).await.to_string());
-                        break;
-                    }
-                }
-            }
-            let _ = events.send((pane, AgentEvent::Sessions(result.map(|()| sessions))));
+            let result = match runner.connection().await {
+                Ok(connection) => list_all(&connection, cwd).await,
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::Sessions(result)));
         });
         true
     }
 
     /// Stop the agent: close its stdin, give it a moment, then kill its process group.
     pub async fn shutdown(self) {
-        let client = lock(&self.shared).client.take();
-        lock(&self.shared).permissions.clear();
-        if let Some(client) = client {
-            match Arc::try_unwrap(client) {
-                Ok(client) => {
-                    client.shutdown(SHUTDOWN_GRACE).await;
-                }
-                // A prompt task still holds it: dropping the last handle kills the group.
+        let runner = {
+            let mut shared = lock(&self.shared);
+            shared.permissions.clear();
+            shared.status.state = RunnerState::Stopped;
+            shared.status.pid = None;
+            shared.runner.take()
+        };
+        if let Some(runner) = runner {
+            match Arc::try_unwrap(runner) {
+                Ok(runner) => runner.shutdown().await,
+                // A call still holds it: dropping the last handle stops the supervisor,
+                // which closes, waits a moment and kills the group.
                 Err(shared) => drop(shared),
             }
         }
     }
 }
 
+/// Forwards a runner's events to the Shell as [`AgentEvent`]s, keeping the permission
+/// requests' responders and the runner's status.
+async fn forward(
+    key: SessionKey,
+    mut incoming: EventReceiver,
+    shared: Arc<Mutex<Shared>>,
+    runner: Arc<SupervisedRunner>,
+    events: UnboundedSender<(SessionKey, AgentEvent)>,
+) {
+    // Holds only a weak interest: the driver's shutdown must be able to take the runner.
+    let runner = Arc::downgrade(&runner);
+    while let Some(event) = incoming.recv().await {
+        let out = match event {
+            RunnerEvent::Update(n) => AgentEvent::Update(n),
+            RunnerEvent::Request(AgentRequest::Permission(p)) => {
+                let request = p.request.clone();
+                let call = request.tool_call.tool_call_id.0.to_string();
+                lock(&shared).permissions.insert(call, p);
+                AgentEvent::Permission(request)
+            }
+            RunnerEvent::Request(other) => {
+                // Nothing else was offered in `initialize`.
+                tracing::warn!(method = other.method(), "unexpected agent request");
+                refuse(other);
+                continue;
+            }
+            RunnerEvent::Exited { exit, stderr_tail } => {
+                let tail = stderr_tail.trim().to_string();
+                let mut s = lock(&shared);
+                if s.status.state == RunnerState::Stopped {
+                    // Its end was asked for.
+                    continue;
+                }
+                s.permissions.clear();
+                s.status.state = RunnerState::Restarting;
+                s.status.pid = None;
+                s.status.stderr_tail = tail.clone();
+                let text = if tail.is_empty() {
+                    format!("the agent exited ({exit})")
+                } else {
+                    format!("the agent exited ({exit}): {tail}")
+                };
+                AgentEvent::Exited(text)
+            }
+            RunnerEvent::Restarted { attempt } => {
+                let mut s = lock(&shared);
+                s.status.restarts += 1;
+                s.status.pid = runner.upgrade().and_then(|r| r.pid());
+                s.status.log_pid = s.status.pid.or(s.status.log_pid);
+                AgentEvent::Restarted { attempt }
+            }
+            RunnerEvent::SessionReopened { error, .. } => {
+                let mut s = lock(&shared);
+                s.status.state = match &error {
+                    None => RunnerState::Ready,
+                    Some(e) => RunnerState::Crashed(format!("session not reopened: {e}")),
+                };
+                AgentEvent::Reopened(error)
+            }
+            RunnerEvent::GaveUp { attempts, reason } => {
+                let mut s = lock(&shared);
+                let text = format!("stopped after {attempts} restarts: {reason}");
+                s.status.state = RunnerState::Crashed(text.clone());
+                s.status.pid = None;
+                AgentEvent::GaveUp(text)
+            }
+        };
+        if events.send((key, out)).is_err() {
+            break;
+        }
+    }
+}
+
+/// A failed call in words; a runner that went away mid-call says so.
+fn describe(e: ClientError) -> String {
+    if e.is_disconnect() {
+        "the agent stopped during the call".to_string()
+    } else {
+        e.to_string()
+    }
+}
+
+/// Every page of `session/list` for `cwd`.
+async fn list_all(connection: &Connection, cwd: PathBuf) -> Result<Vec<SessionInfo>, String> {
+    let mut sessions = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let request = ListSessionsRequest::new().cwd(cwd.clone()).cursor(cursor);
+        let page = connection.list_sessions(request).await.map_err(describe)?;
+        sessions.extend(page.sessions);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(sessions)
+}
+
 /// `session/new` in `cwd`, then the permission mode when one is configured.
 async fn open_new(
-    client: &RunnerClient,
+    connection: &Connection,
     cwd: PathBuf,
     mode: Option<&'static str>,
 ) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
-    let response = match client
-        .connection()
+    let response = connection
         .new_session(NewSessionRequest::new(cwd))
         .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            return Err(format!(
-                "cannot open a session: {}",
-                client.explain(e).await
-            ));
-        }
-    };
+        .map_err(|e| format!("cannot open a session: {}", describe(e)))?;
     let session = response.session_id;
     let mut options = response.config_options.unwrap_or_default();
     if let Some(mode) = mode {
@@ -397,7 +564,7 @@ async fn open_new(
             SessionConfigId::new("mode"),
             SessionConfigValueId::new(mode),
         );
-        match client.connection().set_config_option(set).await {
+        match connection.set_config_option(set).await {
             Ok(r) => options = r.config_options,
             Err(e) => tracing::warn!("permission mode {mode} not applied: {e}"),
         }
@@ -407,18 +574,14 @@ async fn open_new(
 
 /// `session/load` of `id` in `cwd`: the agent replays it as updates before it answers.
 async fn open_earlier(
-    client: &RunnerClient,
+    connection: &Connection,
     cwd: PathBuf,
     id: SessionId,
 ) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
     let request = LoadSessionRequest::new(id.clone(), cwd);
-    match client.connection().load_session(request).await {
+    match connection.load_session(request).await {
         Ok(r) => Ok((id, r.config_options.unwrap_or_default())),
-        Err(e) => Err(format!(
-            "cannot resume session {}: {}",
-            id.0,
-            client.explain(e).await
-        )),
+        Err(e) => Err(format!("cannot resume session {}: {}", id.0, describe(e))),
     }
 }
 

@@ -5,13 +5,14 @@
 //! one that overlaps it most), as tmux and zellij do.
 
 use ratatui::layout::Rect;
+use serde::{Deserialize, Serialize};
 
 /// A pane's id, unique in the workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PaneId(pub u64);
 
 /// How a split divides its area.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Axis {
     /// Children side by side, left to right.
     Horizontal,
@@ -46,7 +47,7 @@ const MIN_WEIGHT: u32 = 100;
 /// How much one grow step moves (in weight units).
 const GROW_STEP: u32 = 50;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 enum Node {
     Leaf(PaneId),
     Split {
@@ -188,7 +189,7 @@ fn divide(area: Rect, axis: Axis, children: &[(Node, u32)]) -> Vec<Rect> {
 }
 
 /// The layout of one tab.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Layout {
     root: Node,
     focused: PaneId,

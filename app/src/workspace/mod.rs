@@ -1,41 +1,50 @@
-//! The workspace: tabs of pane layouts, the panes themselves and what drives them.
+//! The workspace: tabs of pane layouts, the sessions the panes show, and what drives them.
 //!
-//! It routes: keys to the focused pane or to a workspace command, agent events to the pane
-//! they belong to, and it renders what is visible. It never runs an agent itself (invariant
-//! 1): every agent is a child process behind an [`agent::AgentDriver`].
+//! It routes: keys to the focused pane or to a workspace command, agent events to the
+//! session they belong to (through the [`router::OutputRouter`]'s attention model), and it
+//! renders what is visible. It never runs an agent itself (invariant 1): every agent is a
+//! child process behind an [`agent::AgentDriver`].
+//!
+//! Panes and sessions are apart: a pane shows one session; a session lives on (its runner
+//! and view kept current) while it is open, shown or not.
 
 pub mod agent;
+mod first_run;
 pub mod layout;
+pub mod persist;
+pub mod router;
+mod sessions;
 pub mod setup;
 pub mod status;
+pub mod supervisor;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
-};
 use march_core::paths::MarchPaths;
-use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
+use march_panes::agent::AgentPane;
 use march_panes::highlight::Highlighter;
-use march_panes::setup::{SetupEvent, SetupView};
+use march_panes::setup::SetupView;
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
-use agent::{AgentDriver, AgentEvent, AgentSpec, SessionOpen};
+use agent::{AgentDriver, AgentEvent, AgentSpec};
 use layout::{Axis, Direction, Layout, PaneId};
+use router::{Attention, Notify, OutputRouter, SessionKey};
 
-/// One tab: a name and a layout.
+/// One tab: a name, the project its new panes open on, and a layout.
 pub struct Tab {
     /// Shown in the status bar.
     pub name: String,
+    /// The project directory new panes of this tab start in.
+    pub project: PathBuf,
     /// Its panes.
     pub layout: Layout,
 }
 
-/// An agent pane: what is drawn and the connection behind it.
+/// A session: what is drawn and the connection behind it.
 pub struct AgentSlot {
     /// The view.
     pub view: AgentPane,
@@ -45,32 +54,36 @@ pub struct AgentSlot {
     pub setup: Option<SetupView>,
     /// What `/resume ARG` asked for, while the session list is on its way.
     pub resume_query: Option<String>,
+    /// The project directory the session runs in.
+    pub project: PathBuf,
+    /// The agent's id of the session, once known (kept while a restart is under way).
+    pub session_id: Option<agent_client_protocol::v1::schema::SessionId>,
+    /// How the agent last ended, until the restart's reload says it is back.
+    pub crash: Option<String>,
+    /// Consecutive restarts, as the supervisor last reported.
+    pub restarts: u32,
 }
 
-/// What starting a new agent pane needs.
+/// What starting a session needs besides its project.
 #[derive(Clone)]
 pub struct AgentLauncher {
-    /// The agent new panes run.
+    /// The agent new sessions run.
     pub spec: AgentSpec,
-    /// The project directory.
-    pub cwd: PathBuf,
     /// The permission mode new sessions start in.
     pub mode: Option<&'static str>,
     /// Where drivers send their events.
-    pub events: UnboundedSender<(PaneId, AgentEvent)>,
+    pub events: UnboundedSender<(SessionKey, AgentEvent)>,
     /// March's files, for first-run setup (`None` in tests: no setup, no agents).
     pub paths: Option<MarchPaths>,
 }
 
-/// Everything in the workspace.
-pub struct Workspace {
-    tabs: Vec<Tab>,
-    active: usize,
-    panes: BTreeMap<PaneId, AgentSlot>,
-    next_id: u64,
-    launcher: AgentLauncher,
-    /// The area panes were last laid out in (for focus by direction and mouse drags).
-    pane_area: Rect,
+/// A notification for the terminal: why, and the session's title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// What happened.
+    pub kind: Notify,
+    /// The session's title.
+    pub title: String,
 }
 
 /// What a workspace command asks the Shell to do besides redrawing.
@@ -84,168 +97,80 @@ pub enum ShellRequest {
     Copy(String),
 }
 
+/// Everything in the workspace.
+pub struct Workspace {
+    tabs: Vec<Tab>,
+    active: usize,
+    /// Which session each pane shows.
+    panes: BTreeMap<PaneId, SessionKey>,
+    /// Every open session, shown or not.
+    sessions: BTreeMap<SessionKey, AgentSlot>,
+    router: OutputRouter,
+    next_id: u64,
+    launcher: AgentLauncher,
+    /// The area panes were last laid out in (for focus by direction and mouse drags).
+    pane_area: Rect,
+    /// Whether the terminal window has the user's focus (from focus events).
+    terminal_focused: bool,
+    /// Notifications not yet given to the terminal.
+    notifications: Vec<Notification>,
+}
+
 impl Workspace {
-    /// A workspace with one tab holding one agent pane.
-    pub fn new(launcher: AgentLauncher) -> Self {
-        let mut ws = Workspace {
-            tabs: Vec::new(),
-            active: 0,
-            panes: BTreeMap::new(),
-            next_id: 1,
-            launcher,
-            pane_area: Rect::default(),
-        };
-        let first = ws.spawn_agent(None);
-        ws.tabs.push(Tab {
-            name: "1".to_string(),
-            layout: Layout::new(first),
-        });
+    /// A workspace with one tab per project (the current directory when `projects` is
+    /// empty), each holding one agent pane.
+    pub fn new(launcher: AgentLauncher, projects: Vec<PathBuf>) -> Self {
+        let mut ws = Workspace::empty(launcher);
+        for project in projects {
+            ws.open_project(project);
+        }
+        ws.active = 0;
         ws
     }
 
-    /// A new agent pane: a new session, or `resume` replayed into it.
-    fn spawn_agent(&mut self, resume: Option<SessionId>) -> PaneId {
-        let id = PaneId(self.next_id);
+    /// A workspace with no tabs yet.
+    fn empty(launcher: AgentLauncher) -> Self {
+        Workspace {
+            tabs: Vec::new(),
+            active: 0,
+            panes: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            router: OutputRouter::default(),
+            next_id: 1,
+            launcher,
+            pane_area: Rect::default(),
+            terminal_focused: true,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// A new tab on `project` with one agent pane, made active.
+    pub fn open_project(&mut self, project: PathBuf) {
+        let pane = self.new_pane(&project, None);
+        self.tabs.push(Tab {
+            name: project_name(&project),
+            project,
+            layout: Layout::new(pane),
+        });
+        self.active = self.tabs.len() - 1;
+    }
+
+    fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
         self.next_id += 1;
-        let l = &self.launcher;
-        let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(&l.cwd)));
-        let Some(paths) = &l.paths else {
-            let driver = AgentDriver::detached(id, l.events.clone());
-            self.panes.insert(
-                id,
-                AgentSlot {
-                    view,
-                    driver,
-                    setup: None,
-                    resume_query: None,
-                },
-            );
-            return id;
-        };
-        let (driver, setup) = match setup::reason(paths) {
-            // March's runner has no model to use: set one up first.
-            Some(reason) if l.spec.name == "march" => {
-                let mut view = SetupView::new(reason, setup::providers(paths));
-                view.set_probing(true);
-                let driver = AgentDriver::detached(id, l.events.clone());
-                self.probe(id);
-                (driver, Some(view))
-            }
-            _ => (
-                AgentDriver::start(
-                    id,
-                    l.spec.clone(),
-                    l.cwd.clone(),
-                    match resume {
-                        Some(session) => SessionOpen::Load(session),
-                        None => SessionOpen::New(l.mode),
-                    },
-                    l.events.clone(),
-                ),
-                None,
-            ),
-        };
-        self.panes.insert(
-            id,
-            AgentSlot {
-                view,
-                driver,
-                setup,
-                resume_query: None,
-            },
-        );
         id
     }
 
-    /// Look for local servers in the background for pane `id`'s setup.
-    fn probe(&self, id: PaneId) {
-        let Some(paths) = self.launcher.paths.clone() else {
-            return;
-        };
-        let events = self.launcher.events.clone();
-        tokio::spawn(async move {
-            let providers = setup::probe(paths).await;
-            let _ = events.send((id, AgentEvent::SetupProviders(providers)));
-        });
-    }
-
-    /// Leave setup in pane `id` when a model is usable now: its agent starts.
-    fn retry_setup(&mut self, id: PaneId) {
-        let Some(paths) = self.launcher.paths.clone() else {
-            return;
-        };
-        let reason = setup::reason(&paths);
-        let l = &self.launcher;
-        let Some(slot) = self.panes.get_mut(&id) else {
-            return;
-        };
-        match reason {
-            None => {
-                slot.setup = None;
-                slot.driver = AgentDriver::start(
-                    id,
-                    l.spec.clone(),
-                    l.cwd.clone(),
-                    SessionOpen::New(l.mode),
-                    l.events.clone(),
-                );
-                slot.view.notice("Setup done: starting the agent.");
-            }
-            Some(reason) => {
-                if let Some(view) = slot.setup.as_mut() {
-                    view.set_message(reason, true);
-                    view.set_providers(setup::providers(&paths));
-                    view.set_probing(true);
-                }
-                self.probe(id);
-            }
-        }
-    }
-
-    /// Show `result` in pane `id`'s setup; on success see whether the agent can start.
-    fn setup_done(&mut self, id: PaneId, result: Result<String, String>) {
-        let ok = result.is_ok();
-        if let Some(view) = self.panes.get_mut(&id).and_then(|s| s.setup.as_mut()) {
-            match result {
-                Ok(message) => view.set_message(message, false),
-                Err(e) => view.set_message(e, true),
-            }
-        }
-        if ok {
-            self.retry_setup(id);
-        }
-    }
-
-    /// What the setup view in pane `id` asked for.
-    pub fn setup_event(&mut self, id: PaneId, event: SetupEvent) {
-        let Some(paths) = self.launcher.paths.clone() else {
-            return;
-        };
-        match event {
-            SetupEvent::None | SetupEvent::Redraw => {}
-            SetupEvent::Retry => self.retry_setup(id),
-            SetupEvent::SaveKey { provider, key } => {
-                let result = setup::save_key(&paths, &provider, &key);
-                self.setup_done(id, result);
-            }
-            SetupEvent::UseLocal { provider, model } => {
-                let result = setup::set_default_model(&paths, &format!("{provider}/{model}"));
-                self.setup_done(id, result);
-            }
-            SetupEvent::SaveBaseUrl { url, api_key } => {
-                match setup::add_custom_provider(&paths, &url, api_key.as_deref()) {
-                    Ok(provider) => {
-                        // Which model to use is the server's to say.
-                        let events = self.launcher.events.clone();
-                        tokio::spawn(async move {
-                            let result = setup::models_of(paths, provider.clone()).await;
-                            let _ = events.send((id, AgentEvent::SetupModels { provider, result }));
-                        });
-                    }
-                    Err(e) => self.setup_done(id, Err(e)),
-                }
-            }
-        }
+    /// A pane showing a new session on `project` (or `resume` replayed).
+    fn new_pane(
+        &mut self,
+        project: &Path,
+        resume: Option<agent_client_protocol::v1::schema::SessionId>,
+    ) -> PaneId {
+        let key = self.spawn_session(project, resume);
+        let pane = PaneId(self.next_id());
+        self.panes.insert(pane, key);
+        pane
     }
 
     /// The active tab.
@@ -268,33 +193,67 @@ impl Workspace {
         self.tab().layout.focused()
     }
 
-    /// The focused agent pane.
+    /// The session the focused pane shows.
+    pub fn focused_session(&self) -> Option<SessionKey> {
+        self.panes.get(&self.focused()).copied()
+    }
+
+    /// The session of the focused pane.
     pub fn focused_slot(&mut self) -> Option<&mut AgentSlot> {
-        let id = self.focused();
-        self.panes.get_mut(&id)
+        let key = self.focused_session()?;
+        self.sessions.get_mut(&key)
     }
 
-    /// A pane by id.
+    /// The session pane `id` shows.
     pub fn slot(&self, id: PaneId) -> Option<&AgentSlot> {
-        self.panes.get(&id)
+        self.sessions.get(self.panes.get(&id)?)
     }
 
-    /// Every pane.
-    pub fn slots(&self) -> impl Iterator<Item = (&PaneId, &AgentSlot)> {
-        self.panes.iter()
+    /// The attention of the most urgent session shown in tab `i`.
+    pub fn tab_attention(&self, i: usize) -> Attention {
+        let rank = |a: Attention| match a {
+            Attention::NeedsYou => 4,
+            Attention::Error => 3,
+            Attention::Done => 2,
+            Attention::Working => 1,
+            Attention::Idle => 0,
+        };
+        self.tabs
+            .get(i)
+            .into_iter()
+            .flat_map(|t| t.layout.panes())
+            .filter_map(|p| self.panes.get(&p))
+            .map(|key| self.router.attention(*key))
+            .max_by_key(|a| rank(*a))
+            .unwrap_or(Attention::Idle)
     }
 
-    /// Split the focused pane with a new agent pane.
+    /// How many sessions are in `state`.
+    pub fn attention_count(&self, state: Attention) -> usize {
+        self.router.count(state)
+    }
+
+    /// Split the focused pane with a new agent pane on the same project.
     pub fn split(&mut self, axis: Axis) {
-        let id = self.spawn_agent(None);
+        let project = self.focused_project();
+        let id = self.new_pane(&project, None);
         self.tab_mut().layout.split(axis, id);
     }
 
-    /// A new tab with one agent pane.
+    /// The project of the focused pane's session, else the tab's.
+    fn focused_project(&self) -> PathBuf {
+        self.slot(self.focused())
+            .map(|s| s.project.clone())
+            .unwrap_or_else(|| self.tab().project.clone())
+    }
+
+    /// A new tab with one agent pane on the focused pane's project.
     pub fn new_tab(&mut self) {
-        let id = self.spawn_agent(None);
+        let project = self.focused_project();
+        let id = self.new_pane(&project, None);
         self.tabs.push(Tab {
-            name: (self.tabs.len() + 1).to_string(),
+            name: project_name(&project),
+            project,
             layout: Layout::new(id),
         });
         self.active = self.tabs.len() - 1;
@@ -321,7 +280,7 @@ impl Workspace {
     }
 
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
-    /// The pane's agent is stopped in the background.
+    /// A session no other pane shows is stopped in the background.
     pub fn close_focused(&mut self) -> ShellRequest {
         let id = self.focused();
         let area = self.pane_area;
@@ -334,8 +293,8 @@ impl Workspace {
             self.tabs.remove(self.active);
             self.active = self.active.min(self.tabs.len() - 1);
         }
-        if let Some(slot) = self.panes.remove(&id) {
-            tokio::spawn(slot.driver.shutdown());
+        if let Some(key) = self.panes.remove(&id) {
+            self.stop_if_unshown(key);
         }
         ShellRequest::None
     }
@@ -351,6 +310,27 @@ impl Workspace {
         if let Some(id) = self.tab().layout.panes().get(n).copied() {
             self.tab_mut().layout.focus(id);
         }
+    }
+
+    /// Go to the pane of the session that needs the user most (oldest first): its tab
+    /// becomes active and the pane focused. False when no session needs anything.
+    pub fn focus_next_attention(&mut self) -> bool {
+        let Some(key) = self.router.next_for_user(self.focused_session()) else {
+            return false;
+        };
+        let Some(pane) = self
+            .panes
+            .iter()
+            .find_map(|(p, k)| (*k == key).then_some(*p))
+        else {
+            return false;
+        };
+        let Some(tab) = self.tabs.iter().position(|t| t.layout.contains(pane)) else {
+            return false;
+        };
+        self.active = tab;
+        self.tab_mut().layout.focus(pane);
+        true
     }
 
     /// The layout of the active tab, to change.
@@ -372,212 +352,20 @@ impl Workspace {
         self.pane_area
     }
 
-    /// Route an agent event to its pane. Returns whether anything visible changed.
-    pub fn agent_event(&mut self, pane: PaneId, event: AgentEvent) -> bool {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return false;
-        };
-        let view = &mut slot.view;
-        match event {
-            AgentEvent::Ready {
-                agent,
-                session,
-                options,
-            } => {
-                tracing::info!(pane = pane.0, %agent, session = %session.0, "agent ready");
-                view.set_title(format!("{agent} · {}", project_name(&self.launcher.cwd)));
-                view.set_config_options(&options);
-            }
-            AgentEvent::Failed(e) => view.set_error(e),
-            AgentEvent::Update(n) => return view.apply(&n.update),
-            AgentEvent::Permission(request) => {
-                view.show_permission(request);
-            }
-            AgentEvent::TurnEnded(result) => {
-                // Requests the agent left open die with the turn.
-                view.clear_permissions();
-                view.turn_ended(match result {
-                    Ok(stop) => TurnOutcome::from(stop),
-                    Err(e) => TurnOutcome::Error(e),
-                });
-            }
-            AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
-            AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
-            AgentEvent::Exited(text) => view.set_error(text),
-            AgentEvent::Sessions(Err(e)) => {
-                slot.resume_query = None;
-                view.set_error(format!("cannot list sessions: {e}"));
-            }
-            AgentEvent::Sessions(Ok(sessions)) => {
-                let query = slot.resume_query.take();
-                let current = slot.driver.session();
-                let earlier: Vec<SessionChoice> = sessions
-                    .into_iter()
-                    .map(|s| SessionChoice {
-                        id: s.session_id,
-                        title: s.title,
-                        updated_at: s.updated_at,
-                    })
-                    .collect();
-                match query {
-                    Some(query) => match resume_match(&earlier, &query) {
-                        Ok(id) => {
-                            if current.as_ref() != Some(&id) {
-                                self.replace_pane(pane, Some(id));
-                            }
-                        }
-                        Err(e) => view.set_error(e),
-                    },
-                    None => {
-                        if !view.open_session_picker(&earlier, current.as_ref()) {
-                            view.notice("No sessions in this project yet.");
-                        }
-                    }
-                }
-            }
-            AgentEvent::SetupProviders(providers) => {
-                if let Some(setup) = slot.setup.as_mut() {
-                    setup.set_providers(providers);
-                    setup.set_probing(false);
-                }
-            }
-            AgentEvent::SetupModels { provider, result } => {
-                let Some(paths) = self.launcher.paths.clone() else {
-                    return false;
-                };
-                let chosen = match result {
-                    Ok(models) => match models.first() {
-                        Some(model) => {
-                            setup::set_default_model(&paths, &format!("{provider}/{model}"))
-                        }
-                        None => Err(format!("the server of {provider} lists no models")),
-                    },
-                    Err(e) => Err(format!("cannot list the models of {provider}: {e}")),
-                };
-                self.setup_done(pane, chosen);
-            }
-        }
-        true
+    /// The terminal window gained or lost the user's focus.
+    pub fn set_terminal_focused(&mut self, focused: bool) {
+        self.terminal_focused = focused;
     }
 
-    /// Hand a pane's output to its driver. Returns a request for the Shell.
-    pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> ShellRequest {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return ShellRequest::None;
-        };
-        match event {
-            PaneEvent::None | PaneEvent::Redraw => {}
-            PaneEvent::Submit(text) => {
-                if slot.driver.prompt(text.clone()) {
-                    slot.view.submit_local(&text);
-                    slot.view.turn_started();
-                } else {
-                    slot.view
-                        .set_error("the agent is not ready yet".to_string());
-                }
-            }
-            PaneEvent::CancelTurn => {
-                slot.view.clear_permissions();
-                slot.driver.cancel();
-            }
-            PaneEvent::Permission {
-                tool_call_id,
-                outcome,
-                ..
-            } => {
-                let option = match outcome {
-                    RequestPermissionOutcome::Selected(s) => Some(s.option_id),
-                    _ => None,
-                };
-                slot.driver.answer_permission(&tool_call_id.0, option);
-            }
-            PaneEvent::SetConfigOption { config_id, value } => {
-                slot.driver.set_option(&config_id.0, &value.0);
-            }
-            PaneEvent::Slash { name, args } => return self.slash(pane, &name, &args),
-            PaneEvent::ResumeSession(session) => {
-                if slot.driver.session().as_ref() != Some(&session) {
-                    self.replace_pane(pane, Some(session));
-                }
-            }
-        }
-        ShellRequest::None
+    /// Whether the user is looking at session `key` now: shown in the focused pane of the
+    /// active tab of a focused terminal.
+    fn is_seen(&self, key: SessionKey) -> bool {
+        self.terminal_focused && self.focused_session() == Some(key)
     }
 
-    /// A new agent pane (a new session, or `resume` replayed) takes `old`'s place; `old`'s
-    /// agent is stopped.
-    fn replace_pane(&mut self, old: PaneId, resume: Option<SessionId>) {
-        let id = self.spawn_agent(resume);
-        let area = self.pane_area;
-        let Some(tab) = self.tabs.iter_mut().find(|t| t.layout.contains(old)) else {
-            return;
-        };
-        let layout = &mut tab.layout;
-        let focused = layout.focused() == old;
-        layout.focus(old);
-        layout.split(Axis::Horizontal, id);
-        layout.remove(old, area);
-        if focused {
-            layout.focus(id);
-        }
-        if let Some(old) = self.panes.remove(&old) {
-            tokio::spawn(old.driver.shutdown());
-        }
-    }
-
-    /// A slash command typed in a pane.
-    fn slash(&mut self, pane: PaneId, name: &str, args: &str) -> ShellRequest {
-        let Some(slot) = self.panes.get_mut(&pane) else {
-            return ShellRequest::None;
-        };
-        match name {
-            // Typed in the focused pane, which is the one it closes.
-            "exit" | "quit" => {
-                if self.focused() == pane {
-                    return self.close_focused();
-                }
-            }
-            "model" if args.trim().is_empty() => {
-                if !slot
-                    .view
-                    .open_config_picker(&SessionConfigOptionCategory::Model)
-                {
-                    slot.view.notice("The agent offers no model choice.");
-                }
-            }
-            "model" => {
-                slot.driver.set_option("model", args.trim());
-            }
-            "new" => self.replace_pane(pane, None),
-            "resume" => {
-                let query = args.trim();
-                if !query.is_empty() {
-                    slot.resume_query = Some(query.to_string());
-                }
-                if !slot.driver.list_sessions(self.launcher.cwd.clone()) {
-                    slot.view
-                        .set_error("the agent is not ready yet".to_string());
-                }
-            }
-            "help" => slot.view.notice(
-                "Commands: /new /resume [id or title] /model [provider/id] /compact [focus] /exit. \
-                 Keys: press the prefix (Ctrl-a) then ? for the key list."
-                    .to_string(),
-            ),
-            // The agent's own commands (such as /compact) are prompts it interprets.
-            other => {
-                let text = if args.is_empty() {
-                    format!("/{other}")
-                } else {
-                    format!("/{other} {args}")
-                };
-                if slot.driver.prompt(text.clone()) {
-                    slot.view.submit_local(&text);
-                    slot.view.turn_started();
-                }
-            }
-        }
-        ShellRequest::None
+    /// Notifications raised since the last call.
+    pub fn take_notifications(&mut self) -> Vec<Notification> {
+        std::mem::take(&mut self.notifications)
     }
 
     /// Draw the active tab's panes into `area` of `buf`.
@@ -590,89 +378,39 @@ impl Workspace {
     ) {
         self.pane_area = area;
         let focused = self.focused();
-        let rects = self.tab().layout.rects(area);
+        if let Some(key) = self.focused_session()
+            && self.terminal_focused
+        {
+            self.router.seen(key);
+        }
+        let mut rects = self.tab().layout.rects(area);
+        // A session shown twice keeps the cursor of its focused pane: draw that one last.
+        rects.sort_by_key(|(id, _)| *id == focused);
         for (id, rect) in rects {
-            if let Some(slot) = self.panes.get_mut(&id) {
-                match slot.setup.as_mut() {
-                    Some(setup) => setup.render(rect, buf, theme, id == focused),
-                    None => slot
-                        .view
-                        .render(rect, buf, theme, highlighter, id == focused),
-                }
+            let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {
+                continue;
+            };
+            match slot.setup.as_mut() {
+                Some(setup) => setup.render(rect, buf, theme, id == focused),
+                None => slot
+                    .view
+                    .render(rect, buf, theme, highlighter, id == focused),
             }
         }
     }
 
     /// Stop every agent.
     pub async fn shutdown(&mut self) {
-        let slots: Vec<AgentSlot> = std::mem::take(&mut self.panes).into_values().collect();
+        let slots: Vec<AgentSlot> = std::mem::take(&mut self.sessions).into_values().collect();
         for slot in slots {
             slot.driver.shutdown().await;
         }
     }
 }
 
-/// The one session `/resume QUERY` means: an id, an id prefix, or words of the title
-/// (case-insensitive).
-fn resume_match(sessions: &[SessionChoice], query: &str) -> Result<SessionId, String> {
-    if let Some(s) = sessions.iter().find(|s| *s.id.0 == *query) {
-        return Ok(s.id.clone());
-    }
-    let lower = query.to_lowercase();
-    let found: Vec<&SessionChoice> = sessions
-        .iter()
-        .filter(|s| {
-            s.id.0.starts_with(query)
-                || s.title
-                    .as_deref()
-                    .is_some_and(|t| t.to_lowercase().contains(&lower))
-        })
-        .collect();
-    match found.as_slice() {
-        [one] => Ok(one.id.clone()),
-        [] => Err(format!("no session of this project matches {query:?}")),
-        many => Err(format!(
-            "{} sessions match {query:?}; /resume alone lists them",
-            many.len()
-        )),
-    }
-}
-
 /// The last component of the project path, for titles.
-fn project_name(cwd: &std::path::Path) -> String {
+fn project_name(cwd: &Path) -> String {
     cwd.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| cwd.display().to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn choice(id: &str, title: Option<&str>) -> SessionChoice {
-        SessionChoice {
-            id: SessionId::new(id),
-            title: title.map(str::to_string),
-            updated_at: None,
-        }
-    }
-
-    #[test]
-    fn resume_matches_an_id_a_prefix_or_title_words() {
-        let sessions = [
-            choice("abc123", Some("Explain the parser")),
-            choice("abd456", Some("Fix the parser tests")),
-            choice("abc", None),
-        ];
-        let found = |q: &str| resume_match(&sessions, q).map(|id| id.0.to_string());
-        assert_eq!(
-            found("abc").unwrap(),
-            "abc",
-            "an exact id wins over a prefix"
-        );
-        assert_eq!(found("abd").unwrap(), "abd456");
-        assert_eq!(found("EXPLAIN").unwrap(), "abc123");
-        assert!(found("parser").unwrap_err().contains("2 sessions match"));
-        assert!(found("nothing").unwrap_err().contains("no session"));
-    }
 }

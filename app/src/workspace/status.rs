@@ -1,5 +1,6 @@
-//! The status bar: tabs, the focused agent's model, context and cost, panes that need the
-//! user, and whether the prefix key is pending.
+//! The status bar: tabs with the attention of their sessions, badges counting sessions by
+//! attention (needs you, failed, done, working), the focused agent's model, context and
+//! cost, and whether the prefix key is pending.
 
 use march_panes::sanitize::sanitize;
 use march_panes::theme::{Slot, Theme};
@@ -9,6 +10,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::Workspace;
+use super::router::Attention;
+
+/// The badges, most urgent first: state, its style, and its words.
+const BADGES: [(Attention, Slot, &str); 4] = [
+    (Attention::NeedsYou, Slot::Warning, "need you"),
+    (Attention::Error, Slot::Error, "failed"),
+    (Attention::Done, Slot::Success, "done"),
+    (Attention::Working, Slot::Info, "working"),
+];
 
 /// What the bar shows besides the workspace's own state.
 pub struct StatusContext {
@@ -16,6 +26,11 @@ pub struct StatusContext {
     pub prefix_pending: bool,
     /// A short message (an error or a hint), shown at the right until the next key.
     pub message: Option<String>,
+}
+
+/// The width of the right side's spans after the message.
+fn right_facts_width(right: &[Span<'_>]) -> usize {
+    right.iter().skip(1).map(|s| s.width()).sum()
 }
 
 /// Draw the status bar for `ws` into `area` (one line).
@@ -32,22 +47,31 @@ pub fn render(ws: &Workspace, ctx: &StatusContext, area: Rect, buf: &mut Buffer,
     }
     let (tabs, active) = ws.tabs();
     for (i, tab) in tabs.iter().enumerate() {
-        let label = format!(" {}:{} ", i + 1, sanitize(&tab.name));
-        left.push(if i == active {
-            Span::styled(label, accent)
-        } else {
-            Span::styled(label, base)
-        });
-    }
-    let waiting = ws
-        .slots()
-        .filter(|(_, s)| s.view.status().waiting_for_permission)
-        .count();
-    if waiting > 0 {
+        let style = if i == active { accent } else { base };
         left.push(Span::styled(
-            format!(" {waiting} waiting for you "),
-            theme.style(Slot::Warning),
+            format!(" {}:{}", i + 1, sanitize(&tab.name)),
+            style,
         ));
+        let attention = ws.tab_attention(i);
+        match BADGES.iter().find(|(a, _, _)| *a == attention) {
+            Some((_, slot, _)) if attention != Attention::Working => {
+                left.push(Span::styled(
+                    format!(" {}", attention.glyph()),
+                    style.patch(theme.style(*slot)),
+                ));
+            }
+            _ => {}
+        }
+        left.push(Span::styled(" ", style));
+    }
+    for (attention, slot, words) in BADGES {
+        let n = ws.attention_count(attention);
+        if n > 0 {
+            left.push(Span::styled(
+                format!(" {} {n} {words} ", attention.glyph()),
+                theme.style(slot),
+            ));
+        }
     }
     let mut right: Vec<Span<'static>> = Vec::new();
     if let Some(message) = &ctx.message {
@@ -73,6 +97,16 @@ pub fn render(ws: &Workspace, ctx: &StatusContext, area: Rect, buf: &mut Buffer,
             };
             right.push(Span::styled(cost, base));
         }
+    }
+    let left_width: usize = left.iter().map(|s| s.width()).sum();
+    // The message gives way to the tabs and the facts; what does not fit is cut.
+    let facts = right_facts_width(&right);
+    if let Some(first) = right.first_mut()
+        && ctx.message.is_some()
+    {
+        let room = usize::from(area.width).saturating_sub(left_width + facts + 1);
+        let text = march_panes::wrap::truncate(&first.content, room);
+        first.content = text.into();
     }
     let right_width: u16 = right.iter().map(|s| s.width() as u16).sum();
     Line::from(left).render(area, buf);

@@ -13,6 +13,9 @@ use super::events::{EventReceiver, EventSender, RunnerEvent};
 use super::process::{RunnerCommand, RunnerProcess};
 use super::{ClientError, RunnerClient};
 
+/// How long a runner being stopped gets to exit on its own before its group is killed.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
 /// When and how often to restart a crashed runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RestartPolicy {
@@ -266,12 +269,19 @@ impl Supervisor {
         }
     }
 
-    /// Shut down by the owner: close the connection, kill the group, reap.
+    /// Shut down by the owner: close the connection (the runner's stdin, when no call
+    /// still holds it), give the runner a moment to finish its writes and exit, then kill
+    /// the group and reap.
     async fn stopped(&self, connection: Arc<Connection>, mut process: RunnerProcess) {
         self.state.send_replace(State::Stopped);
         drop(connection);
-        process.kill();
-        process.wait().await;
+        if tokio::time::timeout(STOP_GRACE, process.wait())
+            .await
+            .is_err()
+        {
+            process.kill();
+            process.wait().await;
+        }
     }
 
     /// Starts the runner again after the backoff, as often as the policy allows. `None`

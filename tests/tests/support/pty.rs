@@ -17,6 +17,9 @@ pub const SCREEN_LIMIT: Duration = Duration::from_secs(60);
 struct Screen {
     parser: Mutex<(vt100::Parser, bool)>,
     changed: Condvar,
+    /// Control sequences the screen model does not keep (bells, OSC notifications), as
+    /// they arrived: every BEL and every OSC 9, each as its raw bytes.
+    signals: Mutex<Vec<Vec<u8>>>,
 }
 
 /// `march` in a PTY.
@@ -70,10 +73,13 @@ impl PtyMarch {
         let screen = Arc::new(Screen {
             parser: Mutex::new((vt100::Parser::new(rows, cols, 0), false)),
             changed: Condvar::new(),
+            signals: Mutex::new(Vec::new()),
         });
         let feed = screen.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
+            // An OSC sequence cut by a read boundary, kept until its end arrives.
+            let mut pending: Vec<u8> = Vec::new();
             loop {
                 let n = match reader.read(&mut buf) {
                     Ok(0) | Err(_) => 0,
@@ -86,6 +92,7 @@ impl PtyMarch {
                     return;
                 }
                 guard.0.process(&buf[..n]);
+                record_signals(&buf[..n], &mut pending, &feed.signals);
                 feed.changed.notify_all();
             }
         });
@@ -156,6 +163,15 @@ impl PtyMarch {
             .unwrap_or_else(|e| panic!("resize: {e}"));
     }
 
+    /// The bells and OSC 9 notifications written so far, in order.
+    pub fn signals(&self) -> Vec<Vec<u8>> {
+        self.screen
+            .signals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// The process id of `march`.
     pub fn pid(&self) -> u32 {
         self.child.process_id().unwrap_or(0)
@@ -181,6 +197,31 @@ impl Drop for PtyMarch {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
+}
+
+/// Finds lone BELs and OSC 9 sequences (`ESC ] 9 ; … BEL`) in `bytes`; `pending` carries
+/// an OSC cut at the end of one read into the next. Other OSC sequences (titles) end in BEL
+/// too and are skipped whole.
+fn record_signals(bytes: &[u8], pending: &mut Vec<u8>, out: &Mutex<Vec<Vec<u8>>>) {
+    let mut found = Vec::new();
+    for &b in bytes {
+        if !pending.is_empty() {
+            pending.push(b);
+            if b == 0x07 || pending.ends_with(b"\x1b\\") {
+                if pending.starts_with(b"\x1b]9;") {
+                    found.push(std::mem::take(pending));
+                }
+                pending.clear();
+            } else if pending.len() == 2 && b != b']' {
+                pending.clear();
+            }
+        } else if b == 0x1b {
+            pending.push(b);
+        } else if b == 0x07 {
+            found.push(vec![0x07]);
+        }
+    }
+    out.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
 }
 
 /// The pids of the descendants of `pid` (children, their children…), from /proc.

@@ -1,0 +1,366 @@
+//! The supervisor view: an overlay listing every session's runner by project (state, pid,
+//! restarts, attention, model, context, cost, the last stderr lines of a crashed one), where
+//! the user shows a session, restarts or stops its runner, or reads its log.
+
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent};
+use march_panes::sanitize::sanitize_line;
+use march_panes::theme::{Slot, Theme};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+use crate::logging;
+use crate::workspace::agent::RunnerState;
+use crate::workspace::router::{Attention, SessionKey};
+use crate::workspace::supervisor::SessionRow;
+
+/// Lines of a runner's log shown at most.
+const LOG_LINES: usize = 500;
+
+/// What a key in the view asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum SupervisorAction {
+    /// Nothing for the workspace (the view may have changed).
+    None,
+    /// Close the view.
+    Close,
+    /// Show this session (and close the view).
+    Show(SessionKey),
+    /// Restart its runner.
+    Restart(SessionKey),
+    /// Stop its runner.
+    Stop(SessionKey),
+}
+
+/// The open view: the selected row and, when reading one, a runner's log.
+#[derive(Debug, Default)]
+pub(super) struct SupervisorView {
+    selected: usize,
+    /// The log being read: its title and last lines, and how far up it is scrolled.
+    log: Option<(String, Vec<String>, usize)>,
+}
+
+impl SupervisorView {
+    /// Handles a key against the current `rows`.
+    pub(super) fn key(
+        &mut self,
+        key: KeyEvent,
+        rows: &[SessionRow],
+        log_dir: &Path,
+    ) -> SupervisorAction {
+        if let Some((_, lines, scroll)) = self.log.as_mut() {
+            match key.code {
+                KeyCode::Up | KeyCode::Char('k') => *scroll = (*scroll + 1).min(lines.len()),
+                KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_sub(1),
+                KeyCode::PageUp => *scroll = (*scroll + 20).min(lines.len()),
+                KeyCode::PageDown => *scroll = scroll.saturating_sub(20),
+                _ => self.log = None,
+            }
+            return SupervisorAction::None;
+        }
+        self.selected = self.selected.min(rows.len().saturating_sub(1));
+        let row = rows.get(self.selected);
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => SupervisorAction::Close,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1);
+                SupervisorAction::None
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(rows.len().saturating_sub(1));
+                SupervisorAction::None
+            }
+            KeyCode::Enter => row.map_or(SupervisorAction::None, |r| SupervisorAction::Show(r.key)),
+            KeyCode::Char('r') => {
+                row.map_or(SupervisorAction::None, |r| SupervisorAction::Restart(r.key))
+            }
+            KeyCode::Char('x') => {
+                row.map_or(SupervisorAction::None, |r| SupervisorAction::Stop(r.key))
+            }
+            KeyCode::Char('l') => {
+                if let Some(r) = row {
+                    self.log = Some(read_log(r, log_dir));
+                }
+                SupervisorAction::None
+            }
+            _ => SupervisorAction::None,
+        }
+    }
+
+    /// Draws the view over `area`.
+    pub(super) fn render(&self, rows: &[SessionRow], area: Rect, buf: &mut Buffer, theme: &Theme) {
+        if area.width < 20 || area.height < 6 {
+            return;
+        }
+        let rect = Rect::new(
+            area.x + 1,
+            area.y + 1,
+            area.width.saturating_sub(2),
+            area.height.saturating_sub(2),
+        );
+        Clear.render(rect, buf);
+        let body = theme.style(Slot::Modal);
+        let projects = {
+            let mut p: Vec<&PathBuf> = rows.iter().map(|r| &r.project).collect();
+            p.dedup();
+            p.len()
+        };
+        let title = match &self.log {
+            Some((name, _, _)) => format!(" {name} "),
+            None => format!(
+                " Supervisor · {projects} project{} · {} session{} ",
+                plural(projects),
+                rows.len(),
+                plural(rows.len())
+            ),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(Slot::ModalBorder))
+            .style(body)
+            .title(Span::styled(title, theme.style(Slot::ModalBorder)));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        let width = usize::from(inner.width);
+        let footer = match &self.log {
+            Some(_) => "↑↓ PgUp PgDn scroll · any other key back",
+            None => "↑↓ select · enter show · r restart · x stop · l log · esc close",
+        };
+        let mut lines: Vec<Line<'static>> = match &self.log {
+            Some((_, log, scroll)) => {
+                let room = usize::from(inner.height.saturating_sub(1));
+                let end = log.len().saturating_sub(*scroll);
+                let start = end.saturating_sub(room);
+                log[start..end]
+                    .iter()
+                    .map(|l| Line::styled(clip(l, width), body))
+                    .collect()
+            }
+            None => self.row_lines(rows, width, theme),
+        };
+        let room = usize::from(inner.height.saturating_sub(1));
+        if lines.len() > room {
+            // Keep the selection in view.
+            let at = lines
+                .iter()
+                .position(|l| l.spans.first().is_some_and(|s| s.content.starts_with(" ›")))
+                .unwrap_or(0);
+            let skip = (at + 1).saturating_sub(room);
+            lines = lines.into_iter().skip(skip).take(room).collect();
+        }
+        for (i, line) in lines.into_iter().enumerate() {
+            buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+        }
+        buf.set_line(
+            inner.x,
+            inner.bottom().saturating_sub(1),
+            &Line::styled(clip(footer, width), theme.style(Slot::Hint)),
+            inner.width,
+        );
+    }
+
+    fn row_lines(&self, rows: &[SessionRow], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let body = theme.style(Slot::Modal);
+        let dim = theme.style(Slot::TextDim);
+        let mut lines = Vec::new();
+        let mut project: Option<&PathBuf> = None;
+        if rows.is_empty() {
+            lines.push(Line::styled(" No sessions.", dim));
+        }
+        for (i, row) in rows.iter().enumerate() {
+            if project != Some(&row.project) {
+                project = Some(&row.project);
+                let name = row
+                    .project
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!(" {} ", sanitize_line(&name)),
+                        body.patch(theme.style(Slot::TitleFocused)),
+                    ),
+                    Span::styled(
+                        clip(
+                            &sanitize_line(&row.project.to_string_lossy()),
+                            width.saturating_sub(march_panes::wrap::width(&name) + 2),
+                        ),
+                        dim,
+                    ),
+                ]));
+            }
+            let selected = i == self.selected;
+            let style = if selected {
+                body.patch(theme.style(Slot::Selection))
+            } else {
+                body
+            };
+            let (glyph, glyph_style) = attention_style(row.attention, theme);
+            let state_style = match row.runner.state {
+                RunnerState::Ready => theme.style(Slot::Success),
+                RunnerState::Crashed(_) => theme.style(Slot::Error),
+                RunnerState::Restarting | RunnerState::Starting => theme.style(Slot::Warning),
+                RunnerState::Stopped => dim,
+            };
+            let mut facts = Vec::new();
+            if let Some(pid) = row.runner.pid {
+                facts.push(format!("pid {pid}"));
+            }
+            facts.push(format!("restarts {}", row.runner.restarts));
+            facts.push(row.attention_label().to_string());
+            if let Some(model) = &row.pane.model {
+                facts.push(sanitize_line(model).into_owned());
+            }
+            if let Some(used) = row.pane.context_used {
+                facts.push(format!("{} tok", tokens(used)));
+            }
+            if let Some((amount, currency)) = &row.pane.cost {
+                facts.push(if currency == "USD" {
+                    format!("${amount:.2}")
+                } else {
+                    format!("{amount:.2} {}", sanitize_line(currency))
+                });
+            }
+            if !row.shown {
+                facts.push("background".to_string());
+            }
+            let title = format!(
+                "{} ({})",
+                sanitize_line(&row.title),
+                sanitize_line(&row.runner.agent)
+            );
+            let title_width = 34.min(width / 2);
+            let spans = vec![
+                Span::styled(if selected { " › " } else { "   " }.to_string(), style),
+                Span::styled(format!("{glyph} "), style.patch(glyph_style)),
+                Span::styled(pad(&clip(&title, title_width), title_width + 1), style),
+                Span::styled(
+                    format!("{:<10} ", row.runner.state.label()),
+                    style.patch(state_style),
+                ),
+                Span::styled(
+                    clip(&facts.join(" · "), width.saturating_sub(title_width + 16)),
+                    style,
+                ),
+            ];
+            lines.push(Line::from(spans));
+            let trouble = match &row.runner.state {
+                RunnerState::Crashed(why) => Some(why.clone()),
+                _ => None,
+            };
+            if let Some(why) = trouble {
+                lines.push(Line::styled(
+                    format!(
+                        "       {}",
+                        clip(&sanitize_line(&why), width.saturating_sub(7))
+                    ),
+                    theme.style(Slot::Error),
+                ));
+            }
+            if !matches!(row.runner.state, RunnerState::Ready) && !row.runner.stderr_tail.is_empty()
+            {
+                for l in row
+                    .runner
+                    .stderr_tail
+                    .lines()
+                    .rev()
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
+                    lines.push(Line::styled(
+                        format!(
+                            "       stderr: {}",
+                            clip(&sanitize_line(l), width.saturating_sub(15))
+                        ),
+                        dim,
+                    ));
+                }
+            }
+        }
+        lines
+    }
+}
+
+impl SessionRow {
+    fn attention_label(&self) -> &'static str {
+        match self.attention {
+            Attention::Idle => "idle",
+            Attention::Working => "working",
+            Attention::NeedsYou => "needs you",
+            Attention::Done => "done",
+            Attention::Error => "error",
+        }
+    }
+}
+
+/// The glyph and style of an attention state.
+fn attention_style(a: Attention, theme: &Theme) -> (&'static str, Style) {
+    let slot = match a {
+        Attention::NeedsYou => Slot::Warning,
+        Attention::Error => Slot::Error,
+        Attention::Done => Slot::Success,
+        Attention::Working => Slot::Info,
+        Attention::Idle => Slot::TextDim,
+    };
+    (a.glyph(), theme.style(slot))
+}
+
+/// The last lines of `row`'s runner log, made safe to draw.
+fn read_log(row: &SessionRow, log_dir: &Path) -> (String, Vec<String>, usize) {
+    let Some(pid) = row.runner.log_pid else {
+        return (
+            "no log".to_string(),
+            vec!["This runner never started, so it has no log.".to_string()],
+            0,
+        );
+    };
+    let name = logging::runner_log(pid);
+    let path = log_dir.join(&name);
+    let lines = match std::fs::read(&path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let all: Vec<&str> = text.lines().collect();
+            let start = all.len().saturating_sub(LOG_LINES);
+            let mut lines: Vec<String> = all[start..]
+                .iter()
+                .map(|l| sanitize_line(l).into_owned())
+                .collect();
+            if lines.is_empty() {
+                lines.push("The log is empty.".to_string());
+            }
+            lines
+        }
+        Err(e) => vec![format!("cannot read {}: {e}", path.display())],
+    };
+    (name, lines, 0)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `n` tokens, shortened (12.3k).
+fn tokens(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+/// `s` cut to `width` columns.
+fn clip(s: &str, width: usize) -> String {
+    march_panes::wrap::truncate(s, width)
+}
+
+/// `s` padded with spaces to `width` columns.
+fn pad(s: &str, width: usize) -> String {
+    let w = march_panes::wrap::width(s);
+    format!("{s}{}", " ".repeat(width.saturating_sub(w)))
+}

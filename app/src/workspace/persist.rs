@@ -1,0 +1,433 @@
+//! Workspace persistence: the layout of every tab, which session each pane shows and the
+//! projects they run in, saved under the data dir whenever it changes (written to a
+//! temporary file and renamed over the old one) and restored when `march` opens on the
+//! same directories.
+//!
+//! One file per workspace, named after its directories. A lock held for the life of the
+//! process keeps a second `march` on the same workspace from writing it; a file that cannot
+//! be read back is moved aside and reported, never fatal.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::layout::{Layout, PaneId};
+
+/// The format written; a file with another version is set aside.
+const FORMAT_VERSION: u32 = 1;
+
+/// A workspace as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWorkspace {
+    /// The format version.
+    pub version: u32,
+    /// The directories `march` was opened on.
+    pub dirs: Vec<PathBuf>,
+    /// The active tab.
+    pub active: usize,
+    /// The tabs in order.
+    pub tabs: Vec<SavedTab>,
+    /// What each pane shows, by pane id.
+    pub panes: BTreeMap<u64, SavedPane>,
+}
+
+/// A tab as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedTab {
+    /// Its name.
+    pub name: String,
+    /// The project its new panes open on.
+    pub project: PathBuf,
+    /// Its layout (pane ids are the keys of [`SavedWorkspace::panes`]).
+    pub layout: Layout,
+}
+
+/// A pane as saved: an agent session in a project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedPane {
+    /// The session's project directory.
+    pub project: PathBuf,
+    /// The agent's session id, once the session was open.
+    pub session: Option<String>,
+}
+
+impl SavedWorkspace {
+    /// A new saved workspace in the current format.
+    pub fn new(dirs: Vec<PathBuf>) -> Self {
+        SavedWorkspace {
+            version: FORMAT_VERSION,
+            dirs,
+            active: 0,
+            tabs: Vec::new(),
+            panes: BTreeMap::new(),
+        }
+    }
+
+    /// Why this cannot be restored, if it cannot: every pane of every layout described,
+    /// at least one tab, the active one among them.
+    fn check(&self) -> Result<(), String> {
+        if self.version != FORMAT_VERSION {
+            return Err(format!(
+                "format version {} (this March writes {FORMAT_VERSION})",
+                self.version
+            ));
+        }
+        if self.tabs.is_empty() {
+            return Err("no tabs".to_string());
+        }
+        if self.active >= self.tabs.len() {
+            return Err(format!(
+                "active tab {} of {}",
+                self.active + 1,
+                self.tabs.len()
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for tab in &self.tabs {
+            for PaneId(id) in tab.layout.panes() {
+                if !self.panes.contains_key(&id) {
+                    return Err(format!("pane {id} of tab {:?} is not described", tab.name));
+                }
+                if !seen.insert(id) {
+                    return Err(format!("pane {id} is in two places"));
+                }
+            }
+            if !tab.layout.contains(tab.layout.focused()) {
+                return Err(format!(
+                    "tab {:?} focuses a pane it does not hold",
+                    tab.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What was found when the store was opened.
+#[derive(Debug)]
+pub enum Loaded {
+    /// Nothing saved for these directories.
+    Fresh,
+    /// The saved workspace.
+    Restored(SavedWorkspace),
+    /// The file could not be used; it was moved to `moved_to`.
+    Damaged {
+        /// Why.
+        reason: String,
+        /// Where the file is now.
+        moved_to: PathBuf,
+    },
+}
+
+/// Why the store could not be opened.
+#[derive(Debug)]
+pub enum StoreError {
+    /// Another `march` has this workspace open.
+    Busy,
+    /// The directory or lock file could not be made.
+    Io(PathBuf, io::Error),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Busy => write!(
+                f,
+                "another march has this workspace open; this one will not save its layout"
+            ),
+            StoreError::Io(path, e) => write!(f, "cannot use {}: {e}", path.display()),
+        }
+    }
+}
+
+/// The saved workspace of one set of directories, locked while open.
+#[derive(Debug)]
+pub struct WorkspaceStore {
+    path: PathBuf,
+    /// Held (locked) for the life of the store.
+    _lock: File,
+    /// What was last written, to write only changes.
+    last: Option<Vec<u8>>,
+}
+
+impl WorkspaceStore {
+    /// The store for `dirs` under `data_dir`, and what it holds; `fresh` ignores (and
+    /// will overwrite) what was saved.
+    pub fn open(
+        data_dir: &Path,
+        dirs: &[PathBuf],
+        fresh: bool,
+    ) -> Result<(Self, Loaded), StoreError> {
+        let dir = data_dir.join("workspaces");
+        fs::create_dir_all(&dir).map_err(|e| StoreError::Io(dir.clone(), e))?;
+        let path = dir.join(file_name(dirs));
+        let lock_path = path.with_extension("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| StoreError::Io(lock_path.clone(), e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Busy),
+            Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(lock_path, e)),
+        }
+        let mut store = WorkspaceStore {
+            path,
+            _lock: lock,
+            last: None,
+        };
+        let loaded = if fresh { Loaded::Fresh } else { store.load() };
+        Ok((store, loaded))
+    }
+
+    /// Where the workspace is saved.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn load(&mut self) -> Loaded {
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Loaded::Fresh,
+            Err(e) => return self.set_aside(format!("cannot read it: {e}")),
+        };
+        let saved: SavedWorkspace = match serde_json::from_slice(&bytes) {
+            Ok(saved) => saved,
+            Err(e) => return self.set_aside(format!("it is not a workspace file: {e}")),
+        };
+        if let Err(reason) = saved.check() {
+            return self.set_aside(reason);
+        }
+        self.last = Some(bytes);
+        Loaded::Restored(saved)
+    }
+
+    /// Moves the file to `<name>.damaged-<n>` so a fresh one can be written.
+    fn set_aside(&self, reason: String) -> Loaded {
+        let mut n = 1;
+        let moved_to = loop {
+            let candidate = self.path.with_extension(format!("damaged-{n}.json"));
+            if !candidate.exists() {
+                break candidate;
+            }
+            n += 1;
+        };
+        if let Err(e) = fs::rename(&self.path, &moved_to) {
+            tracing::warn!("cannot move {} aside: {e}", self.path.display());
+        }
+        tracing::warn!(file = %self.path.display(), %reason, "workspace file set aside");
+        Loaded::Damaged { reason, moved_to }
+    }
+
+    /// Writes `saved` when it differs from what was last written: to a temporary file,
+    /// synced, then renamed over the old one, so a crash leaves the old or the new file.
+    pub fn save(&mut self, saved: &SavedWorkspace) -> io::Result<bool> {
+        let bytes = serde_json::to_vec_pretty(saved).map_err(io::Error::other)?;
+        if self.last.as_deref() == Some(&bytes[..]) {
+            return Ok(false);
+        }
+        let tmp = self.path.with_extension("json.tmp");
+        {
+            let mut file = File::create(&tmp)?;
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+        }
+        fs::rename(&tmp, &self.path)?;
+        self.last = Some(bytes);
+        Ok(true)
+    }
+}
+
+/// `<last dir name>-<16 hex digits>.json`: readable, and unique per set of directories
+/// (FNV-1a of their paths; stable across builds, unlike std's hasher).
+fn file_name(dirs: &[PathBuf]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for dir in dirs {
+        for byte in dir.as_os_str().as_encoded_bytes().iter().chain([&0u8]) {
+            hash ^= u64::from(*byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let name: String = dirs
+        .first()
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".to_string())
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    format!("{name}-{hash:016x}.json")
+}
+
+impl super::Workspace {
+    /// The workspace as saved for `dirs`: tabs, layouts, and each pane's project and
+    /// session.
+    pub fn saved(&self, dirs: &[PathBuf]) -> SavedWorkspace {
+        let mut saved = SavedWorkspace::new(dirs.to_vec());
+        saved.active = self.active;
+        saved.tabs = self
+            .tabs
+            .iter()
+            .map(|t| SavedTab {
+                name: t.name.clone(),
+                project: t.project.clone(),
+                layout: t.layout.clone(),
+            })
+            .collect();
+        for (pane, key) in &self.panes {
+            if let Some(slot) = self.sessions.get(key) {
+                saved.panes.insert(
+                    pane.0,
+                    SavedPane {
+                        project: slot.project.clone(),
+                        session: slot.session_id.as_ref().map(|s| s.0.to_string()),
+                    },
+                );
+            }
+        }
+        saved
+    }
+
+    /// The workspace `saved` describes: its tabs and layouts, each pane's session
+    /// reloaded from its agent (or a new one where none was open yet).
+    pub fn restore(launcher: super::AgentLauncher, saved: SavedWorkspace) -> Self {
+        let mut ws = super::Workspace::empty(launcher);
+        // New panes get ids above the restored ones.
+        ws.next_id = saved.panes.keys().max().map_or(1, |max| max + 1);
+        for tab in saved.tabs {
+            for pane in tab.layout.panes() {
+                let Some(what) = saved.panes.get(&pane.0) else {
+                    continue;
+                };
+                let session = what
+                    .session
+                    .clone()
+                    .map(agent_client_protocol::v1::schema::SessionId::new);
+                let key = ws.spawn_session(&what.project, session);
+                ws.panes.insert(pane, key);
+            }
+            ws.tabs.push(super::Tab {
+                name: tab.name,
+                project: tab.project,
+                layout: tab.layout,
+            });
+        }
+        ws.active = saved.active.min(ws.tabs.len().saturating_sub(1));
+        ws
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(dirs: &[PathBuf]) -> SavedWorkspace {
+        let mut saved = SavedWorkspace::new(dirs.to_vec());
+        let mut layout = Layout::new(PaneId(1));
+        layout.split(super::super::layout::Axis::Horizontal, PaneId(2));
+        saved.tabs.push(SavedTab {
+            name: "api".into(),
+            project: dirs[0].clone(),
+            layout,
+        });
+        for id in [1, 2] {
+            saved.panes.insert(
+                id,
+                SavedPane {
+                    project: dirs[0].clone(),
+                    session: Some(format!("s{id}")),
+                },
+            );
+        }
+        saved
+    }
+
+    #[test]
+    fn saves_on_change_only_and_restores() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        let saved = sample(&dirs);
+        {
+            let (mut store, loaded) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+            assert!(matches!(loaded, Loaded::Fresh));
+            assert!(store.save(&saved).unwrap());
+            assert!(!store.save(&saved).unwrap(), "unchanged: not written again");
+        }
+        let (_store, loaded) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+        match loaded {
+            Loaded::Restored(back) => assert_eq!(back, saved),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_second_store_on_the_same_workspace_is_refused() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        let (_first, _) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+        let second = WorkspaceStore::open(home.path(), &dirs, false).unwrap_err();
+        assert!(matches!(second, StoreError::Busy));
+        assert!(second.to_string().contains("another march"));
+        // Other directories are another workspace.
+        WorkspaceStore::open(home.path(), &[PathBuf::from("/work/web")], false).unwrap();
+    }
+
+    #[test]
+    fn damaged_files_are_set_aside_and_reported() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        let path = {
+            let (store, _) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+            store.path().to_path_buf()
+        };
+        let mut broken = sample(&dirs);
+        broken.panes.remove(&2);
+        for (content, why) in [
+            ("{ not json".to_string(), "not a workspace file"),
+            (serde_json::to_string(&broken).unwrap(), "pane 2"),
+        ] {
+            fs::write(&path, &content).unwrap();
+            let (_store, loaded) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+            match loaded {
+                Loaded::Damaged { reason, moved_to } => {
+                    assert!(reason.contains(why), "{reason}");
+                    assert_eq!(fs::read_to_string(&moved_to).unwrap(), content);
+                    assert!(!path.exists());
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fresh_ignores_what_was_saved() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        {
+            let (mut store, _) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+            store.save(&sample(&dirs)).unwrap();
+        }
+        let (_store, loaded) = WorkspaceStore::open(home.path(), &dirs, true).unwrap();
+        assert!(matches!(loaded, Loaded::Fresh));
+    }
+
+    #[test]
+    fn file_names_are_readable_and_distinct() {
+        let a = file_name(&[PathBuf::from("/work/my project")]);
+        let b = file_name(&[PathBuf::from("/other/my project")]);
+        assert!(a.starts_with("my_project-") && a.ends_with(".json"), "{a}");
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,419 @@
+//! Sessions in the workspace: starting them, routing their agents' events to their views
+//! and attention, the panes' requests to their drivers, and the built-in slash commands.
+
+use std::path::Path;
+
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
+};
+use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
+use march_panes::setup::SetupView;
+
+use super::agent::{AgentDriver, AgentEvent, SessionOpen};
+use super::layout::{Axis, PaneId};
+use super::router::SessionKey;
+use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
+
+impl Workspace {
+    /// A new session on `project` (or `resume` replayed), not yet shown anywhere.
+    pub(super) fn spawn_session(
+        &mut self,
+        project: &Path,
+        resume: Option<SessionId>,
+    ) -> SessionKey {
+        let key = SessionKey(self.next_id());
+        let l = &self.launcher;
+        let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(project)));
+        let (driver, setup) = match &l.paths {
+            None => (AgentDriver::detached(key, l.events.clone()), None),
+            // March's runner has no model to use: set one up first.
+            Some(paths) if l.spec.name == "march" && setup::reason(paths).is_some() => {
+                let reason = setup::reason(paths).unwrap_or_default();
+                let mut view = SetupView::new(reason, setup::providers(paths));
+                view.set_probing(true);
+                (AgentDriver::detached(key, l.events.clone()), Some(view))
+            }
+            Some(_) => {
+                let open = match resume.clone() {
+                    Some(session) => SessionOpen::Load(session),
+                    None => SessionOpen::New(l.mode),
+                };
+                let driver = AgentDriver::start(
+                    key,
+                    l.spec.clone(),
+                    project.to_path_buf(),
+                    open,
+                    l.events.clone(),
+                );
+                (driver, None)
+            }
+        };
+        if setup.is_some() {
+            self.probe(key);
+        }
+        self.sessions.insert(
+            key,
+            AgentSlot {
+                view,
+                driver,
+                setup,
+                resume_query: None,
+                project: project.to_path_buf(),
+                session_id: resume.clone(),
+                crash: None,
+                restarts: 0,
+            },
+        );
+        self.router.add(key);
+        key
+    }
+
+    /// Stop session `key` when no pane shows it any more.
+    pub(super) fn stop_if_unshown(&mut self, key: SessionKey) {
+        if self.panes.values().any(|k| *k == key) {
+            return;
+        }
+        self.router.remove(key);
+        if let Some(slot) = self.sessions.remove(&key) {
+            tokio::spawn(slot.driver.shutdown());
+        }
+    }
+
+    /// A new session (or `resume` replayed) takes `pane`'s place; the session it showed is
+    /// stopped unless another pane shows it.
+    fn replace_in_pane(&mut self, pane: PaneId, resume: Option<SessionId>) {
+        let Some(old) = self.panes.get(&pane).copied() else {
+            return;
+        };
+        let project = self
+            .sessions
+            .get(&old)
+            .map(|s| s.project.clone())
+            .unwrap_or_else(|| self.tab().project.clone());
+        let id = self.new_pane(&project, resume);
+        let area = self.pane_area;
+        if let Some(tab) = self.tabs.iter_mut().find(|t| t.layout.contains(pane)) {
+            let layout = &mut tab.layout;
+            let focused = layout.focused() == pane;
+            layout.focus(pane);
+            layout.split(Axis::Horizontal, id);
+            layout.remove(pane, area);
+            if focused {
+                layout.focus(id);
+            }
+        }
+        self.panes.remove(&pane);
+        self.stop_if_unshown(old);
+    }
+
+    /// Route an agent event to its session. Returns whether anything visible changed.
+    pub fn agent_event(&mut self, key: SessionKey, event: AgentEvent) -> bool {
+        let seen = self.is_seen(key);
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return false;
+        };
+        let view = &mut slot.view;
+        let mut notify = None;
+        match event {
+            AgentEvent::Ready {
+                agent,
+                session,
+                options,
+            } => {
+                tracing::info!(key = key.0, %agent, session = %session.0, "agent ready");
+                slot.session_id = Some(session);
+                view.set_title(format!("{agent} · {}", project_name(&slot.project)));
+                view.set_config_options(&options);
+            }
+            AgentEvent::Failed(e) => {
+                view.set_error(e);
+                notify = self.router.crashed(key, seen);
+            }
+            AgentEvent::Update(n) => return view.apply(&n.update),
+            AgentEvent::Permission(request) => {
+                view.show_permission(request);
+                notify = self.router.question_asked(key, seen);
+            }
+            AgentEvent::TurnEnded(result) => {
+                // Requests the agent left open die with the turn.
+                view.clear_permissions();
+                let ok = result.is_ok();
+                view.turn_ended(match result {
+                    Ok(stop) => TurnOutcome::from(stop),
+                    Err(e) => TurnOutcome::Error(e),
+                });
+                notify = self.router.turn_ended(key, ok, seen);
+            }
+            AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
+            AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
+            AgentEvent::Exited(text) => {
+                view.set_error(text.clone());
+                view.clear_permissions();
+                slot.crash = Some(text);
+                notify = self.router.crashed(key, seen);
+            }
+            AgentEvent::Restarted { attempt } => {
+                // The session's replay follows: the view is rebuilt from it.
+                view.clear();
+                slot.restarts = attempt;
+                self.router.restarted(key);
+            }
+            AgentEvent::Reopened(None) => {
+                let why = slot
+                    .crash
+                    .take()
+                    .unwrap_or_else(|| "the agent ended".into());
+                view.notice(format!(
+                    "{why}. Restarted it (restart {} in a row) and reloaded the session.",
+                    slot.restarts
+                ));
+            }
+            AgentEvent::Reopened(Some(e)) => {
+                view.set_error(format!(
+                    "the agent restarted but the session did not reload: {e}"
+                ));
+            }
+            AgentEvent::GaveUp(text) => {
+                let tail = slot.driver.status().stderr_tail;
+                view.set_error(if tail.is_empty() {
+                    text
+                } else {
+                    format!("{text}; its last words: {tail}")
+                });
+                notify = self.router.crashed(key, seen);
+            }
+            AgentEvent::Sessions(result) => {
+                let query = slot.resume_query.take();
+                self.sessions_listed(key, query, result);
+            }
+            AgentEvent::SetupProviders(providers) => {
+                if let Some(setup) = slot.setup.as_mut() {
+                    setup.set_providers(providers);
+                    setup.set_probing(false);
+                }
+            }
+            AgentEvent::SetupModels { provider, result } => {
+                self.setup_models(key, &provider, result);
+            }
+        }
+        if let Some(kind) = notify {
+            let title = self
+                .sessions
+                .get(&key)
+                .map(|s| s.view.title().to_string())
+                .unwrap_or_default();
+            self.notifications.push(Notification { kind, title });
+        }
+        true
+    }
+
+    /// `/resume`'s list arrived: open the picker, or the session the query names.
+    fn sessions_listed(
+        &mut self,
+        key: SessionKey,
+        query: Option<String>,
+        result: Result<Vec<agent_client_protocol::v1::schema::SessionInfo>, String>,
+    ) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        let sessions = match result {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                slot.view.set_error(format!("cannot list sessions: {e}"));
+                return;
+            }
+        };
+        let current = slot.driver.session();
+        let earlier: Vec<SessionChoice> = sessions
+            .into_iter()
+            .map(|s| SessionChoice {
+                id: s.session_id,
+                title: s.title,
+                updated_at: s.updated_at,
+            })
+            .collect();
+        let Some(query) = query else {
+            if !slot.view.open_session_picker(&earlier, current.as_ref()) {
+                slot.view.notice("No sessions in this project yet.");
+            }
+            return;
+        };
+        match resume_match(&earlier, &query) {
+            Ok(id) if current.as_ref() == Some(&id) => {}
+            Ok(id) => {
+                // The pane that asked is the focused one showing this session, if any.
+                let pane = self.focused();
+                if self.panes.get(&pane) == Some(&key) {
+                    self.replace_in_pane(pane, Some(id));
+                }
+            }
+            Err(e) => slot.view.set_error(e),
+        }
+    }
+
+    /// Hand what pane `pane` answered to its session's driver. Returns a request for the
+    /// Shell.
+    pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> ShellRequest {
+        let Some(key) = self.panes.get(&pane).copied() else {
+            return ShellRequest::None;
+        };
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return ShellRequest::None;
+        };
+        match event {
+            PaneEvent::None | PaneEvent::Redraw => {}
+            PaneEvent::Submit(text) => {
+                if slot.driver.prompt(text.clone()) {
+                    slot.view.submit_local(&text);
+                    slot.view.turn_started();
+                    self.router.prompt_sent(key);
+                } else {
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
+                }
+            }
+            PaneEvent::CancelTurn => {
+                slot.view.clear_permissions();
+                slot.driver.cancel();
+                self.router.cancelled(key);
+            }
+            PaneEvent::Permission {
+                tool_call_id,
+                outcome,
+                ..
+            } => {
+                let option = match outcome {
+                    RequestPermissionOutcome::Selected(s) => Some(s.option_id),
+                    _ => None,
+                };
+                slot.driver.answer_permission(&tool_call_id.0, option);
+                self.router.question_answered(key);
+            }
+            PaneEvent::SetConfigOption { config_id, value } => {
+                slot.driver.set_option(&config_id.0, &value.0);
+            }
+            PaneEvent::Slash { name, args } => return self.slash(pane, key, &name, &args),
+            PaneEvent::ResumeSession(session) => {
+                if slot.driver.session().as_ref() != Some(&session) {
+                    self.replace_in_pane(pane, Some(session));
+                }
+            }
+        }
+        ShellRequest::None
+    }
+
+    /// A slash command typed in `pane`, which shows session `key`.
+    fn slash(&mut self, pane: PaneId, key: SessionKey, name: &str, args: &str) -> ShellRequest {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return ShellRequest::None;
+        };
+        match name {
+            // Typed in the focused pane, which is the one it closes.
+            "exit" | "quit" => {
+                if self.focused() == pane {
+                    return self.close_focused();
+                }
+            }
+            "model" if args.trim().is_empty() => {
+                if !slot
+                    .view
+                    .open_config_picker(&SessionConfigOptionCategory::Model)
+                {
+                    slot.view.notice("The agent offers no model choice.");
+                }
+            }
+            "model" => {
+                slot.driver.set_option("model", args.trim());
+            }
+            "new" => self.replace_in_pane(pane, None),
+            "resume" => {
+                let query = args.trim();
+                if !query.is_empty() {
+                    slot.resume_query = Some(query.to_string());
+                }
+                if !slot.driver.list_sessions(slot.project.clone()) {
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
+                }
+            }
+            "help" => slot.view.notice(
+                "Commands: /new /resume [id or title] /model [provider/id] /compact [focus] /exit. \
+                 Keys: press the prefix (Ctrl-a) then ? for the key list."
+                    .to_string(),
+            ),
+            // The agent's own commands (such as /compact) are prompts it interprets.
+            other => {
+                let text = if args.is_empty() {
+                    format!("/{other}")
+                } else {
+                    format!("/{other} {args}")
+                };
+                if slot.driver.prompt(text.clone()) {
+                    slot.view.submit_local(&text);
+                    slot.view.turn_started();
+                    self.router.prompt_sent(key);
+                }
+            }
+        }
+        ShellRequest::None
+    }
+}
+
+/// The one session `/resume QUERY` means: an id, an id prefix, or words of the title
+/// (case-insensitive).
+fn resume_match(sessions: &[SessionChoice], query: &str) -> Result<SessionId, String> {
+    if let Some(s) = sessions.iter().find(|s| *s.id.0 == *query) {
+        return Ok(s.id.clone());
+    }
+    let lower = query.to_lowercase();
+    let found: Vec<&SessionChoice> = sessions
+        .iter()
+        .filter(|s| {
+            s.id.0.starts_with(query)
+                || s.title
+                    .as_deref()
+                    .is_some_and(|t| t.to_lowercase().contains(&lower))
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.id.clone()),
+        [] => Err(format!("no session of this project matches {query:?}")),
+        many => Err(format!(
+            "{} sessions match {query:?}; /resume alone lists them",
+            many.len()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(id: &str, title: Option<&str>) -> SessionChoice {
+        SessionChoice {
+            id: SessionId::new(id),
+            title: title.map(str::to_string),
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn resume_matches_an_id_a_prefix_or_title_words() {
+        let sessions = [
+            choice("abc123", Some("Explain the parser")),
+            choice("abd456", Some("Fix the parser tests")),
+            choice("abc", None),
+        ];
+        let found = |q: &str| resume_match(&sessions, q).map(|id| id.0.to_string());
+        assert_eq!(
+            found("abc").unwrap(),
+            "abc",
+            "an exact id wins over a prefix"
+        );
+        assert_eq!(found("abd").unwrap(), "abd456");
+        assert_eq!(found("EXPLAIN").unwrap(), "abc123");
+        assert!(found("parser").unwrap_err().contains("2 sessions match"));
+        assert!(found("nothing").unwrap_err().contains("no session"));
+    }
+}
