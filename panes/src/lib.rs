@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod osc52;
 pub mod sanitize;
 pub mod setup;
+pub mod switcher;
 pub mod theme;
 pub mod wrap;
 

@@ -105,6 +105,8 @@ async fn a_tool_call_runs_only_after_permission_is_granted() {
     let seen: Vec<String> = client.updates.iter().map(|n| describe(&n.update)).collect();
     let expected = [
         "available_commands_update",
+        // The first prompt titles the session.
+        "session_info_update",
         "agent_thought_chunk",
         "agent_message_chunk",
         "tool_call",

@@ -203,6 +203,8 @@ async fn bash_runs_in_a_client_terminal_shown_in_the_tool_call() {
         seen,
         [
             "available_commands_update",
+            // The first prompt titles the session.
+            "session_info_update",
             "tool_call",
             "usage_update",
             "tool_call_update in_progress",

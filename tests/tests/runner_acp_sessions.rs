@@ -135,6 +135,8 @@ async fn load_replays_the_whole_conversation_in_a_new_runner() {
             "tool_call",
             "tool_call_update completed",
             "agent_message_chunk",
+            // The title, after the replay.
+            "session_info_update",
         ]
     );
     let texts: Vec<Option<String>> = replayed.iter().map(chunk_text).collect();
@@ -312,6 +314,7 @@ async fn a_runner_killed_mid_turn_loses_nothing_that_was_finished() {
             "user_message_chunk",
             "tool_call",
             "tool_call_update completed",
+            "session_info_update",
         ]
     );
     let r = within("prompt after the crash", client.prompt(&session, "go on"))

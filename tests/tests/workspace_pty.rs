@@ -514,3 +514,49 @@ fn an_agent_that_cannot_start_is_explained_in_the_supervisor() {
 fn start_plain(h: &Harness) -> PtyMarch {
     spawn_clean(&h.project(), &h.dir.path().join("home"), &h.march_home())
 }
+
+#[test]
+fn the_switcher_finds_saved_sessions_and_shows_them_here_or_in_a_split() {
+    let h = tokio_harness(vec![
+        Turn::text("Alpha answer."),
+        Turn::text("Beta answer."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "alpha topic");
+    m.wait_text("Alpha answer.");
+    type_line(&mut m, "/new");
+    m.wait_for("a fresh session", |t| {
+        !t.contains("Alpha answer.") && t.contains("March · project")
+    });
+    type_line(&mut m, "beta topic");
+    m.wait_text("Beta answer.");
+    // The first session was stopped with /new: the switcher finds it saved on disk.
+    m.send(PREFIX);
+    m.send(b"s");
+    m.wait_for("the saved session in the switcher", |t| {
+        t.contains("Sessions ·") && t.contains("alpha topic") && t.contains("saved")
+    });
+    m.send(b"alpha");
+    m.wait_for("the query narrowing the list", |t| t.contains("1 of 2"));
+    m.send(ENTER);
+    m.wait_for("the alpha session replayed here", |t| {
+        t.contains("Alpha answer.") && !t.contains("Beta answer.") && !t.contains("Sessions ·")
+    });
+    // The last-session key goes back to beta, which went on in the background.
+    m.send(PREFIX);
+    m.send(b"\t");
+    m.wait_for("beta again", |t| {
+        t.contains("Beta answer.") && !t.contains("Alpha answer.")
+    });
+    // Ctrl-s in the switcher shows alpha in a split beside beta.
+    m.send(PREFIX);
+    m.send(b"s");
+    m.wait_text("Sessions ·");
+    m.send(b"alpha");
+    m.wait_for("alpha selected", |t| t.contains("1 of 2"));
+    m.send(b"\x13");
+    m.wait_for("both sessions side by side", |t| {
+        t.contains("Alpha answer.") && t.contains("Beta answer.") && !t.contains("Sessions ·")
+    });
+    quit(&mut m);
+}

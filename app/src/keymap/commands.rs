@@ -78,6 +78,10 @@ commands! {
     TabSelect7 = "tab.select-7", "Go to tab 7.";
     TabSelect8 = "tab.select-8", "Go to tab 8.";
     TabSelect9 = "tab.select-9", "Go to tab 9.";
+    SessionSwitcher = "session.switcher", "Find a session of any project (open or saved) and show it.";
+    SessionNext = "session.next", "Show the next open session in the focused pane.";
+    SessionPrev = "session.prev", "Show the previous open session in the focused pane.";
+    SessionLast = "session.last", "Show the session the focused pane showed before.";
     SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
     AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu).";
     ScrollLineUp = "scroll.line-up", "Scroll the transcript up one line.";

@@ -9,6 +9,7 @@ use crate::workspace::layout::{Axis, Direction};
 
 use super::Shell;
 use super::supervisor::SupervisorView;
+use super::switch::SessionSwitcher;
 
 /// Run `command`; what the Shell should do afterwards.
 pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
@@ -52,6 +53,13 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PaneGrowUp => grow(shell, Direction::Up),
         C::PaneGrowDown => grow(shell, Direction::Down),
         C::TabNew => ws.new_tab(),
+        C::SessionSwitcher => shell.switcher = Some(SessionSwitcher::open(ws)),
+        C::SessionNext | C::SessionPrev => ws.cycle_session(command == C::SessionNext),
+        C::SessionLast => {
+            if !ws.toggle_last_session() {
+                shell.message = Some("no earlier session in this pane".to_string());
+            }
+        }
         C::SessionNextAttention => {
             if !ws.focus_next_attention() {
                 shell.message = Some("no session needs you".to_string());

@@ -11,6 +11,7 @@ use super::supervisor::SupervisorView;
 use crate::keymap::{KeyContext, Keymap};
 use crate::workspace::Workspace;
 use crate::workspace::status::{self, StatusContext};
+use march_panes::switcher::Switcher;
 
 /// What the frame shows besides the workspace.
 pub(super) struct Overlays<'a> {
@@ -24,6 +25,8 @@ pub(super) struct Overlays<'a> {
     pub message: Option<String>,
     /// The supervisor view, when open.
     pub supervisor: Option<&'a SupervisorView>,
+    /// The session switcher, when open.
+    pub switcher: Option<&'a Switcher>,
 }
 
 /// Draw the workspace into `frame`.
@@ -48,7 +51,9 @@ pub(super) fn draw(
         message: overlays.message.clone(),
     };
     status::render(ws, &ctx, bar, buf, theme);
-    if let Some(view) = overlays.supervisor {
+    if let Some(view) = overlays.switcher {
+        view.render(panes, buf, theme);
+    } else if let Some(view) = overlays.supervisor {
         view.render(&ws.supervisor_rows(), panes, buf, theme);
     } else if overlays.help {
         hints::render_help(overlays.keymap, panes, buf, theme);
@@ -60,7 +65,7 @@ pub(super) fn draw(
             theme,
         );
     }
-    if overlays.supervisor.is_some() {
+    if overlays.supervisor.is_some() || overlays.switcher.is_some() {
         return;
     }
     if let Some((x, y)) = ws.slot(ws.focused()).and_then(|s| match &s.setup {
@@ -113,6 +118,7 @@ mod tests {
             help: false,
             message: None,
             supervisor: None,
+            switcher: None,
         }
     }
 
@@ -145,6 +151,7 @@ mod tests {
             help: false,
             message: Some("copied 12 characters".to_string()),
             supervisor: None,
+            switcher: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("prefix_hint", t.backend());
@@ -161,6 +168,7 @@ mod tests {
             help: true,
             message: None,
             supervisor: None,
+            switcher: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("help_light", t.backend());
@@ -294,6 +302,7 @@ mod tests {
                 help: true,
                 message: Some("x".repeat(500)),
                 supervisor: None,
+                switcher: None,
             };
             terminal
                 .draw(|f| draw(f, &mut ws, &theme, &hl, &overlays))

@@ -9,6 +9,7 @@ mod commands;
 mod frame;
 mod hints;
 mod supervisor;
+mod switch;
 pub mod terminal;
 
 use std::io::{self, Write};
@@ -34,6 +35,7 @@ use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
 use supervisor::{SupervisorAction, SupervisorView};
+use switch::SessionSwitcher;
 use terminal::TerminalGuard;
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
@@ -54,6 +56,8 @@ struct Shell {
     help: bool,
     /// The supervisor view, when open.
     supervisor: Option<SupervisorView>,
+    /// The session switcher, when open.
+    switcher: Option<SessionSwitcher>,
     /// Where the layout is saved (none when another march has this workspace open).
     store: Option<WorkspaceStore>,
     /// The directories this workspace was opened on.
@@ -151,6 +155,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         drag: None,
         help: false,
         supervisor: None,
+        switcher: None,
         log_dir: paths.log_dir(),
         quit: false,
     };
@@ -177,6 +182,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 // Streamed updates change no saved state; everything else may.
                 let structural = !matches!(event, AgentEvent::Update(_));
                 dirty |= shell.ws.agent_event(key, event);
+                if let Some(switcher) = shell.switcher.as_mut() {
+                    switcher.absorb(&mut shell.ws);
+                }
                 shell.notify();
                 if structural {
                     shell.persist();
@@ -242,6 +250,7 @@ impl Shell {
             help: self.help,
             message: self.message.clone(),
             supervisor: self.supervisor.as_ref(),
+            switcher: self.switcher.as_ref().map(|s| &s.view),
         };
         let drawn = terminal
             .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
@@ -254,6 +263,11 @@ impl Shell {
     async fn terminal_event(&mut self, event: Event) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
+            Event::Paste(text) if self.switcher.is_some() => {
+                if let Some(switcher) = self.switcher.as_mut() {
+                    switcher.view.paste(&text);
+                }
+            }
             Event::Paste(text) => {
                 let id = self.ws.focused();
                 if let Some(slot) = self.ws.focused_slot() {
@@ -279,6 +293,12 @@ impl Shell {
         if self.help {
             // Any key closes the key list, and does nothing else.
             self.help = false;
+            return;
+        }
+        if let Some(switcher) = self.switcher.as_mut() {
+            if switcher.key(key, &mut self.ws) {
+                self.switcher = None;
+            }
             return;
         }
         if let Some(view) = self.supervisor.as_mut() {

@@ -9,14 +9,14 @@ use march_panes::sanitize::sanitize_line;
 use march_panes::theme::{Slot, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::logging;
 use crate::workspace::agent::RunnerState;
-use crate::workspace::router::{Attention, SessionKey};
+use crate::workspace::router::SessionKey;
 use crate::workspace::supervisor::SessionRow;
+use crate::workspace::switching::{attention_slot, attention_words};
 
 /// Lines of a runner's log shown at most.
 const LOG_LINES: usize = 500;
@@ -199,7 +199,10 @@ impl SupervisorView {
             } else {
                 body
             };
-            let (glyph, glyph_style) = attention_style(row.attention, theme);
+            let (glyph, glyph_style) = (
+                row.attention.glyph(),
+                theme.style(attention_slot(row.attention)),
+            );
             let state_style = match row.runner.state {
                 RunnerState::Ready => theme.style(Slot::Success),
                 RunnerState::Crashed(_) => theme.style(Slot::Error),
@@ -211,7 +214,7 @@ impl SupervisorView {
                 facts.push(format!("pid {pid}"));
             }
             facts.push(format!("restarts {}", row.runner.restarts));
-            facts.push(row.attention_label().to_string());
+            facts.push(attention_words(row.attention).to_string());
             if let Some(model) = &row.pane.model {
                 facts.push(sanitize_line(model).into_owned());
             }
@@ -285,30 +288,6 @@ impl SupervisorView {
         }
         lines
     }
-}
-
-impl SessionRow {
-    fn attention_label(&self) -> &'static str {
-        match self.attention {
-            Attention::Idle => "idle",
-            Attention::Working => "working",
-            Attention::NeedsYou => "needs you",
-            Attention::Done => "done",
-            Attention::Error => "error",
-        }
-    }
-}
-
-/// The glyph and style of an attention state.
-fn attention_style(a: Attention, theme: &Theme) -> (&'static str, Style) {
-    let slot = match a {
-        Attention::NeedsYou => Slot::Warning,
-        Attention::Error => Slot::Error,
-        Attention::Done => Slot::Success,
-        Attention::Working => Slot::Info,
-        Attention::Idle => Slot::TextDim,
-    };
-    (a.glyph(), theme.style(slot))
 }
 
 /// The last lines of `row`'s runner log, made safe to draw.

@@ -26,6 +26,15 @@ use super::router::SessionKey;
 /// Pages of `session/list` read at most (an agent that keeps handing out cursors).
 const MAX_LIST_PAGES: usize = 20;
 
+/// Why sessions are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListPurpose {
+    /// For `/resume` in the session's pane.
+    Resume,
+    /// For the session switcher.
+    Switcher,
+}
+
 /// Which session a driver opens once its agent runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionOpen {
@@ -69,8 +78,13 @@ pub enum AgentEvent {
     Reopened(Option<String>),
     /// The agent kept crashing and is not restarted any more.
     GaveUp(String),
-    /// The project's sessions for `/resume` (newest first), or why they could not be listed.
-    Sessions(Result<Vec<SessionInfo>, String>),
+    /// The project's sessions (newest first), or why they could not be listed.
+    Sessions {
+        /// What they were asked for.
+        purpose: ListPurpose,
+        /// The sessions.
+        result: Result<Vec<SessionInfo>, String>,
+    },
     /// First-run setup: providers with local servers probed.
     SetupProviders(Vec<march_panes::setup::SetupProvider>),
     /// First-run setup: a custom server's models were listed (or not).
@@ -412,8 +426,8 @@ impl AgentDriver {
     }
 
     /// List the sessions of `cwd` (`session/list`, every page); [`AgentEvent::Sessions`]
-    /// follows. False when the agent is not running.
-    pub fn list_sessions(&self, cwd: PathBuf) -> bool {
+    /// follows with `purpose`. False when the agent is not running.
+    pub fn list_sessions(&self, cwd: PathBuf, purpose: ListPurpose) -> bool {
         let Some(runner) = lock(&self.shared).runner.clone() else {
             return false;
         };
@@ -423,7 +437,7 @@ impl AgentDriver {
                 Ok(connection) => list_all(&connection, cwd).await,
                 Err(e) => Err(describe(e)),
             };
-            let _ = events.send((key, AgentEvent::Sessions(result)));
+            let _ = events.send((key, AgentEvent::Sessions { purpose, result }));
         });
         true
     }

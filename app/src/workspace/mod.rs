@@ -17,6 +17,7 @@ mod sessions;
 pub mod setup;
 pub mod status;
 pub mod supervisor;
+pub mod switching;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,6 +59,8 @@ pub struct AgentSlot {
     pub project: PathBuf,
     /// The agent's id of the session, once known (kept while a restart is under way).
     pub session_id: Option<agent_client_protocol::v1::schema::SessionId>,
+    /// When the agent last sent something.
+    pub last_activity: Option<std::time::SystemTime>,
     /// How the agent last ended, until the restart's reload says it is back.
     pub crash: Option<String>,
     /// Consecutive restarts, as the supervisor last reported.
@@ -114,6 +117,10 @@ pub struct Workspace {
     terminal_focused: bool,
     /// Notifications not yet given to the terminal.
     notifications: Vec<Notification>,
+    /// Saved sessions listed for the switcher, by project, not yet taken.
+    listed: Vec<(PathBuf, Vec<agent_client_protocol::v1::schema::SessionInfo>)>,
+    /// The session the focused pane showed before the last switch.
+    last_session: Option<SessionKey>,
 }
 
 impl Workspace {
@@ -141,6 +148,8 @@ impl Workspace {
             pane_area: Rect::default(),
             terminal_focused: true,
             notifications: Vec::new(),
+            listed: Vec::new(),
+            last_session: None,
         }
     }
 
@@ -312,24 +321,14 @@ impl Workspace {
         }
     }
 
-    /// Go to the pane of the session that needs the user most (oldest first): its tab
-    /// becomes active and the pane focused. False when no session needs anything.
+    /// Go to the session that needs the user most (oldest first): the pane showing it is
+    /// focused (its tab made active), or, for a session in the background, the focused
+    /// pane shows it. False when no session needs anything.
     pub fn focus_next_attention(&mut self) -> bool {
         let Some(key) = self.router.next_for_user(self.focused_session()) else {
             return false;
         };
-        let Some(pane) = self
-            .panes
-            .iter()
-            .find_map(|(p, k)| (*k == key).then_some(*p))
-        else {
-            return false;
-        };
-        let Some(tab) = self.tabs.iter().position(|t| t.layout.contains(pane)) else {
-            return false;
-        };
-        self.active = tab;
-        self.tab_mut().layout.focus(pane);
+        self.show_session(key);
         true
     }
 

@@ -9,7 +9,7 @@ use agent_client_protocol::v1::schema::{
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::setup::SetupView;
 
-use super::agent::{AgentDriver, AgentEvent, SessionOpen};
+use super::agent::{AgentDriver, AgentEvent, ListPurpose, SessionOpen};
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
@@ -60,6 +60,7 @@ impl Workspace {
                 resume_query: None,
                 project: project.to_path_buf(),
                 session_id: resume.clone(),
+                last_activity: None,
                 crash: None,
                 restarts: 0,
             },
@@ -129,7 +130,10 @@ impl Workspace {
                 view.set_error(e);
                 notify = self.router.crashed(key, seen);
             }
-            AgentEvent::Update(n) => return view.apply(&n.update),
+            AgentEvent::Update(n) => {
+                slot.last_activity = Some(std::time::SystemTime::now());
+                return view.apply(&n.update);
+            }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
                 notify = self.router.question_asked(key, seen);
@@ -182,10 +186,23 @@ impl Workspace {
                 });
                 notify = self.router.crashed(key, seen);
             }
-            AgentEvent::Sessions(result) => {
+            AgentEvent::Sessions {
+                purpose: ListPurpose::Resume,
+                result,
+            } => {
                 let query = slot.resume_query.take();
                 self.sessions_listed(key, query, result);
             }
+            AgentEvent::Sessions {
+                purpose: ListPurpose::Switcher,
+                result,
+            } => match result {
+                Ok(sessions) => {
+                    let project = slot.project.clone();
+                    self.listed.push((project, sessions));
+                }
+                Err(e) => tracing::warn!("sessions not listed for the switcher: {e}"),
+            },
             AgentEvent::SetupProviders(providers) => {
                 if let Some(setup) = slot.setup.as_mut() {
                     setup.set_providers(providers);
@@ -200,7 +217,7 @@ impl Workspace {
             let title = self
                 .sessions
                 .get(&key)
-                .map(|s| s.view.title().to_string())
+                .map(|s| s.view.border_title())
                 .unwrap_or_default();
             self.notifications.push(Notification { kind, title });
         }
@@ -332,7 +349,10 @@ impl Workspace {
                 if !query.is_empty() {
                     slot.resume_query = Some(query.to_string());
                 }
-                if !slot.driver.list_sessions(slot.project.clone()) {
+                if !slot
+                    .driver
+                    .list_sessions(slot.project.clone(), ListPurpose::Resume)
+                {
                     slot.view
                         .set_error("the agent is not ready yet".to_string());
                 }

@@ -73,10 +73,7 @@ impl Workspace {
             self.tab_mut().layout.focus(pane);
             return;
         }
-        if self.sessions.contains_key(&key) {
-            let pane = self.focused();
-            self.panes.insert(pane, key);
-        }
+        self.show_in_focused(key);
     }
 
     /// Start session `key`'s runner again (its session reloaded from the agent's file); a

@@ -104,7 +104,7 @@ impl AgentPane {
         let max_title = usize::from(area.width)
             .saturating_sub(wrap::width(&right) + 8)
             .max(8);
-        let title = wrap::truncate(self.title(), max_title);
+        let title = wrap::truncate(&self.border_title(), max_title);
         let mut block = pane_block(&title, focused, theme);
         if !right.is_empty() {
             block = block.title(

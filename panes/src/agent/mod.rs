@@ -86,13 +86,23 @@ impl AgentPane {
         }
     }
 
-    /// The title shown: the session's, else the one given to [`Self::new`].
+    /// The session's title (from the agent), else the one given to [`Self::new`].
     pub fn title(&self) -> &str {
-        self.transcript
-            .facts
-            .title
-            .as_deref()
-            .unwrap_or(&self.title)
+        self.session_title().unwrap_or(&self.title)
+    }
+
+    /// The session's title, once the agent gave one.
+    pub fn session_title(&self) -> Option<&str> {
+        self.transcript.facts.title.as_deref()
+    }
+
+    /// The border's title: the one given to [`Self::new`] (agent and project), then the
+    /// session's.
+    pub fn border_title(&self) -> String {
+        match self.session_title() {
+            Some(t) if !t.trim().is_empty() => format!("{} · {t}", self.title),
+            _ => self.title.clone(),
+        }
     }
 
     /// Applies a `session/update`; true when something shown changed.

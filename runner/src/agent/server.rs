@@ -14,9 +14,9 @@ use agent_client_protocol::v1::schema::{
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
     ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    UnstructuredCommandInput,
+    SessionDeleteCapabilities, SessionInfo, SessionInfoUpdate, SessionListCapabilities,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
@@ -381,6 +381,11 @@ impl Server {
         tracing::info!(session = %session.id(), updates = updates.len(), "session/load");
         for update in updates {
             port.notify(update);
+        }
+        if let Some(title) = session.state.title() {
+            port.notify(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new().title(title),
+            ));
         }
         let response = LoadSessionResponse::new().config_options(session.config_options());
         Ok((response, session.id().to_string()))

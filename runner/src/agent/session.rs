@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionConfigOption, SessionConfigOptionValue, SessionUpdate,
-    StopReason, TextContent,
+    ContentBlock, ContentChunk, SessionConfigOption, SessionConfigOptionValue, SessionInfoUpdate,
+    SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::{Error, RequestCancellation};
 use march_core::config::Config;
@@ -242,7 +242,12 @@ impl Session {
                     .compact_command(instructions, &port, mine.clone())
                     .await);
             }
-            self.state.prompt_started(&user).await;
+            if let Some(title) = self.state.prompt_started(&user).await {
+                // Clients learn the title as ACP says: a session info update.
+                port.notify(SessionUpdate::SessionInfoUpdate(
+                    SessionInfoUpdate::new().title(title),
+                ));
+            }
             let stop = turn::run(self, user, port, mine.clone()).await;
             // Commands a cancel cut short are released before the turn answers.
             self.terminals.settle().await;

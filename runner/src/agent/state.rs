@@ -130,8 +130,10 @@ impl SessionState {
             .await;
     }
 
-    /// Record a prompt starting its run; the first one titles an untitled session.
-    pub(crate) async fn prompt_started(self: &Arc<Self>, user: &UserMessage) {
+    /// Record a prompt starting its run; the first one titles an untitled session. Returns
+    /// the title when this prompt gave it.
+    pub(crate) async fn prompt_started(self: &Arc<Self>, user: &UserMessage) -> Option<String> {
+        let untitled = self.title().is_none();
         let title = listing::user_title(&user.content);
         let detail = title.clone();
         self.record(TimelineKind::Prompt, detail, move |s| {
@@ -140,6 +142,12 @@ impl SessionState {
             }
         })
         .await;
+        if untitled { self.title() } else { None }
+    }
+
+    /// The session's title, if it has one.
+    pub(crate) fn title(&self) -> Option<String> {
+        lock(&self.inner).state.title.clone()
     }
 
     /// Remove the file and stop writing it; blocking. Whether there was a file.

@@ -1,0 +1,467 @@
+//! The session switcher: every session of every project (open ones and those saved on
+//! disk), filtered by a fuzzy query as the user types (nucleo's matcher, as in helix), with
+//! title, project, state, last activity and a preview of the last message.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+
+use crate::sanitize::sanitize_line;
+use crate::theme::{Slot, Theme};
+use crate::wrap::{truncate, width};
+
+/// One session offered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwitcherEntry {
+    /// The caller's handle for it.
+    pub id: u64,
+    /// Its title.
+    pub title: String,
+    /// Its project's name.
+    pub project: String,
+    /// A glyph for its state and the theme slot to draw it in.
+    pub glyph: (&'static str, Slot),
+    /// Its state in a word or two (working, needs you, saved…).
+    pub state: String,
+    /// When it was last active, as shown.
+    pub activity: Option<String>,
+    /// The start of its last message.
+    pub preview: Option<String>,
+    /// The panes showing it (their numbers in the tab), if any.
+    pub panes: Vec<usize>,
+}
+
+/// What a key did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitcherKey {
+    /// Nothing.
+    Ignored,
+    /// The query or selection changed.
+    Changed,
+    /// Closed without a choice.
+    Closed,
+    /// This entry (by id) was chosen: to show in the focused pane, or in a new split.
+    Chosen {
+        /// The entry's id.
+        id: u64,
+        /// In a new split rather than the focused pane.
+        split: bool,
+    },
+}
+
+/// The open switcher.
+pub struct Switcher {
+    entries: Vec<SwitcherEntry>,
+    query: String,
+    /// Matching entries: index, and the matched character positions in `haystack`.
+    matches: Vec<(usize, Vec<u32>)>,
+    selected: usize,
+    matcher: Matcher,
+    /// Saved sessions are still being listed.
+    loading: bool,
+}
+
+impl std::fmt::Debug for Switcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Switcher")
+            .field("entries", &self.entries.len())
+            .field("query", &self.query)
+            .field("selected", &self.selected)
+            .finish()
+    }
+}
+
+/// What the query is matched against: the title, then the project.
+fn haystack(e: &SwitcherEntry) -> String {
+    format!("{} {}", e.title, e.project)
+}
+
+impl Switcher {
+    /// A switcher over `entries` (in the order to show them when nothing is typed).
+    pub fn new(entries: Vec<SwitcherEntry>) -> Self {
+        let mut s = Switcher {
+            entries,
+            query: String::new(),
+            matches: Vec::new(),
+            selected: 0,
+            matcher: Matcher::new(Config::DEFAULT),
+            loading: false,
+        };
+        s.refilter();
+        s
+    }
+
+    /// Says whether more entries are on their way (drawn as a note).
+    pub fn set_loading(&mut self, loading: bool) {
+        self.loading = loading;
+    }
+
+    /// Adds entries (saved sessions, once listed), keeping the selection on its entry.
+    pub fn extend(&mut self, entries: impl IntoIterator<Item = SwitcherEntry>) {
+        let keep = self.selected_id();
+        self.entries.extend(entries);
+        self.refilter();
+        if let Some(id) = keep
+            && let Some(at) = self
+                .matches
+                .iter()
+                .position(|(i, _)| self.entries[*i].id == id)
+        {
+            self.selected = at;
+        }
+    }
+
+    /// The query typed so far.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The ids of the matching entries, best first.
+    pub fn matching(&self) -> Vec<u64> {
+        self.matches
+            .iter()
+            .map(|(i, _)| self.entries[*i].id)
+            .collect()
+    }
+
+    fn selected_id(&self) -> Option<u64> {
+        self.matches
+            .get(self.selected)
+            .map(|(i, _)| self.entries[*i].id)
+    }
+
+    fn refilter(&mut self) {
+        let pattern = Pattern::parse(&self.query, CaseMatching::Smart, Normalization::Smart);
+        let mut buf = Vec::new();
+        let mut scored: Vec<(u32, usize, Vec<u32>)> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            let hay = haystack(e);
+            let mut indices = Vec::new();
+            if let Some(score) = pattern.indices(
+                Utf32Str::new(&hay, &mut buf),
+                &mut self.matcher,
+                &mut indices,
+            ) {
+                indices.sort_unstable();
+                indices.dedup();
+                scored.push((score, i, indices));
+            }
+        }
+        // Best score first; ties keep the given order.
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.matches = scored.into_iter().map(|(_, i, ind)| (i, ind)).collect();
+        self.selected = self.selected.min(self.matches.len().saturating_sub(1));
+    }
+
+    /// Handles a key.
+    pub fn key(&mut self, key: KeyEvent) -> SwitcherKey {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        match key.code {
+            KeyCode::Esc => SwitcherKey::Closed,
+            KeyCode::Enter => match self.selected_id() {
+                Some(id) => SwitcherKey::Chosen {
+                    id,
+                    split: alt || key.modifiers.contains(KeyModifiers::SHIFT),
+                },
+                None => SwitcherKey::Ignored,
+            },
+            // Ctrl-s like a split in many pickers (and helix's).
+            KeyCode::Char('s') if ctrl => match self.selected_id() {
+                Some(id) => SwitcherKey::Chosen { id, split: true },
+                None => SwitcherKey::Ignored,
+            },
+            KeyCode::Up | KeyCode::BackTab => self.move_by(-1),
+            KeyCode::Char('p') if ctrl => self.move_by(-1),
+            KeyCode::Down | KeyCode::Tab => self.move_by(1),
+            KeyCode::Char('n') if ctrl => self.move_by(1),
+            KeyCode::Backspace => {
+                if self.query.pop().is_some() {
+                    self.selected = 0;
+                    self.refilter();
+                    SwitcherKey::Changed
+                } else {
+                    SwitcherKey::Ignored
+                }
+            }
+            KeyCode::Char('u') if ctrl => {
+                self.query.clear();
+                self.selected = 0;
+                self.refilter();
+                SwitcherKey::Changed
+            }
+            KeyCode::Char(c) if !ctrl && !alt && !c.is_control() => {
+                self.query.push(c);
+                self.selected = 0;
+                self.refilter();
+                SwitcherKey::Changed
+            }
+            _ => SwitcherKey::Ignored,
+        }
+    }
+
+    /// Inserts pasted text into the query (its first line).
+    pub fn paste(&mut self, text: &str) -> SwitcherKey {
+        let line: String = text
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_control())
+            .collect();
+        if line.is_empty() {
+            return SwitcherKey::Ignored;
+        }
+        self.query.push_str(&line);
+        self.selected = 0;
+        self.refilter();
+        SwitcherKey::Changed
+    }
+
+    fn move_by(&mut self, delta: isize) -> SwitcherKey {
+        let n = self.matches.len();
+        if n == 0 {
+            return SwitcherKey::Ignored;
+        }
+        self.selected = (self.selected as isize + delta).rem_euclid(n as isize) as usize;
+        SwitcherKey::Changed
+    }
+
+    /// Draws the switcher centred in `area`.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let w = area.width.saturating_sub(4).min(110);
+        if w < 24 || area.height < 6 {
+            return;
+        }
+        let h = area.height.saturating_sub(4).min(24);
+        let rect = Rect::new(
+            area.x + (area.width - w) / 2,
+            area.y + (area.height - h) / 2,
+            w,
+            h,
+        );
+        Clear.render(rect, buf);
+        let body = theme.style(Slot::Modal);
+        let dim = body.patch(theme.style(Slot::TextDim));
+        let title = format!(
+            " Sessions · {} of {}{} ",
+            self.matches.len(),
+            self.entries.len(),
+            if self.loading {
+                " · listing saved…"
+            } else {
+                ""
+            }
+        );
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.style(Slot::ModalBorder))
+            .style(body)
+            .title(Span::styled(title, theme.style(Slot::ModalBorder)));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        let iw = usize::from(inner.width);
+        let query = sanitize_line(&self.query);
+        buf.set_line(
+            inner.x,
+            inner.y,
+            &Line::from(vec![
+                Span::styled(" › ", theme.style(Slot::UserMarker)),
+                Span::styled(truncate(&query, iw.saturating_sub(4)), body),
+            ]),
+            inner.width,
+        );
+        let footer = " enter show here · alt-enter/ctrl-s in a split · ↑↓ select · esc close";
+        buf.set_line(
+            inner.x,
+            inner.bottom().saturating_sub(1),
+            &Line::styled(truncate(footer, iw), theme.style(Slot::Hint)),
+            inner.width,
+        );
+        let rows = usize::from(inner.height.saturating_sub(2));
+        if self.matches.is_empty() {
+            let note = if self.entries.is_empty() {
+                " No sessions."
+            } else {
+                " Nothing matches."
+            };
+            buf.set_line(inner.x, inner.y + 1, &Line::styled(note, dim), inner.width);
+            return;
+        }
+        let first = self.selected.saturating_sub(rows.saturating_sub(1));
+        for (row, (at, (i, indices))) in self
+            .matches
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(rows)
+            .enumerate()
+        {
+            let e = &self.entries[*i];
+            let selected = at == self.selected;
+            let base = if selected {
+                body.patch(theme.style(Slot::Selection))
+            } else {
+                body
+            };
+            let line = entry_line(e, indices, iw, base, theme);
+            buf.set_line(inner.x, inner.y + 1 + row as u16, &line, inner.width);
+        }
+    }
+}
+
+/// One entry's row: glyph, title (matched characters marked), project, state, panes,
+/// activity, then the preview in what room is left.
+fn entry_line(
+    e: &SwitcherEntry,
+    indices: &[u32],
+    iw: usize,
+    base: Style,
+    theme: &Theme,
+) -> Line<'static> {
+    let dim = base.patch(theme.style(Slot::TextDim));
+    let mark = base
+        .patch(theme.style(Slot::Strong))
+        .patch(theme.style(Slot::Warning));
+    let mut spans = vec![
+        Span::styled(" ", base),
+        Span::styled(
+            format!("{} ", e.glyph.0),
+            base.patch(theme.style(e.glyph.1)),
+        ),
+    ];
+    let title = sanitize_line(&e.title).into_owned();
+    let title_w = 36.min(iw / 3).max(8);
+    let shown = truncate(&title, title_w);
+    let mut used = 0;
+    for (ci, ch) in shown.chars().enumerate() {
+        let style = if indices.binary_search(&(ci as u32)).is_ok() {
+            mark
+        } else {
+            base
+        };
+        spans.push(Span::styled(ch.to_string(), style));
+        used += width(&ch.to_string());
+    }
+    spans.push(Span::styled(
+        " ".repeat(title_w.saturating_sub(used) + 1),
+        base,
+    ));
+    let mut facts = vec![sanitize_line(&e.project).into_owned(), e.state.clone()];
+    if !e.panes.is_empty() {
+        let panes: Vec<String> = e.panes.iter().map(|p| p.to_string()).collect();
+        facts.push(format!("pane {}", panes.join(",")));
+    }
+    if let Some(a) = &e.activity {
+        facts.push(sanitize_line(a).into_owned());
+    }
+    let facts = truncate(&facts.join(" · "), 44.min(iw.saturating_sub(title_w + 4)));
+    let fw = width(&facts);
+    spans.push(Span::styled(facts, base));
+    let left = iw.saturating_sub(title_w + 4 + fw + 3);
+    if let Some(p) = &e.preview
+        && left > 8
+    {
+        spans.push(Span::styled(" — ", dim));
+        spans.push(Span::styled(truncate(&sanitize_line(p), left), dim));
+    }
+    let total: usize = spans.iter().map(|s| width(&s.content)).sum();
+    spans.push(Span::styled(" ".repeat(iw.saturating_sub(total)), base));
+    Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::test_support::dark;
+
+    fn entry(id: u64, title: &str, project: &str, state: &str) -> SwitcherEntry {
+        SwitcherEntry {
+            id,
+            title: title.into(),
+            project: project.into(),
+            glyph: ("●", Slot::Info),
+            state: state.into(),
+            activity: Some("07:12".into()),
+            preview: Some("The tests pass now; I changed the parser to keep comments.".into()),
+            panes: if id == 1 { vec![1] } else { vec![] },
+        }
+    }
+
+    fn entries() -> Vec<SwitcherEntry> {
+        vec![
+            entry(1, "Fix the parser", "api", "working"),
+            entry(2, "Write the release notes", "docs", "idle"),
+            entry(3, "Parser benchmarks", "api", "saved"),
+        ]
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn typed(s: &mut Switcher, text: &str) {
+        for c in text.chars() {
+            s.key(key(KeyCode::Char(c)));
+        }
+    }
+
+    #[test]
+    fn typing_filters_fuzzily_and_enter_chooses() {
+        let mut s = Switcher::new(entries());
+        assert_eq!(s.matching(), [1, 2, 3]);
+        typed(&mut s, "prsr");
+        assert_eq!(s.matching().len(), 2, "{:?}", s.matching());
+        assert!(!s.matching().contains(&2));
+        s.key(key(KeyCode::Backspace));
+        assert_eq!(s.query(), "prs");
+        s.key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        typed(&mut s, "docs");
+        assert_eq!(s.matching(), [2], "the project is matched too");
+        assert_eq!(
+            s.key(key(KeyCode::Enter)),
+            SwitcherKey::Chosen {
+                id: 2,
+                split: false
+            }
+        );
+        assert_eq!(
+            s.key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)),
+            SwitcherKey::Chosen { id: 2, split: true }
+        );
+        typed(&mut s, "zzz");
+        assert_eq!(s.key(key(KeyCode::Enter)), SwitcherKey::Ignored);
+        assert_eq!(s.key(key(KeyCode::Esc)), SwitcherKey::Closed);
+    }
+
+    #[test]
+    fn arrows_wrap_and_added_entries_keep_the_selection() {
+        let mut s = Switcher::new(entries());
+        s.key(key(KeyCode::Up));
+        assert_eq!(s.selected_id(), Some(3));
+        s.extend([entry(4, "Older session", "web", "saved")]);
+        assert_eq!(s.selected_id(), Some(3));
+        assert_eq!(s.matching().len(), 4);
+        assert_eq!(s.paste("web\nignored"), SwitcherKey::Changed);
+        assert_eq!(s.matching(), [4]);
+    }
+
+    #[test]
+    fn snapshot() {
+        let mut s = Switcher::new(entries());
+        s.set_loading(true);
+        typed(&mut s, "par");
+        let mut t = Terminal::new(TestBackend::new(100, 12)).unwrap();
+        t.draw(|f| s.render(f.area(), f.buffer_mut(), &dark()))
+            .unwrap();
+        insta::assert_snapshot!(t.backend());
+    }
+}
