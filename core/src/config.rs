@@ -58,6 +58,25 @@ pub struct Config {
     pub theme: Option<String>,
     /// The `[notifications]` table: how the workspace says a background session needs you.
     pub notifications: NotificationConfig,
+    /// The `[workspace]` table.
+    pub workspace: WorkspaceConfig,
+}
+
+/// The `[workspace]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct WorkspaceConfig {
+    /// Seconds a session no pane shows may sit idle before its runner is stopped (it
+    /// starts again, reloading the session, when the session is shown); 0 never stops one.
+    pub stop_idle_after: u64,
+}
+
+impl Default for WorkspaceConfig {
+    fn default() -> Self {
+        WorkspaceConfig {
+            stop_idle_after: 900,
+        }
+    }
 }
 
 /// The `[notifications]` table.

@@ -560,3 +560,73 @@ fn the_switcher_finds_saved_sessions_and_shows_them_here_or_in_a_split() {
     });
     quit(&mut m);
 }
+
+/// Live `march runner` processes under `march`.
+fn live_runners(march: u32) -> usize {
+    descendants(march)
+        .into_iter()
+        .filter(|p| march_testkit::process::proc_state(*p).is_some_and(|s| s != 'Z'))
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.split('\0').any(|a| a == "runner"))
+        })
+        .count()
+}
+
+#[test]
+fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
+    let h = tokio_harness(vec![Turn::text("First answer."), Turn::text("Back again.")]);
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[workspace]\nstop_idle_after = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    type_line(&mut m, "first topic");
+    m.wait_text("First answer.");
+    // A second pane with its own session, then the first session shown there too: the
+    // second session is out of sight.
+    m.send(PREFIX);
+    m.send(b"%");
+    m.wait_for("the second pane ready", |t| {
+        t.matches("March · project").count() >= 2
+    });
+    m.send(PREFIX);
+    m.send(b"s");
+    m.wait_text("Sessions ·");
+    m.send(b"first");
+    m.wait_for("the first session selected", |t| t.contains("1 of 2"));
+    m.send(ENTER);
+    m.wait_for("the first session in both panes", |t| {
+        t.matches("First answer.").count() == 2
+    });
+    let pid = m.pid();
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    while live_runners(pid) != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle runner was not stopped: {} live",
+            live_runners(pid)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Showing it again starts its runner; a prompt there is answered.
+    m.send(PREFIX);
+    m.send(b"\t");
+    m.wait_text("Restarting the agent");
+    // Typed while it starts, the prompt waits for it.
+    type_line(&mut m, "still there?");
+    m.wait_text("Back again.");
+    assert_eq!(live_runners(pid), 2);
+    // Closing its pane stops its runner at once.
+    m.send(PREFIX);
+    m.send(b"x");
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    while live_runners(pid) != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the closed pane's runner lives on"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    quit(&mut m);
+}

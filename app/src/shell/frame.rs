@@ -182,6 +182,7 @@ mod tests {
         };
 
         use crate::workspace::agent::AgentEvent;
+        use crate::workspace::router::Attention;
         let theme = Theme::builtin("dark").unwrap();
         let keymap = Keymap::defaults();
         let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
@@ -220,10 +221,38 @@ mod tests {
         assert_eq!(ws.take_notifications().len(), 2);
         let t = render(&mut ws, &plain(&keymap), &theme);
         insta::assert_snapshot!("attention_badges", t.backend());
+        // The supervisor lists the question and answers it without leaving this pane.
+        let rows = ws.supervisor_rows();
+        let at = rows.iter().position(|r| r.key == web).unwrap();
+        assert_eq!(rows[at].question.as_deref(), Some("a tool call"));
+        let mut view = SupervisorView::default();
+        let key = |c| crossterm::event::KeyEvent::new(c, crossterm::event::KeyModifiers::NONE);
+        let dir = Path::new("/nonexistent");
+        for _ in 0..at {
+            view.key(key(crossterm::event::KeyCode::Down), &rows, dir);
+        }
+        let overlays = Overlays {
+            supervisor: Some(&view),
+            ..plain(&keymap)
+        };
+        let t = render(&mut ws, &overlays, &theme);
+        insta::assert_snapshot!("supervisor_question", t.backend());
+        assert_eq!(
+            view.key(key(crossterm::event::KeyCode::Char('y')), &rows, dir),
+            super::super::supervisor::SupervisorAction::Answer(
+                web,
+                PermissionOptionKind::AllowOnce
+            )
+        );
         // The jump key goes to the question first.
         assert!(ws.focus_next_attention());
         assert_eq!(ws.focused_session(), Some(web));
         assert_eq!(ws.tabs().1, 1);
+        ws.select_tab(0);
+        ws.answer_question(web, PermissionOptionKind::AllowOnce);
+        assert_eq!(ws.attention_count(Attention::NeedsYou), 0);
+        assert!(ws.supervisor_rows()[at].question.is_none());
+        assert_eq!(ws.focused_session(), Some(api), "still where the user was");
     }
 
     #[test]

@@ -58,6 +58,8 @@ struct Shell {
     supervisor: Option<SupervisorView>,
     /// The session switcher, when open.
     switcher: Option<SessionSwitcher>,
+    /// How long a session may sit idle out of sight before its runner stops (0: never).
+    stop_idle_after: Duration,
     /// Where the layout is saved (none when another march has this workspace open).
     store: Option<WorkspaceStore>,
     /// The directories this workspace was opened on.
@@ -156,10 +158,13 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         help: false,
         supervisor: None,
         switcher: None,
+        stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
         log_dir: paths.log_dir(),
         quit: false,
     };
     let mut input = EventStream::new();
+    // When to look for idle background sessions whose runners may stop.
+    let mut idle_check: Option<tokio::time::Instant> = None;
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
     while !shell.quit {
@@ -170,6 +175,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 Some(Ok(event)) => {
                     shell.terminal_event(event).await;
                     shell.persist();
+                    idle_check = shell.stop_idle();
                     dirty = true;
                 }
                 Some(Err(e)) => {
@@ -188,7 +194,12 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 shell.notify();
                 if structural {
                     shell.persist();
+                    idle_check = shell.stop_idle();
                 }
+            }
+            () = sleep_until(idle_check), if idle_check.is_some() => {
+                idle_check = shell.stop_idle();
+                dirty = true;
             }
             () = sleep_until(next_frame), if next_frame.is_some() => {
                 shell.draw(&mut terminal)?;
@@ -312,6 +323,7 @@ impl Shell {
                 }
                 SupervisorAction::Restart(session) => self.ws.restart_session(session),
                 SupervisorAction::Stop(session) => self.ws.stop_session(session),
+                SupervisorAction::Answer(session, kind) => self.ws.answer_question(session, kind),
             }
             return;
         }
@@ -353,6 +365,18 @@ impl Shell {
         let event = slot.view.handle_key(key);
         let request = self.ws.pane_event(id, event);
         self.shell_request(request);
+    }
+
+    /// Stops the runners of sessions idle out of sight for `[workspace] stop_idle_after`;
+    /// when the next may be due.
+    fn stop_idle(&mut self) -> Option<tokio::time::Instant> {
+        if self.stop_idle_after.is_zero() {
+            return None;
+        }
+        let now = std::time::SystemTime::now();
+        let due = self.ws.stop_idle_background(now, self.stop_idle_after)?;
+        let wait = due.duration_since(now).unwrap_or_default();
+        Some(tokio::time::Instant::now() + wait)
     }
 
     /// Save the layout when it changed since it was last saved.

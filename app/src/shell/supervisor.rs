@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agent_client_protocol::v1::schema::PermissionOptionKind;
 use crossterm::event::{KeyCode, KeyEvent};
 use march_panes::sanitize::sanitize_line;
 use march_panes::theme::{Slot, Theme};
@@ -34,6 +35,8 @@ pub(super) enum SupervisorAction {
     Restart(SessionKey),
     /// Stop its runner.
     Stop(SessionKey),
+    /// Answer its open permission request with the option of this kind.
+    Answer(SessionKey, PermissionOptionKind),
 }
 
 /// The open view: the selected row and, when reading one, a runner's log.
@@ -81,6 +84,20 @@ impl SupervisorView {
             KeyCode::Char('x') => {
                 row.map_or(SupervisorAction::None, |r| SupervisorAction::Stop(r.key))
             }
+            // Answers for the selected session's question, as in its pane but with y/n, so
+            // r stays restart: y allow once, Y always, n reject once, N reject always.
+            KeyCode::Char(c @ ('y' | 'Y' | 'n' | 'N')) => match row {
+                Some(r) if r.question.is_some() => {
+                    let kind = match c {
+                        'y' => PermissionOptionKind::AllowOnce,
+                        'Y' => PermissionOptionKind::AllowAlways,
+                        'n' => PermissionOptionKind::RejectOnce,
+                        _ => PermissionOptionKind::RejectAlways,
+                    };
+                    SupervisorAction::Answer(r.key, kind)
+                }
+                _ => SupervisorAction::None,
+            },
             KeyCode::Char('l') => {
                 if let Some(r) = row {
                     self.log = Some(read_log(r, log_dir));
@@ -128,7 +145,7 @@ impl SupervisorView {
         let width = usize::from(inner.width);
         let footer = match &self.log {
             Some(_) => "↑↓ PgUp PgDn scroll · any other key back",
-            None => "↑↓ select · enter show · r restart · x stop · l log · esc close",
+            None => "↑↓ select · enter show · r restart · x stop · l log · y/n answer · esc close",
         };
         let mut lines: Vec<Line<'static>> = match &self.log {
             Some((_, log, scroll)) => {
@@ -263,6 +280,13 @@ impl SupervisorView {
                     ),
                     theme.style(Slot::Error),
                 ));
+            }
+            if let Some(question) = &row.question {
+                let text = format!(
+                    "       ? {} — y allow · Y always · n reject · N never",
+                    sanitize_line(question)
+                );
+                lines.push(Line::styled(clip(&text, width), theme.style(Slot::Warning)));
             }
             if !matches!(row.runner.state, RunnerState::Ready) && !row.runner.stderr_tail.is_empty()
             {

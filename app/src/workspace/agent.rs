@@ -265,11 +265,12 @@ impl AgentDriver {
                 shared.status.log_pid = shared.status.pid;
             }
             // Updates flow from here on, also while the session is being opened.
+            // Only a weak handle: stopping the driver must be able to drop the last strong one.
             tokio::spawn(forward(
                 key,
                 incoming,
                 shared.clone(),
-                runner.clone(),
+                Arc::downgrade(&runner),
                 events.clone(),
             ));
             let opened = match open {
@@ -468,11 +469,9 @@ async fn forward(
     key: SessionKey,
     mut incoming: EventReceiver,
     shared: Arc<Mutex<Shared>>,
-    runner: Arc<SupervisedRunner>,
+    runner: std::sync::Weak<SupervisedRunner>,
     events: UnboundedSender<(SessionKey, AgentEvent)>,
 ) {
-    // Holds only a weak interest: the driver's shutdown must be able to take the runner.
-    let runner = Arc::downgrade(&runner);
     while let Some(event) = incoming.recv().await {
         let out = match event {
             RunnerEvent::Update(n) => AgentEvent::Update(n),

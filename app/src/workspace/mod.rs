@@ -59,8 +59,12 @@ pub struct AgentSlot {
     pub project: PathBuf,
     /// The agent's id of the session, once known (kept while a restart is under way).
     pub session_id: Option<agent_client_protocol::v1::schema::SessionId>,
-    /// When the agent last sent something.
+    /// When the agent last sent something (or the session started).
     pub last_activity: Option<std::time::SystemTime>,
+    /// Its runner was stopped while it sat idle in the background; showing it restarts it.
+    pub parked: bool,
+    /// A prompt typed while the runner was stopped, sent once it is back.
+    pub pending_prompt: Option<String>,
     /// How the agent last ended, until the restart's reload says it is back.
     pub crash: Option<String>,
     /// Consecutive restarts, as the supervisor last reported.

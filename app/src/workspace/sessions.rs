@@ -4,12 +4,12 @@
 use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
+    PermissionOptionKind, RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
 };
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::setup::SetupView;
 
-use super::agent::{AgentDriver, AgentEvent, ListPurpose, SessionOpen};
+use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpen};
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
@@ -60,7 +60,9 @@ impl Workspace {
                 resume_query: None,
                 project: project.to_path_buf(),
                 session_id: resume.clone(),
-                last_activity: None,
+                last_activity: Some(std::time::SystemTime::now()),
+                parked: false,
+                pending_prompt: None,
                 crash: None,
                 restarts: 0,
             },
@@ -123,6 +125,13 @@ impl Workspace {
             } => {
                 tracing::info!(key = key.0, %agent, session = %session.0, "agent ready");
                 slot.session_id = Some(session);
+                if let Some(text) = slot.pending_prompt.take()
+                    && slot.driver.prompt(text.clone())
+                {
+                    view.submit_local(&text);
+                    view.turn_started();
+                    self.router.prompt_sent(key);
+                }
                 view.set_title(format!("{agent} · {}", project_name(&slot.project)));
                 view.set_config_options(&options);
             }
@@ -272,9 +281,29 @@ impl Workspace {
     /// Hand what pane `pane` answered to its session's driver. Returns a request for the
     /// Shell.
     pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> ShellRequest {
-        let Some(key) = self.panes.get(&pane).copied() else {
-            return ShellRequest::None;
+        match self.panes.get(&pane).copied() {
+            Some(key) => self.session_event(key, Some(pane), event),
+            None => ShellRequest::None,
+        }
+    }
+
+    /// Answers session `key`'s first open permission request with the option of `kind`,
+    /// from a list, without going to its pane.
+    pub fn answer_question(&mut self, key: SessionKey, kind: PermissionOptionKind) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
         };
+        let event = slot.view.answer_question(kind);
+        self.session_event(key, None, event);
+    }
+
+    /// What session `key`'s view answered, from `pane` (none when answered from a list).
+    fn session_event(
+        &mut self,
+        key: SessionKey,
+        pane: Option<PaneId>,
+        event: PaneEvent,
+    ) -> ShellRequest {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return ShellRequest::None;
         };
@@ -285,9 +314,25 @@ impl Workspace {
                     slot.view.submit_local(&text);
                     slot.view.turn_started();
                     self.router.prompt_sent(key);
+                } else if slot.setup.is_none() {
+                    match slot.driver.status().state {
+                        // Sent once the agent is ready.
+                        RunnerState::Starting | RunnerState::Restarting => {
+                            slot.view
+                                .notice("The agent is starting; the prompt goes once it is ready.");
+                            slot.pending_prompt = Some(text);
+                        }
+                        // A stopped agent starts on demand; the prompt goes once it is back.
+                        RunnerState::Stopped | RunnerState::Crashed(_) => {
+                            slot.pending_prompt = Some(text);
+                            self.restart_session(key);
+                        }
+                        RunnerState::Ready => slot
+                            .view
+                            .set_error("the agent is not ready yet".to_string()),
+                    }
                 } else {
-                    slot.view
-                        .set_error("the agent is not ready yet".to_string());
+                    slot.view.set_error("finish the setup first".to_string());
                 }
             }
             PaneEvent::CancelTurn => {
@@ -310,9 +355,15 @@ impl Workspace {
             PaneEvent::SetConfigOption { config_id, value } => {
                 slot.driver.set_option(&config_id.0, &value.0);
             }
-            PaneEvent::Slash { name, args } => return self.slash(pane, key, &name, &args),
+            PaneEvent::Slash { name, args } => {
+                if let Some(pane) = pane {
+                    return self.slash(pane, key, &name, &args);
+                }
+            }
             PaneEvent::ResumeSession(session) => {
-                if slot.driver.session().as_ref() != Some(&session) {
+                if let Some(pane) = pane
+                    && slot.driver.session().as_ref() != Some(&session)
+                {
                     self.replace_in_pane(pane, Some(session));
                 }
             }

@@ -3,6 +3,7 @@
 //! supervisor view offers on one: show it, restart its runner, stop it.
 
 use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
 
 use march_panes::agent::PaneStatus;
 
@@ -27,6 +28,8 @@ pub struct SessionRow {
     pub pane: PaneStatus,
     /// Whether a pane shows it.
     pub shown: bool,
+    /// What its first open permission request is about, if one waits.
+    pub question: Option<String>,
 }
 
 impl Workspace {
@@ -43,6 +46,7 @@ impl Workspace {
                 runner: slot.driver.status(),
                 pane: slot.view.status(),
                 shown: self.panes.values().any(|k| k == key),
+                question: slot.view.pending_question().map(str::to_string),
             })
             .collect();
         let first_key = |project: &PathBuf, rows: &[SessionRow]| {
@@ -85,9 +89,11 @@ impl Workspace {
         if slot.setup.is_some() {
             return;
         }
-        let open = match slot.driver.session() {
-            Some(id) => SessionOpen::Load(id),
-            None => SessionOpen::New(self.launcher.mode),
+        // A session nobody prompted has nothing on disk to load: it starts afresh.
+        let known = slot.session_id.clone().or_else(|| slot.driver.session());
+        let open = match known {
+            Some(id) if slot.view.has_prompt() => SessionOpen::Load(id),
+            _ => SessionOpen::New(self.launcher.mode),
         };
         let reload = matches!(open, SessionOpen::Load(_));
         let driver = AgentDriver::start(
@@ -107,11 +113,21 @@ impl Workspace {
             "Restarting the agent with a new session."
         });
         slot.crash = None;
+        slot.parked = false;
         self.router.restarted(key);
     }
 
-    /// Stop session `key`'s runner; the view stays, and a restart brings it back.
+    /// Stop session `key`'s runner; the view stays, and a restart (or a prompt) brings it
+    /// back.
     pub fn stop_session(&mut self, key: SessionKey) {
+        self.stop_runner(
+            key,
+            "Stopped the agent. Sending a prompt, or r in the supervisor (Ctrl-a S), starts it again.",
+        );
+    }
+
+    /// Stops session `key`'s runner with `notice` in its pane.
+    fn stop_runner(&mut self, key: SessionKey, notice: &str) {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
@@ -128,8 +144,53 @@ impl Workspace {
         let old = std::mem::replace(&mut slot.driver, stopped);
         tokio::spawn(old.shutdown());
         slot.view.clear_permissions();
-        slot.view
-            .notice("Stopped the agent. Restart it from the supervisor (Ctrl-a S, then r).");
+        slot.view.notice(notice);
         self.router.restarted(key);
+    }
+}
+
+impl Workspace {
+    /// Stops the runners of sessions no pane shows that have been idle for `after` (`now`
+    /// given, so tests choose the time); they restart when shown. Returns when the next
+    /// one would be due, if any may be.
+    pub fn stop_idle_background(&mut self, now: SystemTime, after: Duration) -> Option<SystemTime> {
+        let mut next: Option<SystemTime> = None;
+        let keys: Vec<SessionKey> = self.sessions.keys().copied().collect();
+        for key in keys {
+            if self.panes.values().any(|k| *k == key)
+                || !matches!(
+                    self.router.attention(key),
+                    Attention::Idle | Attention::Done | Attention::Error
+                )
+            {
+                continue;
+            }
+            let Some(slot) = self.sessions.get(&key) else {
+                continue;
+            };
+            if slot.setup.is_some() || slot.driver.status().state != RunnerState::Ready {
+                continue;
+            }
+            let due = slot.last_activity.unwrap_or(now) + after;
+            if due <= now {
+                self.stop_runner(
+                    key,
+                    "Stopped the agent while this session sat idle out of sight; showing it starts the agent again.",
+                );
+                if let Some(slot) = self.sessions.get_mut(&key) {
+                    slot.parked = true;
+                }
+            } else {
+                next = Some(next.map_or(due, |n| n.min(due)));
+            }
+        }
+        next
+    }
+
+    /// Starts the runner of session `key` again if it was stopped in the background.
+    pub(super) fn wake(&mut self, key: SessionKey) {
+        if self.sessions.get(&key).is_some_and(|s| s.parked) {
+            self.restart_session(key);
+        }
     }
 }

@@ -152,6 +152,7 @@ impl Workspace {
         {
             self.last_session = Some(old);
         }
+        self.wake(key);
     }
 
     /// Shows session `key` in a new pane split beside the focused one.
@@ -162,6 +163,7 @@ impl Workspace {
         let pane = PaneId(self.next_id());
         self.panes.insert(pane, key);
         self.tab_mut().layout.split(Axis::Horizontal, pane);
+        self.wake(key);
     }
 
     /// Shows the next (or previous) open session in the focused pane, in the order they

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
+    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
     SessionConfigOptionCategory, SessionId, SessionUpdate,
 };
 
@@ -215,6 +215,29 @@ impl AgentPane {
     /// the app can answer them `cancelled`.
     pub fn clear_permissions(&mut self) -> Vec<PermissionId> {
         self.permissions.drain(..).map(|m| m.id).collect()
+    }
+
+    /// Whether the session holds a prompt (typed here or replayed), so that there is
+    /// something for the agent to load.
+    pub fn has_prompt(&self) -> bool {
+        self.transcript
+            .blocks()
+            .iter()
+            .any(|b| matches!(b, transcript::Block::Message(m) if m.role == transcript::Role::User))
+    }
+
+    /// What the first open permission request is about, if one is open.
+    pub fn pending_question(&self) -> Option<&str> {
+        self.permissions.front().map(|m| m.title())
+    }
+
+    /// Answers the first open permission request with the agent's option of `kind` (from a
+    /// list outside the pane); nothing when none is open or the agent offers no such option.
+    pub fn answer_question(&mut self, kind: PermissionOptionKind) -> PaneEvent {
+        match self.permissions.front().and_then(|m| m.option_of(kind)) {
+            Some(outcome) => self.answer(outcome),
+            None => PaneEvent::None,
+        }
     }
 
     fn answer(&mut self, outcome: RequestPermissionOutcome) -> PaneEvent {

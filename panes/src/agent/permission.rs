@@ -96,6 +96,23 @@ impl PermissionModal {
     }
 
     /// The tool call this request is about.
+    /// What the request is about, as shown.
+    pub(crate) fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The agent's option of `kind`, as an answer.
+    pub(crate) fn option_of(&self, kind: PermissionOptionKind) -> Option<RequestPermissionOutcome> {
+        self.options
+            .iter()
+            .find(|(_, o)| o.kind == kind)
+            .map(|(_, o)| {
+                RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                    o.option_id.clone(),
+                ))
+            })
+    }
+
     pub(crate) fn tool_call_id(&self) -> &agent_client_protocol::v1::schema::ToolCallId {
         &self.request.tool_call.tool_call_id
     }

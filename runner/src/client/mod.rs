@@ -30,7 +30,7 @@ pub use events::{AgentRequest, EventReceiver, Pending, RunnerEvent};
 pub use process::{
     ExitWatcher, RunnerCommand, RunnerExit, RunnerProcess, STDERR_TAIL_BYTES, StdioTransport,
 };
-pub use supervise::{RestartPolicy, SupervisedRunner};
+pub use supervise::{RestartCounter, RestartDecision, RestartPolicy, SupervisedRunner};
 
 use events::EventSender;
 

@@ -54,6 +54,68 @@ impl RestartPolicy {
     }
 }
 
+/// What follows a runner's end, by the policy and the crashes before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RestartDecision {
+    /// Start it again after this wait; `attempt` is the consecutive restart it will be.
+    RestartAfter {
+        /// The wait.
+        wait: Duration,
+        /// Which consecutive restart (1 for the first after a healthy run).
+        attempt: u32,
+    },
+    /// It kept crashing: stop trying. `attempts` restarts were tried in a row.
+    GiveUp {
+        /// Restarts tried in a row.
+        attempts: u32,
+    },
+}
+
+/// Counts consecutive crashes and decides what follows each, from the policy and how long
+/// the runner had been up: a pure state machine, so its timing is tested with a fake clock.
+#[derive(Debug, Clone)]
+pub struct RestartCounter {
+    policy: RestartPolicy,
+    attempts: u32,
+}
+
+impl RestartCounter {
+    /// A counter with no crash yet.
+    pub fn new(policy: RestartPolicy) -> Self {
+        RestartCounter {
+            policy,
+            attempts: 0,
+        }
+    }
+
+    /// The runner ended after running for `up_for`: a run at least `healthy_after` long
+    /// starts the count afresh.
+    pub fn crashed(&mut self, up_for: Duration) -> RestartDecision {
+        if up_for >= self.policy.healthy_after {
+            self.attempts = 0;
+        }
+        self.next()
+    }
+
+    /// A restart failed before the runner was up (spawn or initialize failed).
+    pub fn start_failed(&mut self) -> RestartDecision {
+        self.next()
+    }
+
+    fn next(&mut self) -> RestartDecision {
+        if self.attempts >= self.policy.max_attempts {
+            return RestartDecision::GiveUp {
+                attempts: self.attempts,
+            };
+        }
+        self.attempts += 1;
+        RestartDecision::RestartAfter {
+            wait: self.policy.backoff(self.attempts),
+            attempt: self.attempts,
+        }
+    }
+}
+
 /// Where the supervised runner stands.
 #[derive(Debug, Clone)]
 enum State {
@@ -214,7 +276,7 @@ enum Wake {
 
 impl Supervisor {
     async fn run(mut self, mut process: RunnerProcess, mut connection: Arc<Connection>) {
-        let mut attempts = 0u32;
+        let mut counter = RestartCounter::new(self.policy.clone());
         loop {
             let up_since = Instant::now();
             let wake = tokio::select! {
@@ -234,20 +296,17 @@ impl Supervisor {
             let sessions = connection.open_sessions();
             drop(connection);
             drop(process);
-            if up_since.elapsed() >= self.policy.healthy_after {
-                attempts = 0;
-            }
+            let decision = counter.crashed(up_since.elapsed());
             let restarted = match self
-                .restart(&mut attempts, format!("the runner {exit}"))
+                .restart(&mut counter, decision, format!("the runner {exit}"))
                 .await
             {
                 Some(restarted) => restarted,
                 None => return,
             };
-            (process, connection) = restarted;
-            let _ = self
-                .events
-                .send(RunnerEvent::Restarted { attempt: attempts });
+            let attempt;
+            (process, connection, attempt) = restarted;
+            let _ = self.events.send(RunnerEvent::Restarted { attempt });
             let reopen = reopen_all(
                 &connection,
                 &sessions,
@@ -284,37 +343,40 @@ impl Supervisor {
         }
     }
 
-    /// Starts the runner again after the backoff, as often as the policy allows. `None`
+    /// Starts the runner again after the backoff, as often as the counter allows. `None`
     /// when stopped or given up (the state says which).
     async fn restart(
         &mut self,
-        attempts: &mut u32,
+        counter: &mut RestartCounter,
+        mut decision: RestartDecision,
         mut reason: String,
-    ) -> Option<(RunnerProcess, Arc<Connection>)> {
+    ) -> Option<(RunnerProcess, Arc<Connection>, u32)> {
         loop {
-            *attempts += 1;
-            if *attempts > self.policy.max_attempts {
-                let attempts = *attempts - 1;
-                tracing::error!(attempts, "runner keeps crashing; giving up: {reason}");
-                let _ = self.events.send(RunnerEvent::GaveUp {
-                    attempts,
-                    reason: reason.clone(),
-                });
-                self.state.send_replace(State::GaveUp { attempts, reason });
-                return None;
-            }
+            let (wait, attempt) = match decision {
+                RestartDecision::RestartAfter { wait, attempt } => (wait, attempt),
+                RestartDecision::GiveUp { attempts } => {
+                    tracing::error!(attempts, "runner keeps crashing; giving up: {reason}");
+                    let _ = self.events.send(RunnerEvent::GaveUp {
+                        attempts,
+                        reason: reason.clone(),
+                    });
+                    self.state.send_replace(State::GaveUp { attempts, reason });
+                    return None;
+                }
+            };
             tokio::select! {
                 _ = &mut self.stop => {
                     self.state.send_replace(State::Stopped);
                     return None;
                 }
-                () = tokio::time::sleep(self.policy.backoff(*attempts)) => {}
+                () = tokio::time::sleep(wait) => {}
             }
             match start_runner(&self.command, &self.options, &self.events).await {
-                Ok((process, connection)) => return Some((process, Arc::new(connection))),
+                Ok((process, connection)) => return Some((process, Arc::new(connection), attempt)),
                 Err(error) => {
-                    tracing::warn!(attempt = *attempts, "restarting the runner failed: {error}");
+                    tracing::warn!(attempt, "restarting the runner failed: {error}");
                     reason = error.to_string();
+                    decision = counter.start_failed();
                 }
             }
         }

@@ -459,6 +459,71 @@ fn backoff_doubles_up_to_the_cap() {
     assert_eq!(policy.backoff(u32::MAX), Duration::from_secs(1));
 }
 
+/// A clock the test moves by hand: the counter only ever sees how long a runner was up.
+struct FakeClock {
+    now: std::time::Instant,
+}
+
+impl FakeClock {
+    fn advance(&mut self, by: Duration) -> std::time::Instant {
+        self.now += by;
+        self.now
+    }
+}
+
+#[test]
+fn restart_policy_with_a_fake_clock() {
+    use super::{RestartCounter, RestartDecision};
+    let policy = RestartPolicy {
+        max_attempts: 3,
+        initial_backoff: Duration::from_millis(250),
+        max_backoff: Duration::from_secs(10),
+        healthy_after: Duration::from_secs(30),
+        prefer_load: true,
+    };
+    let mut clock = FakeClock {
+        now: std::time::Instant::now(),
+    };
+    let mut counter = RestartCounter::new(policy);
+    let restart = |wait_ms, attempt| RestartDecision::RestartAfter {
+        wait: Duration::from_millis(wait_ms),
+        attempt,
+    };
+    // Crashes in quick succession back off, doubling.
+    let up = clock.now;
+    let crashed_at = clock.advance(Duration::from_secs(1));
+    assert_eq!(counter.crashed(crashed_at - up), restart(250, 1));
+    let up = clock.advance(Duration::from_millis(250));
+    let crashed_at = clock.advance(Duration::from_secs(2));
+    assert_eq!(counter.crashed(crashed_at - up), restart(500, 2));
+    // A restart that cannot even start counts too.
+    assert_eq!(counter.start_failed(), restart(1000, 3));
+    // One more crash within the healthy time: given up, after three tries in a row.
+    let up = clock.advance(Duration::from_secs(1));
+    let crashed_at = clock.advance(Duration::from_secs(29));
+    assert_eq!(
+        counter.crashed(crashed_at - up),
+        RestartDecision::GiveUp { attempts: 3 }
+    );
+
+    // A runner that stayed up for the healthy time starts the count afresh.
+    let mut counter = RestartCounter::new(RestartPolicy {
+        max_attempts: 3,
+        ..RestartPolicy::default()
+    });
+    for attempt in 1..=3 {
+        let up = clock.now;
+        let at = clock.advance(Duration::from_secs(5));
+        assert!(matches!(
+            counter.crashed(at - up),
+            RestartDecision::RestartAfter { attempt: a, .. } if a == attempt
+        ));
+    }
+    let up = clock.now;
+    let at = clock.advance(Duration::from_secs(30));
+    assert_eq!(counter.crashed(at - up), restart(250, 1));
+}
+
 // --- processes ---------------------------------------------------------------------------
 
 /// A fake "agent" that starts a background sleeper and never answers; it writes the shell's
