@@ -5,7 +5,7 @@
 //! an agent does reaches a pane as an ACP update routed by the app.
 
 pub mod agent;
-mod chrome;
+pub mod chrome;
 pub mod highlight;
 pub mod markdown;
 pub mod osc52;

@@ -9,8 +9,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use crate::chrome::draw_modal;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{truncate, width};
@@ -64,6 +64,12 @@ pub struct Switcher {
     matcher: Matcher,
     /// Saved sessions are still being listed.
     loading: bool,
+    /// `entries[0]` is pinned: always listed first, whatever the query.
+    pinned: bool,
+    /// The border's name for the list.
+    title: String,
+    /// The key hints at the bottom.
+    footer: String,
 }
 
 impl std::fmt::Debug for Switcher {
@@ -91,9 +97,23 @@ impl Switcher {
             selected: 0,
             matcher: Matcher::new(Config::DEFAULT),
             loading: false,
+            pinned: false,
+            title: "Sessions".to_string(),
+            footer: " enter show here · alt-enter/ctrl-s in a split · ↑↓ select · esc close"
+                .to_string(),
         };
         s.refilter();
         s
+    }
+
+    /// Names the list in its border (default: Sessions).
+    pub fn set_title(&mut self, title: impl Into<String>) {
+        self.title = title.into();
+    }
+
+    /// Sets the key hints at the bottom.
+    pub fn set_footer(&mut self, footer: impl Into<String>) {
+        self.footer = footer.into();
     }
 
     /// Says whether more entries are on their way (drawn as a note).
@@ -114,6 +134,19 @@ impl Switcher {
         {
             self.selected = at;
         }
+    }
+
+    /// Puts `entry` first whatever the query (or removes the pinned one): for a choice
+    /// made from the query itself, such as a typed path.
+    pub fn set_pinned(&mut self, entry: Option<SwitcherEntry>) {
+        if self.pinned {
+            self.entries.remove(0);
+        }
+        self.pinned = entry.is_some();
+        if let Some(entry) = entry {
+            self.entries.insert(0, entry);
+        }
+        self.refilter();
     }
 
     /// The query typed so far.
@@ -140,6 +173,10 @@ impl Switcher {
         let mut buf = Vec::new();
         let mut scored: Vec<(u32, usize, Vec<u32>)> = Vec::new();
         for (i, e) in self.entries.iter().enumerate() {
+            if self.pinned && i == 0 {
+                scored.push((u32::MAX, 0, Vec::new()));
+                continue;
+            }
             let hay = haystack(e);
             let mut indices = Vec::new();
             if let Some(score) = pattern.indices(
@@ -245,11 +282,11 @@ impl Switcher {
             w,
             h,
         );
-        Clear.render(rect, buf);
         let body = theme.style(Slot::Modal);
         let dim = body.patch(theme.style(Slot::TextDim));
         let title = format!(
-            " Sessions · {} of {}{} ",
+            "{} · {} of {}{}",
+            self.title,
             self.matches.len(),
             self.entries.len(),
             if self.loading {
@@ -258,13 +295,7 @@ impl Switcher {
                 ""
             }
         );
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(Slot::ModalBorder))
-            .style(body)
-            .title(Span::styled(title, theme.style(Slot::ModalBorder)));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        let inner = draw_modal(rect, &title, buf, theme);
         let iw = usize::from(inner.width);
         let query = sanitize_line(&self.query);
         buf.set_line(
@@ -276,11 +307,10 @@ impl Switcher {
             ]),
             inner.width,
         );
-        let footer = " enter show here · alt-enter/ctrl-s in a split · ↑↓ select · esc close";
         buf.set_line(
             inner.x,
             inner.bottom().saturating_sub(1),
-            &Line::styled(truncate(footer, iw), theme.style(Slot::Hint)),
+            &Line::styled(truncate(&self.footer, iw), theme.style(Slot::Hint)),
             inner.width,
         );
         let rows = usize::from(inner.height.saturating_sub(2));
@@ -452,6 +482,16 @@ mod tests {
         assert_eq!(s.matching().len(), 4);
         assert_eq!(s.paste("web\nignored"), SwitcherKey::Changed);
         assert_eq!(s.matching(), [4]);
+    }
+
+    #[test]
+    fn a_pinned_entry_stays_first_whatever_the_query() {
+        let mut s = Switcher::new(entries());
+        s.set_pinned(Some(entry(9, "open /tmp/x", "", "path")));
+        typed(&mut s, "docs");
+        assert_eq!(s.matching(), [9, 2]);
+        s.set_pinned(None);
+        assert_eq!(s.matching(), [2]);
     }
 
     #[test]

@@ -12,190 +12,20 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
-use std::io::{Read, Write};
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+#[path = "support/term.rs"]
+mod term;
+
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use march_testkit::{Script, ScriptedServer, Turn};
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
+use term::{Term, march_command, median, ms, proc_stats, streamed_answer, tree_stats};
 
-const COLS: u16 = 200;
-const ROWS: u16 = 50;
 const IDLE: Duration = Duration::from_secs(30);
 const RUNS: usize = 5;
 /// Prompt/answer rounds after which memory and idle cost are measured again.
 const ROUNDS: usize = 50;
-
-/// About 2,000 tokens of markdown (paragraphs, a list, code) in 500 deltas, 60 ms apart.
-fn streamed_answer() -> Turn {
-    let piece = "The parser keeps **nested** brackets now. Each `Token` carries its span, \
-                 so errors point at the right column.\n\n- lexer: skips comments\n- parser: \
-                 recovers after a bad token\n\n```rust\nfn parse(input: &str) -> Ast {\n    \
-                 Parser::new(input).run()\n}\n```\n\n";
-    let text = piece.repeat(30);
-    let chars: Vec<char> = text.chars().collect();
-    let per = chars.len().div_ceil(500);
-    let events = chars
-        .chunks(per)
-        .map(|c| march_testkit::Event::text(c.iter().collect::<String>()))
-        .collect();
-    Turn::stream(events).with_delay(60)
-}
-
-/// A program in a PTY: its screen and a count of the bytes it wrote.
-struct Term {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
-    screen: Arc<Mutex<vt100::Parser>>,
-    bytes: Arc<AtomicU64>,
-}
-
-impl Term {
-    fn spawn(cmd: CommandBuilder) -> Term {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = pair.master.take_writer().unwrap();
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-        let bytes = Arc::new(AtomicU64::new(0));
-        let (s, b) = (screen.clone(), bytes.clone());
-        std::thread::spawn(move || {
-            // Keep the master alive as long as the reader runs.
-            let _master = pair.master;
-            let mut buf = [0u8; 16384];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                b.fetch_add(n as u64, Ordering::Relaxed);
-                s.lock().unwrap().process(&buf[..n]);
-            }
-        });
-        Term {
-            child,
-            writer,
-            screen,
-            bytes,
-        }
-    }
-
-    fn wait_for(&self, needle: &str, count: usize) -> Duration {
-        let start = Instant::now();
-        loop {
-            if self
-                .screen
-                .lock()
-                .unwrap()
-                .screen()
-                .contents()
-                .matches(needle)
-                .count()
-                >= count
-            {
-                return start.elapsed();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no `{needle}` on screen:\n{}",
-                self.screen.lock().unwrap().screen().contents()
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).unwrap();
-        self.writer.flush().unwrap();
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.process_id().unwrap()
-    }
-}
-
-impl Drop for Term {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// (utime + stime in clock ticks, RSS in KB) of `pid`.
-fn proc_stats(pid: u32) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rfind(')').map(|i| &stat[i + 2..]).unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    (ticks, rss)
-}
-
-/// `pid` and its descendants.
-fn tree(pid: u32) -> Vec<u32> {
-    let mut all = vec![pid];
-    let mut i = 0;
-    while i < all.len() {
-        let parent = all[i];
-        if let Ok(dir) = std::fs::read_dir("/proc") {
-            for e in dir.flatten() {
-                let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                    continue;
-                };
-                let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-                let after = stat.rfind(')').map(|i| &stat[i + 2..]).unwrap_or("");
-                if after.split_whitespace().nth(1) == Some(&parent.to_string()) {
-                    all.push(p);
-                }
-            }
-        }
-        i += 1;
-    }
-    all
-}
-
-fn tree_stats(pid: u32) -> (u64, u64) {
-    tree(pid)
-        .into_iter()
-        .map(proc_stats)
-        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
-fn march_command(home: &Path, project: &Path) -> CommandBuilder {
-    let mut cmd = CommandBuilder::new(march_e2e::march_bin());
-    cmd.cwd(project);
-    cmd.env_clear();
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("HOME", home.join("home"));
-    cmd.env("MARCH_HOME", home.join("march"));
-    cmd
-}
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
@@ -203,7 +33,7 @@ fn main() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // First a 2,000-token markdown answer streamed over 30 s, then short answers.
-    let mut turns = vec![streamed_answer()];
+    let mut turns = vec![streamed_answer(60)];
     turns.extend((0..=ROUNDS).map(|i| Turn::text(format!("Answer {i}: **done**."))));
     let server = runtime
         .block_on(ScriptedServer::start(Script::new(turns)))

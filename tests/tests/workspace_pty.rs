@@ -630,3 +630,73 @@ fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
     }
     quit(&mut m);
 }
+
+#[test]
+fn a_project_deleted_while_open_is_reported_and_march_stays_usable() {
+    let h = tokio_harness(vec![Turn::text("Still here.")]);
+    let root = h.dir.path().canonicalize().unwrap();
+    let (keep, doomed) = (root.join("keep"), root.join("doomed"));
+    std::fs::create_dir_all(&keep).unwrap();
+    std::fs::create_dir_all(&doomed).unwrap();
+    let mut m = spawn_in(&h, &root, &["keep", "doomed"]);
+    m.wait_text("March · keep");
+    m.send(PREFIX);
+    m.send(b"2");
+    // Its agent's title: the session is open.
+    m.wait_text("March · doomed");
+    std::fs::remove_dir_all(&doomed).unwrap();
+    // A new pane on the deleted project says why it cannot start.
+    m.send(PREFIX);
+    m.send(b"%");
+    m.wait_text("the project directory");
+    m.wait_text("is gone");
+    // The other project still answers.
+    m.send(PREFIX);
+    m.send(b"1");
+    m.wait_text("March · keep");
+    type_line(&mut m, "are you there?");
+    m.wait_text("Still here.");
+    quit(&mut m);
+}
+
+#[test]
+fn the_project_picker_opens_a_neighbour_or_a_typed_path_in_a_tab() {
+    let h = tokio_harness(vec![]);
+    let root = h.dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("other")).unwrap();
+    std::fs::create_dir_all(root.join("deep/inside")).unwrap();
+    let mut m = start(&h);
+    // A neighbour of the project, by name.
+    m.send(PREFIX);
+    m.send(b"P");
+    m.wait_for("the picker with the neighbours", |t| {
+        t.contains("Open a project") && t.contains("other") && t.contains("nearby")
+    });
+    m.send(b"othe");
+    m.wait_for("one match", |t| t.contains("1 of "));
+    m.send(ENTER);
+    m.wait_for("a tab on it", |t| {
+        t.contains("2:other") && t.contains("March · other")
+    });
+    // A typed path, relative to the focused project.
+    m.send(PREFIX);
+    m.send(b"P");
+    m.wait_text("Open a project");
+    m.send(b"../deep/inside");
+    m.wait_text("this path");
+    m.send(ENTER);
+    m.wait_for("a tab on the typed path", |t| {
+        t.contains("3:inside") && t.contains("March · inside")
+    });
+    // Choosing a project that is open shows its tab.
+    m.send(PREFIX);
+    m.send(b"P");
+    m.wait_text("Open a project");
+    m.send(b"othe");
+    m.wait_for("one match", |t| t.contains("1 of "));
+    m.send(ENTER);
+    m.wait_for("the other tab again", |t| {
+        t.contains("March · other") && !t.contains("4:")
+    });
+    quit(&mut m);
+}

@@ -78,6 +78,7 @@ commands! {
     TabSelect7 = "tab.select-7", "Go to tab 7.";
     TabSelect8 = "tab.select-8", "Go to tab 8.";
     TabSelect9 = "tab.select-9", "Go to tab 9.";
+    ProjectOpen = "project.open", "Open a project directory (recent, nearby or typed) in a new tab.";
     SessionSwitcher = "session.switcher", "Find a session of any project (open or saved) and show it.";
     SessionNext = "session.next", "Show the next open session in the focused pane.";
     SessionPrev = "session.prev", "Show the previous open session in the focused pane.";

@@ -8,6 +8,7 @@ use crate::workspace::ShellRequest;
 use crate::workspace::layout::{Axis, Direction};
 
 use super::Shell;
+use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
 use super::switch::SessionSwitcher;
 
@@ -54,6 +55,10 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PaneGrowDown => grow(shell, Direction::Down),
         C::TabNew => ws.new_tab(),
         C::SessionSwitcher => shell.switcher = Some(SessionSwitcher::open(ws)),
+        C::ProjectOpen => {
+            let near = ws.focused_project();
+            shell.projects = Some(ProjectPicker::open(ws, &shell.data_dir, &near));
+        }
         C::SessionNext | C::SessionPrev => ws.cycle_session(command == C::SessionNext),
         C::SessionLast => {
             if !ws.toggle_last_session() {

@@ -25,8 +25,8 @@ pub(super) struct Overlays<'a> {
     pub message: Option<String>,
     /// The supervisor view, when open.
     pub supervisor: Option<&'a SupervisorView>,
-    /// The session switcher, when open.
-    pub switcher: Option<&'a Switcher>,
+    /// The session switcher or the project picker, when open.
+    pub list: Option<&'a Switcher>,
 }
 
 /// Draw the workspace into `frame`.
@@ -51,7 +51,7 @@ pub(super) fn draw(
         message: overlays.message.clone(),
     };
     status::render(ws, &ctx, bar, buf, theme);
-    if let Some(view) = overlays.switcher {
+    if let Some(view) = overlays.list {
         view.render(panes, buf, theme);
     } else if let Some(view) = overlays.supervisor {
         view.render(&ws.supervisor_rows(), panes, buf, theme);
@@ -65,7 +65,7 @@ pub(super) fn draw(
             theme,
         );
     }
-    if overlays.supervisor.is_some() || overlays.switcher.is_some() {
+    if overlays.supervisor.is_some() || overlays.list.is_some() {
         return;
     }
     if let Some((x, y)) = ws.slot(ws.focused()).and_then(|s| match &s.setup {
@@ -90,6 +90,11 @@ mod tests {
 
     /// A workspace whose panes have no agent behind them.
     fn workspace() -> Workspace {
+        workspace_on(&["/work/project"])
+    }
+
+    /// A workspace with a tab for each of `projects`, no agent behind its panes.
+    fn workspace_on(projects: &[&str]) -> Workspace {
         let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
         Workspace::new(
             AgentLauncher {
@@ -98,7 +103,7 @@ mod tests {
                 events,
                 paths: None,
             },
-            vec!["/work/project".into()],
+            projects.iter().map(Into::into).collect(),
         )
     }
 
@@ -118,7 +123,7 @@ mod tests {
             help: false,
             message: None,
             supervisor: None,
-            switcher: None,
+            list: None,
         }
     }
 
@@ -151,7 +156,7 @@ mod tests {
             help: false,
             message: Some("copied 12 characters".to_string()),
             supervisor: None,
-            switcher: None,
+            list: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("prefix_hint", t.backend());
@@ -168,7 +173,7 @@ mod tests {
             help: true,
             message: None,
             supervisor: None,
-            switcher: None,
+            list: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("help_light", t.backend());
@@ -185,16 +190,7 @@ mod tests {
         use crate::workspace::router::Attention;
         let theme = Theme::builtin("dark").unwrap();
         let keymap = Keymap::defaults();
-        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut ws = Workspace::new(
-            AgentLauncher {
-                spec: AgentSpec::march(Path::new("/usr/bin/march")),
-                mode: None,
-                events,
-                paths: None,
-            },
-            vec!["/work/api".into(), "/work/web".into(), "/work/docs".into()],
-        );
+        let mut ws = workspace_on(&["/work/api", "/work/web", "/work/docs"]);
         let key_of_tab = |ws: &mut Workspace, i: usize| {
             ws.select_tab(i);
             ws.focused_session().unwrap()
@@ -256,22 +252,47 @@ mod tests {
     }
 
     #[test]
+    fn streamed_chunks_change_no_attention_and_draw_only_in_sight() {
+        use agent_client_protocol::v1::schema::{
+            ContentBlock, ContentChunk, SessionNotification, SessionUpdate, TextContent,
+        };
+
+        use crate::workspace::agent::AgentEvent;
+        use crate::workspace::router::Attention;
+        let mut ws = workspace_on(&["/work/api", "/work/web"]);
+        ws.select_tab(1);
+        let web = ws.focused_session().unwrap();
+        ws.select_tab(0);
+        let api = ws.focused_session().unwrap();
+        let chunk = |text: &str| {
+            AgentEvent::Update(SessionNotification::new(
+                "s",
+                SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
+                    TextContent::new(text),
+                ))),
+            ))
+        };
+        // A replayed or stray chunk is not work: attention stays idle.
+        assert!(
+            !ws.agent_event(web, chunk("out of sight")),
+            "nothing to draw"
+        );
+        assert_eq!(ws.attention_count(Attention::Idle), 2);
+        assert!(
+            ws.agent_event(api, chunk("in sight")),
+            "the focused pane redraws"
+        );
+        assert_eq!(ws.attention_count(Attention::Idle), 2);
+    }
+
+    #[test]
     fn supervisor_view_lists_sessions_by_project() {
         use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
         use super::super::supervisor::SupervisorAction;
         let theme = Theme::builtin("dark").unwrap();
         let keymap = Keymap::defaults();
-        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let mut ws = Workspace::new(
-            AgentLauncher {
-                spec: AgentSpec::march(Path::new("/usr/bin/march")),
-                mode: None,
-                events,
-                paths: None,
-            },
-            vec!["/work/api".into(), "/work/web".into()],
-        );
+        let mut ws = workspace_on(&["/work/api", "/work/web"]);
         ws.split(Axis::Horizontal);
         let mut view = SupervisorView::default();
         let rows = ws.supervisor_rows();
@@ -331,7 +352,7 @@ mod tests {
                 help: true,
                 message: Some("x".repeat(500)),
                 supervisor: None,
-                switcher: None,
+                list: None,
             };
             terminal
                 .draw(|f| draw(f, &mut ws, &theme, &hl, &overlays))

@@ -1,12 +1,13 @@
 //! The which-key hint: after the prefix key, the keys that may follow and what they do.
 
+use march_panes::chrome::draw_modal;
 use march_panes::theme::{Slot, Theme};
 
 use crate::keymap::{KeyContext, Keymap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
+use ratatui::widgets::Widget;
 
 /// Draw `hints` (key, what it does) in a box at the bottom right of `area`, in as many
 /// columns as fit.
@@ -34,14 +35,7 @@ pub(super) fn render(
         .unwrap_or(u16::MAX)
         .min(area.width);
     let rect = Rect::new(area.right() - width, area.bottom() - height, width, height);
-    Clear.render(rect, buf);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Slot::ModalBorder))
-        .style(theme.style(Slot::Modal))
-        .title(" prefix ");
-    let inner = block.inner(rect);
-    block.render(rect, buf);
+    let inner = draw_modal(rect, "prefix", buf, theme);
     for row in 0..rows {
         let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
         if y >= inner.bottom() {
@@ -77,15 +71,9 @@ pub(super) fn render_help(keymap: &Keymap, area: Rect, buf: &mut Buffer, theme: 
         area.width - area.width / 10,
         area.height - area.height / 10,
     );
-    Clear.render(rect, buf);
     let prefix = keymap.prefix_key().to_string();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.style(Slot::ModalBorder))
-        .style(theme.style(Slot::Modal))
-        .title(format!(" keys · prefix {prefix} · any key closes "));
-    let inner = block.inner(rect);
-    block.render(rect, buf);
+    let title = format!("keys · prefix {prefix} · any key closes");
+    let inner = draw_modal(rect, &title, buf, theme);
     let mut lines: Vec<Line<'static>> = Vec::new();
     for context in KeyContext::ALL {
         let title = match context {

@@ -8,6 +8,7 @@
 mod commands;
 mod frame;
 mod hints;
+mod projects;
 mod supervisor;
 mod switch;
 pub mod terminal;
@@ -34,12 +35,16 @@ use crate::workspace::agent::{AgentEvent, AgentSpec};
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
+use projects::ProjectPicker;
 use supervisor::{SupervisorAction, SupervisorView};
 use switch::SessionSwitcher;
 use terminal::TerminalGuard;
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
 const FRAME_INTERVAL: Duration = Duration::from_millis(8);
+
+/// Agent events handled in one pass of the loop at most.
+const EVENT_BATCH: usize = 256;
 
 /// Everything the loop owns besides the terminal.
 struct Shell {
@@ -58,8 +63,14 @@ struct Shell {
     supervisor: Option<SupervisorView>,
     /// The session switcher, when open.
     switcher: Option<SessionSwitcher>,
+    /// The open-project picker, when open.
+    projects: Option<ProjectPicker>,
+    /// The data directory (saved workspaces, for recent projects).
+    data_dir: PathBuf,
     /// How long a session may sit idle out of sight before its runner stops (0: never).
     stop_idle_after: Duration,
+    /// Frame times for a benchmark, when `MARCH_FRAME_STATS` asks for them.
+    frame_stats: Option<FrameStats>,
     /// Where the layout is saved (none when another march has this workspace open).
     store: Option<WorkspaceStore>,
     /// The directories this workspace was opened on.
@@ -158,6 +169,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         help: false,
         supervisor: None,
         switcher: None,
+        projects: None,
+        data_dir: paths.data_dir.clone(),
+        frame_stats: FrameStats::from_env(),
         stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
         log_dir: paths.log_dir(),
         quit: false,
@@ -184,10 +198,21 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 }
                 None => break,
             },
-            Some((key, event)) = agent_events.recv() => {
-                // Streamed updates change no saved state; everything else may.
-                let structural = !matches!(event, AgentEvent::Update(_));
-                dirty |= shell.ws.agent_event(key, event);
+            Some(first) = agent_events.recv() => {
+                // What else has arrived is handled in the same pass (up to a bound, so
+                // input is never starved): one wake-up for a burst of streamed deltas.
+                let mut structural = false;
+                let mut next = Some(first);
+                let mut handled = 0;
+                while let Some((key, event)) = next.take() {
+                    // Streamed updates change no saved state; everything else may.
+                    structural |= !matches!(event, AgentEvent::Update(_));
+                    dirty |= shell.ws.agent_event(key, event);
+                    handled += 1;
+                    if handled < EVENT_BATCH {
+                        next = agent_events.try_recv().ok();
+                    }
+                }
                 if let Some(switcher) = shell.switcher.as_mut() {
                     switcher.absorb(&mut shell.ws);
                 }
@@ -209,6 +234,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         }
     }
     shell.persist();
+    if let Some(stats) = &shell.frame_stats {
+        stats.write();
+    }
     shell.ws.shutdown().await;
     drop(terminal);
     drop(guard);
@@ -252,8 +280,65 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
     }
 }
 
+/// Frame draw times kept for `MARCH_FRAME_STATS` (a benchmark's instrument): wall and
+/// drawing-thread CPU time per frame, in microseconds, written at exit.
+struct FrameStats {
+    path: PathBuf,
+    frames: Vec<(u64, u64)>,
+}
+
+impl FrameStats {
+    /// From `MARCH_FRAME_STATS`, if set.
+    fn from_env() -> Option<Self> {
+        let path = std::env::var_os("MARCH_FRAME_STATS")?;
+        Some(FrameStats {
+            path: PathBuf::from(path),
+            frames: Vec::new(),
+        })
+    }
+
+    fn write(&self) {
+        let text: String = self
+            .frames
+            .iter()
+            .map(|(wall, cpu)| format!("{wall} {cpu}\n"))
+            .collect();
+        if let Err(e) = std::fs::write(&self.path, text) {
+            tracing::warn!("cannot write frame stats to {}: {e}", self.path.display());
+        }
+    }
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
+
 impl Shell {
     fn draw(&mut self, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+        let timed = self
+            .frame_stats
+            .is_some()
+            .then(|| (Instant::now(), thread_cpu()));
+        let result = self.draw_frame(terminal);
+        if let (Some((wall, cpu)), Some(stats)) = (timed, self.frame_stats.as_mut()) {
+            let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+            stats.frames.push((
+                micros(wall.elapsed()),
+                micros(thread_cpu().saturating_sub(cpu)),
+            ));
+        }
+        result
+    }
+
+    fn draw_frame(
+        &mut self,
+        terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
+    ) -> io::Result<()> {
         execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
         let overlays = frame::Overlays {
             keymap: &self.keymap,
@@ -261,7 +346,11 @@ impl Shell {
             help: self.help,
             message: self.message.clone(),
             supervisor: self.supervisor.as_ref(),
-            switcher: self.switcher.as_ref().map(|s| &s.view),
+            list: self
+                .projects
+                .as_ref()
+                .map(|p| &p.view)
+                .or(self.switcher.as_ref().map(|s| &s.view)),
         };
         let drawn = terminal
             .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
@@ -274,6 +363,13 @@ impl Shell {
     async fn terminal_event(&mut self, event: Event) {
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
+            Event::Paste(text) if self.projects.is_some() => {
+                if let Some(picker) = self.projects.as_mut()
+                    && picker.paste(&text, &mut self.ws)
+                {
+                    self.projects = None;
+                }
+            }
             Event::Paste(text) if self.switcher.is_some() => {
                 if let Some(switcher) = self.switcher.as_mut() {
                     switcher.view.paste(&text);
@@ -304,6 +400,12 @@ impl Shell {
         if self.help {
             // Any key closes the key list, and does nothing else.
             self.help = false;
+            return;
+        }
+        if let Some(picker) = self.projects.as_mut() {
+            if picker.key(key, &mut self.ws) {
+                self.projects = None;
+            }
             return;
         }
         if let Some(switcher) = self.switcher.as_mut() {

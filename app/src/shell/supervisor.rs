@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::PermissionOptionKind;
 use crossterm::event::{KeyCode, KeyEvent};
+use march_panes::chrome::draw_modal;
 use march_panes::sanitize::sanitize_line;
 use march_panes::theme::{Slot, Theme};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::logging;
 use crate::workspace::agent::RunnerState;
@@ -119,7 +119,6 @@ impl SupervisorView {
             area.width.saturating_sub(2),
             area.height.saturating_sub(2),
         );
-        Clear.render(rect, buf);
         let body = theme.style(Slot::Modal);
         let projects = {
             let mut p: Vec<&PathBuf> = rows.iter().map(|r| &r.project).collect();
@@ -127,21 +126,15 @@ impl SupervisorView {
             p.len()
         };
         let title = match &self.log {
-            Some((name, _, _)) => format!(" {name} "),
+            Some((name, _, _)) => name.clone(),
             None => format!(
-                " Supervisor · {projects} project{} · {} session{} ",
+                "Supervisor · {projects} project{} · {} session{}",
                 plural(projects),
                 rows.len(),
                 plural(rows.len())
             ),
         };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(Slot::ModalBorder))
-            .style(body)
-            .title(Span::styled(title, theme.style(Slot::ModalBorder)));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        let inner = draw_modal(rect, &title, buf, theme);
         let width = usize::from(inner.width);
         let footer = match &self.log {
             Some(_) => "↑↓ PgUp PgDn scroll · any other key back",

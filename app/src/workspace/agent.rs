@@ -231,6 +231,16 @@ impl AgentDriver {
             let send = |e: AgentEvent| {
                 let _ = events.send((key, e));
             };
+            if !cwd.is_dir() {
+                let text = format!(
+                    "cannot start {}: the project directory {} is gone",
+                    spec.name,
+                    cwd.display()
+                );
+                lock(&shared).status.state = RunnerState::Crashed(text.clone());
+                send(AgentEvent::Failed(text));
+                return;
+            }
             let command = spec.command.clone().cwd(&cwd);
             let started = SupervisedRunner::start(
                 command,

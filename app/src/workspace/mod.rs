@@ -168,6 +168,14 @@ impl Workspace {
         self.active = self.tabs.len() - 1;
     }
 
+    /// Shows the tab on `project`, or opens one there.
+    pub fn open_or_show_project(&mut self, project: PathBuf) {
+        match self.tabs.iter().position(|t| t.project == project) {
+            Some(i) => self.active = i,
+            None => self.open_project(project),
+        }
+    }
+
     fn next_id(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
@@ -254,7 +262,7 @@ impl Workspace {
     }
 
     /// The project of the focused pane's session, else the tab's.
-    fn focused_project(&self) -> PathBuf {
+    pub fn focused_project(&self) -> PathBuf {
         self.slot(self.focused())
             .map(|s| s.project.clone())
             .unwrap_or_else(|| self.tab().project.clone())
@@ -364,6 +372,14 @@ impl Workspace {
     /// active tab of a focused terminal.
     fn is_seen(&self, key: SessionKey) -> bool {
         self.terminal_focused && self.focused_session() == Some(key)
+    }
+
+    /// Whether session `key` shows in a pane of the active tab (so its changes are drawn).
+    fn is_visible(&self, key: SessionKey) -> bool {
+        let layout = &self.tab().layout;
+        self.panes
+            .iter()
+            .any(|(pane, k)| *k == key && layout.contains(*pane))
     }
 
     /// Notifications raised since the last call.

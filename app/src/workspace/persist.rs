@@ -271,6 +271,39 @@ fn file_name(dirs: &[PathBuf]) -> String {
     format!("{name}-{hash:016x}.json")
 }
 
+/// The projects of saved workspaces, most recently saved first: for the open-project
+/// picker. Unreadable files are passed over.
+pub fn recent_projects(data_dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = fs::read_dir(data_dir.join("workspaces")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = read
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for (_, file) in files {
+        let Some(saved) = fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<SavedWorkspace>(&b).ok())
+        else {
+            continue;
+        };
+        for dir in saved
+            .dirs
+            .into_iter()
+            .chain(saved.tabs.into_iter().map(|t| t.project))
+        {
+            if !out.contains(&dir) {
+                out.push(dir);
+            }
+        }
+    }
+    out
+}
+
 impl super::Workspace {
     /// The workspace as saved for `dirs`: tabs, layouts, and each pane's project and
     /// session.

@@ -141,7 +141,8 @@ impl Workspace {
             }
             AgentEvent::Update(n) => {
                 slot.last_activity = Some(std::time::SystemTime::now());
-                return view.apply(&n.update);
+                // Out of sight, the view is kept current but nothing needs drawing.
+                return view.apply(&n.update) && self.is_visible(key);
             }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);

@@ -12,8 +12,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use crate::chrome::draw_modal;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{self, LineBuilder};
@@ -209,17 +209,7 @@ impl PermissionModal {
         let x = area.x + (area.width - width) / 2;
         let y = area.y + area.height.saturating_sub(height) / 2;
         let rect = Rect::new(x, y, width, height);
-        Clear.render(rect, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(Slot::ModalBorder))
-            .style(body)
-            .title(Span::styled(
-                " Permission needed ",
-                theme.style(Slot::ModalBorder),
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        let inner = draw_modal(rect, "Permission needed", buf, theme);
         let inner = Rect::new(
             inner.x + 1,
             inner.y,

@@ -9,9 +9,8 @@ use agent_client_protocol::v1::schema::{
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use crate::chrome::draw_modal;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{self, LineBuilder};
@@ -190,17 +189,7 @@ impl Picker {
         let y = area.y + area.height.saturating_sub(height) / 2;
         let rect = Rect::new(x, y, width, height);
         let body = theme.style(Slot::Modal);
-        Clear.render(rect, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(theme.style(Slot::ModalBorder))
-            .style(body)
-            .title(Span::styled(
-                format!(" {} ", self.title),
-                theme.style(Slot::ModalBorder),
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
+        let inner = draw_modal(rect, &self.title, buf, theme);
         let first = self.selected.saturating_sub(rows.saturating_sub(1));
         let w = usize::from(inner.width);
         for (row, (i, (_, label, current))) in self
