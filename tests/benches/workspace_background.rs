@@ -18,7 +18,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use march_testkit::{Script, ScriptedServer};
-use term::{ANSWER_END, Term, march_command, proc_stats, streamed_answer};
+use term::{ANSWER_END, Term, march_command, proc_stats, streamed_answer, write_scripted_config};
 
 const PROJECTS: usize = 8;
 const SESSIONS: usize = 16;
@@ -72,16 +72,7 @@ fn run(projects: usize, sessions: usize) -> Measured {
         .block_on(ScriptedServer::start(Script::new(turns)))
         .unwrap();
     let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join("march")).unwrap();
-    std::fs::write(
-        home.path().join("march/config.toml"),
-        format!(
-            "default_model = \"scripted/m\"\n[providers.scripted]\napi = \"openai-completions\"\n\
-             base_url = \"{}\"\n[[providers.scripted.models]]\nid = \"m\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    write_scripted_config(&home.path().join("march"), &server.base_url());
     let root = home.path().join("projects");
     let mut names = Vec::new();
     for i in 0..projects {

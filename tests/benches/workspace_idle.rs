@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use march_testkit::{Script, ScriptedServer, Turn};
 use portable_pty::CommandBuilder;
-use term::{Term, march_command, median, ms, proc_stats, streamed_answer, tree_stats};
+use term::{
+    Term, march_command, median, ms, proc_stats, streamed_answer, tree_stats, write_scripted_config,
+};
 
 const IDLE: Duration = Duration::from_secs(30);
 const RUNS: usize = 5;
@@ -42,15 +44,7 @@ fn main() {
     for sub in ["home", "march", "project"] {
         std::fs::create_dir_all(dir.path().join(sub)).unwrap();
     }
-    std::fs::write(
-        dir.path().join("march/config.toml"),
-        format!(
-            "default_model = \"scripted/m\"\n[providers.scripted]\napi = \"openai-completions\"\n\
-             base_url = \"{}\"\n[[providers.scripted.models]]\nid = \"m\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
+    write_scripted_config(&dir.path().join("march"), &server.base_url());
     let project = dir.path().join("project").canonicalize().unwrap();
     let have_tmux = std::process::Command::new("tmux")
         .arg("-V")

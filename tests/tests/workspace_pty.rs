@@ -533,8 +533,13 @@ fn the_switcher_finds_saved_sessions_and_shows_them_here_or_in_a_split() {
     // The first session was stopped with /new: the switcher finds it saved on disk.
     m.send(PREFIX);
     m.send(b"s");
-    m.wait_for("the saved session in the switcher", |t| {
-        t.contains("Sessions ·") && t.contains("alpha topic") && t.contains("saved")
+    // Its preview (the runner's `_meta.march.preview`) is the only place the alpha answer
+    // can show while beta fills the pane.
+    m.wait_for("the saved session in the switcher, with its preview", |t| {
+        t.contains("Sessions ·")
+            && t.contains("alpha topic")
+            && t.contains("saved")
+            && t.contains("Alpha answer.")
     });
     m.send(b"alpha");
     m.wait_for("the query narrowing the list", |t| t.contains("1 of 2"));

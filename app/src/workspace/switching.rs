@@ -112,7 +112,7 @@ impl Workspace {
                     glyph: ("○", Slot::TextDim),
                     state: "saved".to_string(),
                     activity: info.updated_at.as_deref().map(short_time),
-                    preview: None,
+                    preview: march_preview(&info),
                     panes: Vec::new(),
                 };
                 let saved = SavedSession {
@@ -238,6 +238,17 @@ fn short_time(iso: &str) -> String {
         (Some(d), Some(t)) if iso.as_bytes().get(10) == Some(&b'T') => format!("{d} {t}"),
         _ => iso.to_string(),
     }
+}
+
+/// The start of the session's last answer, when the agent is March's runner (its
+/// `_meta.march.preview`).
+fn march_preview(info: &agent_client_protocol::v1::schema::SessionInfo) -> Option<String> {
+    info.meta
+        .as_ref()?
+        .get("march")?
+        .get("preview")?
+        .as_str()
+        .map(str::to_string)
 }
 
 /// The first characters of an id.

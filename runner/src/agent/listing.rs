@@ -11,6 +11,9 @@ use serde_json::Value;
 /// Longest title derived from a first user message.
 const MAX_TITLE_CHARS: usize = 80;
 
+/// Longest preview of the last answer.
+const MAX_PREVIEW_CHARS: usize = 160;
+
 /// What `session/list` shows of one session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Summary {
@@ -22,6 +25,8 @@ pub(crate) struct Summary {
     pub title: Option<String>,
     /// Last modification of the file (ISO-8601).
     pub updated_at: Option<String>,
+    /// The start of the last assistant text, for a switcher's preview.
+    pub preview: Option<String>,
     /// The file.
     pub path: PathBuf,
 }
@@ -131,6 +136,7 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
     );
     let mut name: Option<String> = None;
     let mut first_user: Option<String> = None;
+    let mut last_answer: Option<String> = None;
     loop {
         buf.clear();
         match reader.read_until(b'\n', &mut buf) {
@@ -143,7 +149,8 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
         // Cheap substring checks first: most lines are neither.
         let maybe_info = line.contains("\"session_info\"");
         let maybe_user = first_user.is_none() && line.contains("\"user\"");
-        if !maybe_info && !maybe_user {
+        let maybe_answer = line.contains("\"assistant\"");
+        if !maybe_info && !maybe_user && !maybe_answer {
             continue;
         }
         let Ok(entry) = serde_json::from_str::<Value>(line) else {
@@ -158,10 +165,20 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
                     .filter(|n| !n.is_empty())
                     .map(str::to_string);
             }
-            Some("message") if first_user.is_none() => {
+            Some("message") => {
                 let message = entry.get("message").unwrap_or(&Value::Null);
-                if message.get("role").and_then(Value::as_str) == Some("user") {
-                    first_user = user_text(message.get("content").unwrap_or(&Value::Null));
+                match message.get("role").and_then(Value::as_str) {
+                    Some("user") if first_user.is_none() => {
+                        first_user = user_text(message.get("content").unwrap_or(&Value::Null));
+                    }
+                    Some("assistant") => {
+                        if let Some(text) =
+                            answer_text(message.get("content").unwrap_or(&Value::Null))
+                        {
+                            last_answer = Some(text);
+                        }
+                    }
+                    _ => {}
                 }
             }
             _ => {}
@@ -172,7 +189,28 @@ pub(crate) fn summarize(path: &Path) -> Option<Summary> {
         cwd,
         title: name.or(first_user),
         updated_at,
+        preview: last_answer,
         path: path.to_path_buf(),
+    })
+}
+
+/// The start of an assistant message's text (its text blocks; thinking and tool calls
+/// left out), on one line and shortened; none when it has no text.
+fn answer_text(content: &Value) -> Option<String> {
+    let blocks = content.as_array()?;
+    let text: String = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    Some(match line.char_indices().nth(MAX_PREVIEW_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
     })
 }
 
@@ -264,6 +302,36 @@ mod tests {
                 .all(|s| s.cwd == cwd && s.updated_at.is_some())
         );
         assert_eq!(list(&sessions, None).len(), 3);
+        assert!(listed.iter().all(|s| s.preview.is_none()), "no answers yet");
+
+        // The preview is the last answer's text, thinking left out, on one line.
+        let answer = |text: &str| {
+            serde_json::json!({"type": "message", "message": {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "private"},
+                {"type": "text", "text": text}
+            ]}})
+            .to_string()
+        };
+        let lines = format!(
+            "{}\n{}\n",
+            answer("old"),
+            answer("The parser\n  keeps comments.")
+        );
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(a.path())
+            .unwrap();
+        std::io::Write::write_all(&mut file, lines.as_bytes()).unwrap();
+        let summary = summarize(a.path()).unwrap();
+        assert_eq!(
+            summary.preview.as_deref(),
+            Some("The parser keeps comments.")
+        );
+        let long = answer(&"word ".repeat(100));
+        std::io::Write::write_all(&mut file, format!("{long}\n").as_bytes()).unwrap();
+        let preview = summarize(a.path()).unwrap().preview.unwrap();
+        assert_eq!(preview.chars().count(), MAX_PREVIEW_CHARS + 1);
+        assert!(preview.ends_with('…'));
 
         assert_eq!(
             find(&sessions, Some(cwd), c.session_id()),

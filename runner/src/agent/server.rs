@@ -563,9 +563,16 @@ impl Server {
                 } else {
                     req.cwd.clone().unwrap_or(s.cwd)
                 };
+                // March's extension: the start of the last answer, for previews.
+                let meta = s.preview.map(|p| {
+                    let mut meta = serde_json::Map::new();
+                    meta.insert("march".into(), serde_json::json!({ "preview": p }));
+                    meta
+                });
                 SessionInfo::new(s.id, cwd)
                     .title(s.title)
                     .updated_at(s.updated_at)
+                    .meta(meta)
             })
             .collect();
         Ok(ListSessionsResponse::new(sessions))

@@ -190,8 +190,11 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// `march --fresh` in `project` with a clean environment: every run starts from one pane,
+/// whatever an earlier run left saved for the same directory.
 pub fn march_command(home: &Path, project: &Path) -> CommandBuilder {
     let mut cmd = CommandBuilder::new(march_e2e::march_bin());
+    cmd.arg("--fresh");
     cmd.cwd(project);
     cmd.env_clear();
     cmd.env("TERM", "xterm-256color");
@@ -199,4 +202,17 @@ pub fn march_command(home: &Path, project: &Path) -> CommandBuilder {
     cmd.env("HOME", home.join("home"));
     cmd.env("MARCH_HOME", home.join("march"));
     cmd
+}
+
+/// Writes `march_home/config.toml` pointing March at the scripted model server.
+pub fn write_scripted_config(march_home: &Path, base_url: &str) {
+    std::fs::create_dir_all(march_home).unwrap();
+    std::fs::write(
+        march_home.join("config.toml"),
+        format!(
+            "default_model = \"scripted/m\"\n[providers.scripted]\napi = \"openai-completions\"\n\
+             base_url = \"{base_url}\"\n[[providers.scripted.models]]\nid = \"m\"\n"
+        ),
+    )
+    .unwrap();
 }
