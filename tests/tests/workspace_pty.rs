@@ -464,13 +464,19 @@ fn two_projects_attention_crash_restart_and_restore() {
     });
     m.send(ESC);
     m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
+    // A second pane in the web tab, so the layout has a split to restore.
+    m.send(PREFIX);
+    m.send(b"%");
+    m.wait_for("two web panes", |t| t.matches("March · web").count() == 2);
     quit(&mut m);
 
-    // Started again on the same directories: tabs and transcripts are back.
+    // Started again on the same directories: tabs, the split and transcripts are back.
     let mut m = spawn_in(&h, &root, &["api", "web"]);
-    // Web was the active tab.
+    // Web was the active tab, split in two.
     m.wait_for("the restored web tab", |t| {
-        t.contains("Wrote the note.") && t.contains("2:web")
+        t.contains("Wrote the note.")
+            && t.contains("2:web")
+            && t.matches("March · web").count() == 2
     });
     m.send(PREFIX);
     m.send(b"1");
