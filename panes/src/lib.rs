@@ -12,6 +12,7 @@ pub mod osc52;
 pub mod sanitize;
 pub mod setup;
 pub mod switcher;
+pub mod terminal;
 pub mod theme;
 pub mod wrap;
 

@@ -419,7 +419,9 @@ fn no_colour_literals_outside_the_theme_module() {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                if !path.ends_with("theme") {
+                // `terminal` carries the colours a program wrote, as data; drawing them goes
+                // through the theme like everything else.
+                if !path.ends_with("theme") && !path.ends_with("terminal") {
                     scan(&path, offenders);
                 }
             } else if path.extension().is_some_and(|ext| ext == "rs") {

@@ -1,0 +1,236 @@
+//! [`TerminalEmulator`] on `alacritty_terminal`: its `Term` holds the grid and modes; the
+//! events it raises (title, replies, clipboard) are collected for the pane to take.
+
+use std::sync::{Arc, Mutex};
+
+use alacritty_terminal::event::{Event, EventListener};
+use alacritty_terminal::grid::{Dimensions, Scroll};
+use alacritty_terminal::index::{Column, Line};
+use alacritty_terminal::term::cell::Flags;
+use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::vte::ansi::{self, Processor};
+
+use super::{CursorShape, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
+
+/// What the terminal raised while processing bytes.
+#[derive(Default)]
+struct Raised {
+    title: Option<String>,
+    replies: Vec<u8>,
+    clipboard: Vec<String>,
+}
+
+/// Collects the terminal's events.
+#[derive(Clone, Default)]
+struct Collector(Arc<Mutex<Raised>>);
+
+impl EventListener for Collector {
+    fn send_event(&self, event: Event) {
+        let mut raised = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            Event::Title(title) => raised.title = Some(title),
+            Event::ResetTitle => raised.title = None,
+            Event::PtyWrite(text) => raised.replies.extend_from_slice(text.as_bytes()),
+            Event::ClipboardStore(_, text) => raised.clipboard.push(text),
+            _ => {}
+        }
+    }
+}
+
+/// The screen size as `alacritty_terminal` wants it.
+struct Size {
+    rows: usize,
+    cols: usize,
+}
+
+impl Dimensions for Size {
+    fn total_lines(&self) -> usize {
+        self.rows
+    }
+
+    fn screen_lines(&self) -> usize {
+        self.rows
+    }
+
+    fn columns(&self) -> usize {
+        self.cols
+    }
+}
+
+/// A terminal emulator on `alacritty_terminal`.
+pub struct AlacrittyEmulator {
+    term: Term<Collector>,
+    parser: Processor,
+    raised: Collector,
+    /// The title last taken from the collector, kept to lend out.
+    title: Option<String>,
+}
+
+impl std::fmt::Debug for AlacrittyEmulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AlacrittyEmulator")
+            .field("size", &self.size())
+            .finish()
+    }
+}
+
+impl AlacrittyEmulator {
+    /// A `rows`×`cols` screen keeping `scrollback` lines of history.
+    pub fn new(rows: u16, cols: u16, scrollback: usize) -> Self {
+        let raised = Collector::default();
+        let config = Config {
+            scrolling_history: scrollback,
+            ..Config::default()
+        };
+        let size = Size {
+            rows: usize::from(rows.max(1)),
+            cols: usize::from(cols.max(1)),
+        };
+        AlacrittyEmulator {
+            term: Term::new(config, &size, raised.clone()),
+            parser: Processor::new(),
+            raised,
+            title: None,
+        }
+    }
+
+    fn raised(&self) -> std::sync::MutexGuard<'_, Raised> {
+        self.raised.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn color(c: ansi::Color) -> TermColor {
+    match c {
+        ansi::Color::Named(named) => {
+            let index = named as usize;
+            // The 16 ANSI colours (and their bright forms) are indexed; the rest name the
+            // defaults (foreground, background, cursor…).
+            u8::try_from(index)
+                .ok()
+                .filter(|i| *i < 16)
+                .map_or(TermColor::Default, TermColor::Indexed)
+        }
+        ansi::Color::Spec(rgb) => TermColor::Rgb(rgb.r, rgb.g, rgb.b),
+        ansi::Color::Indexed(i) => TermColor::Indexed(i),
+    }
+}
+
+impl TerminalEmulator for AlacrittyEmulator {
+    fn feed(&mut self, bytes: &[u8]) {
+        self.parser.advance(&mut self.term, bytes);
+        let title = self.raised().title.clone();
+        self.title = title;
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.term.resize(Size {
+            rows: usize::from(rows.max(1)),
+            cols: usize::from(cols.max(1)),
+        });
+    }
+
+    fn size(&self) -> (u16, u16) {
+        let rows = u16::try_from(self.term.screen_lines()).unwrap_or(u16::MAX);
+        let cols = u16::try_from(self.term.columns()).unwrap_or(u16::MAX);
+        (rows, cols)
+    }
+
+    fn cell(&self, row: u16, col: u16) -> TermCell {
+        let (rows, cols) = self.size();
+        if row >= rows || col >= cols {
+            return TermCell {
+                text: String::new(),
+                fg: TermColor::Default,
+                bg: TermColor::Default,
+                bold: false,
+                dim: false,
+                italic: false,
+                underline: false,
+                inverse: false,
+                strikeout: false,
+                wide: false,
+            };
+        }
+        let grid = self.term.grid();
+        // What is shown starts `display_offset` lines up in the history.
+        let line = Line(i32::from(row) - grid.display_offset() as i32);
+        let cell = &grid[line][Column(usize::from(col))];
+        let flags = cell.flags;
+        let text = if flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+            String::new()
+        } else {
+            let mut text = String::from(cell.c);
+            if let Some(marks) = cell.zerowidth() {
+                text.extend(marks);
+            }
+            text
+        };
+        TermCell {
+            text,
+            fg: color(cell.fg),
+            bg: color(cell.bg),
+            bold: flags.contains(Flags::BOLD),
+            dim: flags.contains(Flags::DIM),
+            italic: flags.contains(Flags::ITALIC),
+            underline: flags.intersects(Flags::ALL_UNDERLINES),
+            inverse: flags.contains(Flags::INVERSE),
+            strikeout: flags.contains(Flags::STRIKEOUT),
+            wide: flags.contains(Flags::WIDE_CHAR),
+        }
+    }
+
+    fn cursor(&self) -> TermCursor {
+        let point = self.term.grid().cursor.point;
+        let shape = match self.term.cursor_style().shape {
+            ansi::CursorShape::Underline => CursorShape::Underline,
+            ansi::CursorShape::Beam => CursorShape::Bar,
+            _ => CursorShape::Block,
+        };
+        TermCursor {
+            row: u16::try_from(point.line.0.max(0)).unwrap_or(0),
+            col: u16::try_from(point.column.0).unwrap_or(u16::MAX),
+            visible: self.term.mode().contains(TermMode::SHOW_CURSOR),
+            shape,
+        }
+    }
+
+    fn modes(&self) -> TermModes {
+        let mode = self.term.mode();
+        TermModes {
+            alternate_screen: mode.contains(TermMode::ALT_SCREEN),
+            application_cursor: mode.contains(TermMode::APP_CURSOR),
+            bracketed_paste: mode.contains(TermMode::BRACKETED_PASTE),
+            mouse_reporting: mode.intersects(TermMode::MOUSE_MODE),
+            sgr_mouse: mode.contains(TermMode::SGR_MOUSE),
+            focus_reports: mode.contains(TermMode::FOCUS_IN_OUT),
+        }
+    }
+
+    fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    fn take_replies(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.raised().replies)
+    }
+
+    fn take_clipboard(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.raised().clipboard)
+    }
+
+    fn scrollback_lines(&self) -> usize {
+        self.term.grid().history_size()
+    }
+
+    fn scroll_offset(&self) -> usize {
+        self.term.grid().display_offset()
+    }
+
+    fn scroll_by(&mut self, delta: i32) {
+        self.term.scroll_display(Scroll::Delta(delta));
+    }
+
+    fn scroll_to_bottom(&mut self) {
+        self.term.scroll_display(Scroll::Bottom);
+    }
+}

@@ -1,0 +1,148 @@
+//! The emulator against byte streams of the kinds real programs write.
+
+use super::*;
+
+fn term(rows: u16, cols: u16) -> AlacrittyEmulator {
+    AlacrittyEmulator::new(rows, cols, 1000)
+}
+
+#[test]
+fn text_colours_and_attributes() {
+    let mut t = term(5, 40);
+    t.feed(b"plain \x1b[1;31mbold red\x1b[0m \x1b[38;5;208morange\x1b[0m \x1b[38;2;1;2;3mrgb\x1b[0m\r\n");
+    t.feed(b"\x1b[4munder\x1b[24m \x1b[7minv\x1b[27m \x1b[2mdim\x1b[22m \x1b[3mit\x1b[0m");
+    assert_eq!(t.row_text(0), "plain bold red orange rgb");
+    let bold = t.cell(0, 6);
+    assert_eq!(
+        (bold.text.as_str(), bold.bold, bold.fg),
+        ("b", true, TermColor::Indexed(1))
+    );
+    assert_eq!(t.cell(0, 15).fg, TermColor::Indexed(208));
+    assert_eq!(t.cell(0, 22).fg, TermColor::Rgb(1, 2, 3));
+    assert_eq!(t.cell(0, 0).fg, TermColor::Default);
+    assert!(t.cell(1, 0).underline && !t.cell(1, 6).underline);
+    assert!(t.cell(1, 6).inverse);
+    assert!(t.cell(1, 10).dim);
+    assert!(t.cell(1, 14).italic);
+    assert_eq!(
+        t.cursor(),
+        TermCursor {
+            row: 1,
+            col: 16,
+            visible: true,
+            shape: CursorShape::Block
+        }
+    );
+}
+
+#[test]
+fn wide_and_combining_characters() {
+    let mut t = term(3, 20);
+    t.feed("日本 e\u{301}🦀!".as_bytes());
+    assert!(t.cell(0, 0).wide);
+    assert_eq!(t.cell(0, 0).text, "日");
+    assert_eq!(
+        t.cell(0, 1).text,
+        "",
+        "the second column of a wide character"
+    );
+    assert_eq!(t.cell(0, 2).text, "本");
+    assert_eq!(t.cell(0, 5).text, "e\u{301}");
+    assert_eq!(t.cell(0, 6).text, "🦀");
+    assert_eq!(t.cell(0, 8).text, "!");
+    assert_eq!(t.cursor().col, 9);
+}
+
+#[test]
+fn alternate_screen_enter_and_exit_keep_the_shell_screen() {
+    let mut t = term(4, 20);
+    t.feed(b"$ vim notes\r\n");
+    t.feed(b"\x1b[?1049h\x1b[H\x1b[2Jediting\x1b[?1h\x1b[?2004h");
+    let modes = t.modes();
+    assert!(modes.alternate_screen && modes.application_cursor && modes.bracketed_paste);
+    assert_eq!(t.row_text(0), "editing");
+    t.feed(b"\x1b[?1l\x1b[?2004l\x1b[?1049l");
+    assert!(!t.modes().alternate_screen);
+    assert_eq!(t.row_text(0), "$ vim notes");
+}
+
+#[test]
+fn progress_bars_redraw_in_place() {
+    let mut t = term(3, 30);
+    for pct in [10, 50, 100] {
+        t.feed(format!("\r\x1b[K[{:<10}] {pct}%", "#".repeat(pct / 10)).as_bytes());
+    }
+    assert_eq!(t.row_text(0), "[##########] 100%");
+    assert_eq!(t.row_text(1), "");
+}
+
+#[test]
+fn title_replies_clipboard_and_cursor_looks() {
+    let mut t = term(5, 20);
+    t.feed(b"\x1b]0;build: march\x07");
+    assert_eq!(t.title(), Some("build: march"));
+    // A cursor position report: the program asks, the answer goes back to it.
+    t.feed(b"\x1b[3;4H\x1b[6n");
+    assert_eq!(t.take_replies(), b"\x1b[3;4R");
+    assert!(t.take_replies().is_empty());
+    t.feed(b"\x1b]52;c;aGVsbG8=\x07");
+    assert_eq!(t.take_clipboard(), ["hello"]);
+    t.feed(b"\x1b[?25l\x1b[6 q");
+    let c = t.cursor();
+    assert!(!c.visible);
+    assert_eq!(c.shape, CursorShape::Bar);
+    t.feed(b"\x1b[?1000h\x1b[?1006h");
+    assert!(t.modes().mouse_reporting && t.modes().sgr_mouse);
+}
+
+#[test]
+fn scrollback_scrolling_and_its_limit() {
+    let mut t = AlacrittyEmulator::new(3, 10, 50);
+    for i in 0..100 {
+        t.feed(format!("line {i}\r\n").as_bytes());
+    }
+    assert_eq!(t.scrollback_lines(), 50, "capped");
+    assert_eq!(t.row_text(1), "line 99");
+    t.scroll_by(2);
+    assert_eq!(t.scroll_offset(), 2);
+    assert_eq!(t.row_text(0), "line 96");
+    t.scroll_by(1000);
+    assert_eq!(t.scroll_offset(), 50);
+    assert_eq!(t.row_text(0), "line 48");
+    t.scroll_to_bottom();
+    assert_eq!(t.scroll_offset(), 0);
+}
+
+#[test]
+fn resize_keeps_the_text_and_never_panics() {
+    let mut t = term(5, 20);
+    t.feed(b"hello world\r\nsecond");
+    t.resize(10, 40);
+    assert_eq!(t.size(), (10, 40));
+    assert_eq!(t.row_text(0), "hello world");
+    for (rows, cols) in [(1, 1), (0, 0), (3, 5), (50, 200)] {
+        t.resize(rows, cols);
+        t.feed(b"more text after the resize\r\n");
+        let (r, c) = t.size();
+        assert!(r >= 1 && c >= 1);
+        let _ = t.cell(r + 5, c + 5);
+        let _ = t.cursor();
+    }
+}
+
+#[test]
+fn garbage_is_survived() {
+    let mut t = term(10, 40);
+    let mut bytes = Vec::new();
+    let mut x: u32 = 7;
+    for _ in 0..20_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        bytes.push((x >> 16) as u8);
+    }
+    t.feed(&bytes);
+    t.feed(b"\x1b[31");
+    t.feed(b"mstill ok");
+    let _ = t.take_replies();
+    let (rows, cols) = t.size();
+    assert_eq!((rows, cols), (10, 40));
+}
