@@ -64,6 +64,8 @@ pub struct AlacrittyEmulator {
     raised: Collector,
     /// The title last taken from the collector, kept to lend out.
     title: Option<String>,
+    /// The scrollback limit in bytes, when it is given that way (else in lines).
+    scrollback_bytes: Option<usize>,
 }
 
 impl std::fmt::Debug for AlacrittyEmulator {
@@ -91,12 +93,28 @@ impl AlacrittyEmulator {
             parser: Processor::new(),
             raised,
             title: None,
+            scrollback_bytes: None,
         }
+    }
+
+    /// A `rows`×`cols` screen whose scrollback takes at most about `max_bytes` of memory:
+    /// as many lines as fit at this width (a wider screen keeps fewer), recomputed on resize.
+    pub fn with_scrollback_bytes(rows: u16, cols: u16, max_bytes: usize) -> Self {
+        let mut term = Self::new(rows, cols, history_lines(max_bytes, cols));
+        term.scrollback_bytes = Some(max_bytes);
+        term
     }
 
     fn raised(&self) -> std::sync::MutexGuard<'_, Raised> {
         self.raised.0.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// Lines of `cols` cells that fit in `max_bytes` (each cell of a history line is one grid
+/// cell in memory).
+fn history_lines(max_bytes: usize, cols: u16) -> usize {
+    max_bytes
+        / (usize::from(cols.max(1)) * std::mem::size_of::<alacritty_terminal::term::cell::Cell>())
 }
 
 fn color(c: ansi::Color) -> TermColor {
@@ -127,6 +145,12 @@ impl TerminalEmulator for AlacrittyEmulator {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),
         });
+        if let Some(max_bytes) = self.scrollback_bytes {
+            self.term.set_options(Config {
+                scrolling_history: history_lines(max_bytes, cols),
+                ..Config::default()
+            });
+        }
     }
 
     fn size(&self) -> (u16, u16) {

@@ -146,3 +146,31 @@ fn garbage_is_survived() {
     let (rows, cols) = t.size();
     assert_eq!((rows, cols), (10, 40));
 }
+
+#[test]
+fn scrollback_capped_by_bytes_follows_the_width() {
+    let cell = std::mem::size_of::<alacritty_terminal::term::cell::Cell>();
+    let budget = 1 << 20;
+    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 80, budget);
+    for i in 0..20_000 {
+        t.feed(format!("line {i}\r\n").as_bytes());
+    }
+    let at_80 = t.scrollback_lines();
+    assert!(
+        at_80 * 80 * cell <= budget,
+        "{at_80} lines of 80 cells exceed the budget"
+    );
+    assert!(
+        at_80 * 80 * cell > budget - 80 * cell,
+        "the budget is used: {at_80} lines"
+    );
+    // Twice as wide: half the lines, the same bytes.
+    t.resize(10, 160);
+    let at_160 = t.scrollback_lines();
+    assert!(
+        at_160 * 160 * cell <= budget,
+        "{at_160} lines of 160 cells exceed the budget"
+    );
+    assert!(at_160 < at_80);
+    assert_eq!(t.title(), None, "re-applying the options raises no title");
+}
