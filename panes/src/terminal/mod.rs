@@ -8,8 +8,10 @@
 //! `docs/BENCHMARKS.md`).
 
 mod alacritty;
+mod input;
 
 pub use alacritty::AlacrittyEmulator;
+pub use input::{encode_key, encode_paste};
 
 /// A colour as a program set it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
