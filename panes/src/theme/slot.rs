@@ -108,9 +108,64 @@ slots! {
     PromptText = "prompt.text",
     /// `prompt.placeholder`: its placeholder.
     PromptPlaceholder = "prompt.placeholder",
+    /// `terminal.ansi.0`: ANSI colour 0 (black) in shell panes (its foreground).
+    Ansi0 = "terminal.ansi.0",
+    /// `terminal.ansi.1`: ANSI colour 1 (red) in shell panes (its foreground).
+    Ansi1 = "terminal.ansi.1",
+    /// `terminal.ansi.2`: ANSI colour 2 (green) in shell panes (its foreground).
+    Ansi2 = "terminal.ansi.2",
+    /// `terminal.ansi.3`: ANSI colour 3 (yellow) in shell panes (its foreground).
+    Ansi3 = "terminal.ansi.3",
+    /// `terminal.ansi.4`: ANSI colour 4 (blue) in shell panes (its foreground).
+    Ansi4 = "terminal.ansi.4",
+    /// `terminal.ansi.5`: ANSI colour 5 (magenta) in shell panes (its foreground).
+    Ansi5 = "terminal.ansi.5",
+    /// `terminal.ansi.6`: ANSI colour 6 (cyan) in shell panes (its foreground).
+    Ansi6 = "terminal.ansi.6",
+    /// `terminal.ansi.7`: ANSI colour 7 (white) in shell panes (its foreground).
+    Ansi7 = "terminal.ansi.7",
+    /// `terminal.ansi.8`: ANSI colour 8 (bright black) in shell panes (its foreground).
+    Ansi8 = "terminal.ansi.8",
+    /// `terminal.ansi.9`: ANSI colour 9 (bright red) in shell panes (its foreground).
+    Ansi9 = "terminal.ansi.9",
+    /// `terminal.ansi.10`: ANSI colour 10 (bright green) in shell panes (its foreground).
+    Ansi10 = "terminal.ansi.10",
+    /// `terminal.ansi.11`: ANSI colour 11 (bright yellow) in shell panes (its foreground).
+    Ansi11 = "terminal.ansi.11",
+    /// `terminal.ansi.12`: ANSI colour 12 (bright blue) in shell panes (its foreground).
+    Ansi12 = "terminal.ansi.12",
+    /// `terminal.ansi.13`: ANSI colour 13 (bright magenta) in shell panes (its foreground).
+    Ansi13 = "terminal.ansi.13",
+    /// `terminal.ansi.14`: ANSI colour 14 (bright cyan) in shell panes (its foreground).
+    Ansi14 = "terminal.ansi.14",
+    /// `terminal.ansi.15`: ANSI colour 15 (bright white) in shell panes (its foreground).
+    Ansi15 = "terminal.ansi.15",
 }
 
 impl Slot {
+    /// The slot of ANSI colour `index` (0–15) in shell panes.
+    pub fn ansi(index: u8) -> Option<Slot> {
+        const ANSI: [Slot; 16] = [
+            Slot::Ansi0,
+            Slot::Ansi1,
+            Slot::Ansi2,
+            Slot::Ansi3,
+            Slot::Ansi4,
+            Slot::Ansi5,
+            Slot::Ansi6,
+            Slot::Ansi7,
+            Slot::Ansi8,
+            Slot::Ansi9,
+            Slot::Ansi10,
+            Slot::Ansi11,
+            Slot::Ansi12,
+            Slot::Ansi13,
+            Slot::Ansi14,
+            Slot::Ansi15,
+        ];
+        ANSI.get(usize::from(index)).copied()
+    }
+
     /// The slot whose key is `key`, if any.
     pub fn from_key(key: &str) -> Option<Slot> {
         Slot::ALL.iter().copied().find(|slot| slot.key() == key)
@@ -133,13 +188,27 @@ mod tests {
     }
 
     #[test]
+    fn ansi_slots_cover_the_sixteen_colours() {
+        assert_eq!(Slot::ansi(0), Some(Slot::Ansi0));
+        assert_eq!(Slot::ansi(15).map(Slot::key), Some("terminal.ansi.15"));
+        assert_eq!(Slot::ansi(16), None);
+    }
+
+    #[test]
     fn keys_are_dotted_lowercase() {
         for &slot in Slot::ALL {
             let key = slot.key();
             assert!(key.contains('.'), "{key}");
+            // Digits only as a last part (`terminal.ansi.3`).
+            let (head, last) = key.rsplit_once('.').unwrap_or((key, ""));
             assert!(
-                key.chars()
+                head.chars()
                     .all(|c| c.is_ascii_lowercase() || c == '.' || c == '-'),
+                "{key}"
+            );
+            assert!(
+                last.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                    || last.chars().all(|c| c.is_ascii_digit()),
                 "{key}"
             );
         }
