@@ -24,16 +24,19 @@ impl Workspace {
         let key = SessionKey(self.next_id());
         let l = &self.launcher;
         let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(project)));
-        let (driver, setup) = match &l.paths {
-            None => (AgentDriver::detached(key, l.events.clone()), None),
-            // March's runner has no model to use: set one up first.
-            Some(paths) if l.spec.name == "march" && setup::reason(paths).is_some() => {
-                let reason = setup::reason(paths).unwrap_or_default();
+        // March's runner with no model to use is set up first (reading config and keys once).
+        let needs_setup = match &l.paths {
+            Some(paths) if l.spec.name == "march" => setup::reason(paths),
+            _ => None,
+        };
+        let (driver, setup) = match (&l.paths, needs_setup) {
+            (None, _) => (AgentDriver::detached(key, l.events.clone()), None),
+            (Some(paths), Some(reason)) => {
                 let mut view = SetupView::new(reason, setup::providers(paths));
                 view.set_probing(true);
                 (AgentDriver::detached(key, l.events.clone()), Some(view))
             }
-            Some(_) => {
+            (Some(_), None) => {
                 let open = match resume.clone() {
                     Some(session) => SessionOpen::Load(session),
                     None => SessionOpen::New(l.mode),

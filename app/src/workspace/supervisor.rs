@@ -49,19 +49,15 @@ impl Workspace {
                 question: slot.view.pending_question().map(str::to_string),
             })
             .collect();
-        let first_key = |project: &PathBuf, rows: &[SessionRow]| {
-            rows.iter()
-                .filter(|r| &r.project == project)
-                .map(|r| r.key)
-                .min()
-        };
-        let order: Vec<_> = rows
-            .iter()
-            .map(|r| (first_key(&r.project, &rows), r.key))
-            .collect();
-        let mut keyed: Vec<_> = order.into_iter().zip(rows.drain(..)).collect();
-        keyed.sort_by_key(|(k, _)| *k);
-        keyed.into_iter().map(|(_, r)| r).collect()
+        // Sessions are in key order, so a project's first row says when it was opened.
+        let mut projects: Vec<PathBuf> = Vec::new();
+        for row in &rows {
+            if !projects.contains(&row.project) {
+                projects.push(row.project.clone());
+            }
+        }
+        rows.sort_by_key(|r| (projects.iter().position(|p| *p == r.project), r.key));
+        rows
     }
 
     /// Show session `key`: focus a pane that shows it (its tab made active), else show it
