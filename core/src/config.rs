@@ -60,6 +60,55 @@ pub struct Config {
     pub notifications: NotificationConfig,
     /// The `[workspace]` table.
     pub workspace: WorkspaceConfig,
+    /// The `[shell]` table: shell panes.
+    pub shell: ShellConfig,
+}
+
+/// The `[shell]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct ShellConfig {
+    /// The program shell panes run (default: `$SHELL`, else `/bin/sh`).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Lines of history a shell pane keeps at most.
+    pub scrollback_lines: usize,
+    /// Memory a shell pane's history may take at most, in bytes (whichever limit is met
+    /// first wins).
+    pub scrollback_bytes: usize,
+    /// What happens to a pane whose shell exits.
+    pub on_exit: ShellExit,
+    /// Let programs in shell panes set the system clipboard (OSC 52).
+    pub osc52: bool,
+    /// Milliseconds a closed pane's programs get after the hang-up before they are killed.
+    pub hangup_grace_ms: u64,
+}
+
+impl Default for ShellConfig {
+    fn default() -> Self {
+        ShellConfig {
+            command: None,
+            args: Vec::new(),
+            scrollback_lines: 10_000,
+            scrollback_bytes: 32 << 20,
+            on_exit: ShellExit::CloseOnSuccess,
+            osc52: true,
+            hangup_grace_ms: 2_000,
+        }
+    }
+}
+
+/// What happens to a shell pane when its shell exits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShellExit {
+    /// The pane closes.
+    Close,
+    /// The pane closes when the shell succeeded; a failure stays to be read.
+    CloseOnSuccess,
+    /// The pane stays, marked with the exit status (Enter starts the shell again).
+    Keep,
 }
 
 /// The `[workspace]` table.

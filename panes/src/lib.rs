@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod osc52;
 pub mod sanitize;
 pub mod setup;
+pub mod shell;
 pub mod switcher;
 pub mod terminal;
 pub mod theme;

@@ -13,6 +13,7 @@ mod record;
 mod script;
 mod server;
 mod wire;
+pub mod workload;
 
 pub use record::RecordedRequest;
 pub use script::{Event, Script, ScriptStop, ScriptUsage, Turn};

@@ -44,6 +44,8 @@ commands! {
     PaneClose = "pane.close", "Close the focused pane and stop its agent (the transcript stays on disk).";
     PaneZoom = "pane.zoom", "Zoom the focused pane to the whole tab, or restore the layout.";
     PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
+    PaneShellRight = "pane.shell-right", "Split the focused pane, opening a shell on the right.";
+    PaneShellDown = "pane.shell-down", "Split the focused pane, opening a shell below.";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
     PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
     PaneFocusUp = "pane.focus-up", "Focus the pane above.";
@@ -85,12 +87,12 @@ commands! {
     SessionLast = "session.last", "Show the session the focused pane showed before.";
     SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
     AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu).";
-    ScrollLineUp = "scroll.line-up", "Scroll the transcript up one line.";
-    ScrollLineDown = "scroll.line-down", "Scroll the transcript down one line.";
-    ScrollPageUp = "scroll.page-up", "Scroll the transcript up one page.";
-    ScrollPageDown = "scroll.page-down", "Scroll the transcript down one page.";
-    ScrollTop = "scroll.top", "Scroll to the start of the transcript.";
-    ScrollBottom = "scroll.bottom", "Scroll to the end of the transcript and follow new output.";
+    ScrollLineUp = "scroll.line-up", "Scroll the transcript (or a shell's history) up one line.";
+    ScrollLineDown = "scroll.line-down", "Scroll the transcript (or a shell's history) down one line.";
+    ScrollPageUp = "scroll.page-up", "Scroll the transcript (or a shell's history) up one page.";
+    ScrollPageDown = "scroll.page-down", "Scroll the transcript (or a shell's history) down one page.";
+    ScrollTop = "scroll.top", "Scroll to the start of the transcript (or a shell's history).";
+    ScrollBottom = "scroll.bottom", "Scroll back to the end (a shell: its live screen) and follow new output.";
     TranscriptToggleTools = "transcript.toggle-tools", "Expand or collapse all tool call blocks.";
     TranscriptToggleThinking = "transcript.toggle-thinking", "Expand or collapse thinking.";
     CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";

@@ -203,8 +203,8 @@ impl Loader<'_> {
         }
     }
 
-    /// Bindings this file made that can never fire: the prefix key, or an `[agent]` key that
-    /// `[direct]` takes first.
+    /// Bindings this file made that can never fire: the prefix key, or an `[agent]` or
+    /// `[shell]` key that `[direct]` takes first.
     fn report_shadowed(&mut self) {
         let mut shadowed: Vec<(usize, String)> = Vec::new();
         for (&(context, key), &line) in &self.seen {
@@ -217,7 +217,7 @@ impl Loader<'_> {
                     line,
                     format!("[{table}] `{key}` is the prefix key, so it never reaches [{table}]"),
                 ));
-            } else if context == KeyContext::Agent
+            } else if matches!(context, KeyContext::Agent | KeyContext::Shell)
                 && self
                     .keymap
                     .bindings
@@ -225,7 +225,7 @@ impl Loader<'_> {
             {
                 shadowed.push((
                     line,
-                    format!("[agent] `{key}` is also in [direct], which takes it first"),
+                    format!("[{table}] `{key}` is also in [direct], which takes it first"),
                 ));
             }
         }

@@ -34,12 +34,18 @@ pub enum KeyContext {
     Direct,
     /// `[agent]`: keys in a focused agent pane.
     Agent,
+    /// `[shell]`: keys in a focused shell pane.
+    Shell,
 }
 
 impl KeyContext {
     /// Every context, in the order files and docs list them.
-    pub const ALL: &'static [KeyContext] =
-        &[KeyContext::Prefix, KeyContext::Direct, KeyContext::Agent];
+    pub const ALL: &'static [KeyContext] = &[
+        KeyContext::Prefix,
+        KeyContext::Direct,
+        KeyContext::Agent,
+        KeyContext::Shell,
+    ];
 
     /// The TOML table that holds this context's bindings.
     pub fn table(self) -> &'static str {
@@ -47,6 +53,7 @@ impl KeyContext {
             KeyContext::Prefix => "prefix",
             KeyContext::Direct => "direct",
             KeyContext::Agent => "agent",
+            KeyContext::Shell => "shell",
         }
     }
 
@@ -67,6 +74,7 @@ impl KeyContext {
             KeyContext::Agent => {
                 "Keys in a focused agent pane; other keys go to the prompt editor."
             }
+            KeyContext::Shell => "Keys in a focused shell pane; other keys go to its program.",
         }
     }
 }

@@ -24,6 +24,16 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PrefixSend => {}
         C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
         C::PaneSplitDown => ws.split(Axis::Vertical),
+        C::PaneShellRight | C::PaneShellDown => {
+            let axis = if command == C::PaneShellRight {
+                Axis::Horizontal
+            } else {
+                Axis::Vertical
+            };
+            if let Err(e) = ws.open_shell(axis) {
+                shell.message = Some(e);
+            }
+        }
         C::PaneClose => return ws.close_focused(),
         C::PaneZoom => ws.layout_mut().toggle_zoom(),
         C::PaneFocusLeft => ws.focus_direction(Direction::Left),
@@ -121,6 +131,18 @@ fn grow(shell: &mut Shell, direction: Direction) {
 fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
     use Command as C;
     let id = shell.ws.focused();
+    if let Some(pane) = shell.ws.focused_shell() {
+        match command {
+            C::ScrollLineUp => pane.scroll(1),
+            C::ScrollLineDown => pane.scroll(-1),
+            C::ScrollPageUp => pane.scroll_pages(1),
+            C::ScrollPageDown => pane.scroll_pages(-1),
+            C::ScrollTop => pane.scroll(i32::MAX),
+            C::ScrollBottom => pane.scroll_to_bottom(),
+            _ => {}
+        }
+        return ShellRequest::None;
+    }
     let Some(slot) = shell.ws.focused_slot() else {
         return ShellRequest::None;
     };

@@ -68,10 +68,15 @@ pub(super) fn draw(
     if overlays.supervisor.is_some() || overlays.list.is_some() {
         return;
     }
-    if let Some((x, y)) = ws.slot(ws.focused()).and_then(|s| match &s.setup {
-        Some(setup) => setup.cursor_position(),
-        None => s.view.cursor_position(),
-    }) {
+    let focused = ws.focused();
+    let cursor = match ws.shell(focused) {
+        Some(shell) => shell.pane.cursor_position(),
+        None => ws.slot(focused).and_then(|s| match &s.setup {
+            Some(setup) => setup.cursor_position(),
+            None => s.view.cursor_position(),
+        }),
+    };
+    if let Some((x, y)) = cursor {
         frame.set_cursor_position((x, y));
     }
 }
@@ -96,12 +101,15 @@ mod tests {
     /// A workspace with a tab for each of `projects`, no agent behind its panes.
     fn workspace_on(projects: &[&str]) -> Workspace {
         let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
         Workspace::new(
             AgentLauncher {
                 spec: AgentSpec::march(Path::new("/usr/bin/march")),
                 mode: None,
                 events,
                 paths: None,
+                shell_events,
+                shell: march_core::config::ShellConfig::default(),
             },
             projects.iter().map(Into::into).collect(),
         )

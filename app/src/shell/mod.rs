@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use crossterm::cursor::SetCursorStyle;
 use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
 use crossterm::execute;
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
@@ -25,6 +26,7 @@ use futures_util::StreamExt;
 use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
+use march_panes::terminal::CursorShape;
 use march_panes::theme::{Theme, load_theme};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -32,6 +34,7 @@ use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
+use crate::workspace::layout::PaneId;
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
@@ -45,6 +48,9 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 
 /// Agent events handled in one pass of the loop at most.
 const EVENT_BATCH: usize = 256;
+
+/// Output of the focused shell this soon after a key is taken for its echo, drawn at once.
+const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// Everything the loop owns besides the terminal.
 struct Shell {
@@ -79,6 +85,11 @@ struct Shell {
     log_dir: PathBuf,
     /// How to tell the user a background session needs them.
     notifications: NotificationConfig,
+    /// When a key last went to the focused shell: its echo is drawn at once, not at the
+    /// next frame tick.
+    typed_to_shell: Option<Instant>,
+    /// The cursor shape last set on the terminal.
+    cursor_shape: Option<march_panes::terminal::CursorShape>,
     quit: bool,
 }
 
@@ -119,11 +130,14 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     }
     let spec = agent_spec(&config)?;
     let (events_tx, mut agent_events) = mpsc::unbounded_channel();
+    let (shell_tx, mut shell_events) = mpsc::unbounded_channel();
     let launcher = AgentLauncher {
         spec,
         mode: config.permission_mode.map(|m| m.as_str()),
         events: events_tx,
         paths: Some(paths.clone()),
+        shell_events: shell_tx,
+        shell: config.shell.clone(),
     };
 
     // The layout saved for these directories, unless another march has them open.
@@ -174,6 +188,8 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         frame_stats: FrameStats::from_env(),
         stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
         log_dir: paths.log_dir(),
+        typed_to_shell: None,
+        cursor_shape: None,
         quit: false,
     };
     let mut input = EventStream::new();
@@ -220,6 +236,31 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 if structural {
                     shell.persist();
                     idle_check = shell.stop_idle();
+                }
+            }
+            Some(first) = shell_events.recv() => {
+                let mut next = Some(first);
+                let mut handled = 0;
+                let mut urgent = false;
+                let panes_before = shell.ws.pane_count();
+                while let Some((id, notice)) = next.take() {
+                    let (changed, request) = shell.ws.shell_event(id, notice);
+                    dirty |= changed;
+                    urgent |= changed && shell.echo_due(id);
+                    shell.shell_request(request);
+                    handled += 1;
+                    if handled < EVENT_BATCH {
+                        next = shell_events.try_recv().ok();
+                    }
+                }
+                if urgent {
+                    // An echo of what the user typed: drawn now, not at the next tick.
+                    shell.typed_to_shell = None;
+                    last_frame = Instant::now() - FRAME_INTERVAL;
+                }
+                if shell.ws.pane_count() != panes_before {
+                    // A shell that exited closed its pane.
+                    shell.persist();
                 }
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {
@@ -355,6 +396,18 @@ impl Shell {
         let drawn = terminal
             .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
             .map(drop);
+        // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
+        let shape = self.ws.focused_shell().map(|p| p.cursor_shape());
+        if shape != self.cursor_shape {
+            self.cursor_shape = shape;
+            let style = match shape {
+                None => SetCursorStyle::DefaultUserShape,
+                Some(CursorShape::Block) => SetCursorStyle::SteadyBlock,
+                Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
+                Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
+            };
+            execute!(terminal.backend_mut(), style)?;
+        }
         let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
         drawn?;
         ended
@@ -377,6 +430,11 @@ impl Shell {
             }
             Event::Paste(text) => {
                 let id = self.ws.focused();
+                if let Some(pane) = self.ws.shell_mut(id) {
+                    pane.paste(&text);
+                    self.typed_to_shell = Some(Instant::now());
+                    return;
+                }
                 if let Some(slot) = self.ws.focused_slot() {
                     if let Some(setup) = slot.setup.as_mut() {
                         let event = setup.paste(&text);
@@ -389,8 +447,13 @@ impl Shell {
                 }
             }
             Event::Mouse(m) => self.mouse(m),
-            Event::FocusGained => self.ws.set_terminal_focused(true),
-            Event::FocusLost => self.ws.set_terminal_focused(false),
+            Event::FocusGained | Event::FocusLost => {
+                let focused = matches!(event, Event::FocusGained);
+                self.ws.set_terminal_focused(focused);
+                if let Some(pane) = self.ws.focused_shell() {
+                    pane.focus(focused);
+                }
+            }
             _ => {}
         }
     }
@@ -434,7 +497,9 @@ impl Shell {
             .ws
             .slot(self.ws.focused())
             .is_some_and(|s| s.setup.is_some());
-        let context = if in_setup {
+        let context = if self.ws.shell(self.ws.focused()).is_some() {
+            KeyContext::Shell
+        } else if in_setup {
             KeyContext::Direct
         } else {
             KeyContext::Agent
@@ -456,6 +521,21 @@ impl Shell {
     /// A key no binding took goes to the focused pane.
     fn key_to_pane(&mut self, key: KeyEvent) {
         let id = self.ws.focused();
+        if let Some(pane) = self.ws.shell_mut(id) {
+            if pane.exited().is_some() {
+                // A kept pane whose shell ended: Enter starts it again.
+                if key.code == crossterm::event::KeyCode::Enter
+                    && let Err(e) = pane.restart()
+                {
+                    self.message = Some(e.to_string());
+                }
+                return;
+            }
+            if pane.key(key) {
+                self.typed_to_shell = Some(Instant::now());
+            }
+            return;
+        }
         let Some(slot) = self.ws.focused_slot() else {
             return;
         };
@@ -467,6 +547,14 @@ impl Shell {
         let event = slot.view.handle_key(key);
         let request = self.ws.pane_event(id, event);
         self.shell_request(request);
+    }
+
+    /// Whether output of shell pane `id` is the echo of a key just typed into it.
+    fn echo_due(&self, id: PaneId) -> bool {
+        self.ws.focused() == id
+            && self
+                .typed_to_shell
+                .is_some_and(|t| t.elapsed() < ECHO_WINDOW)
     }
 
     /// Stops the runners of sessions idle out of sight for `[workspace] stop_idle_after`;
@@ -541,6 +629,12 @@ impl Shell {
     }
 
     fn mouse(&mut self, m: crossterm::event::MouseEvent) {
+        use march_panes::terminal::MouseReport;
+        let button = |b: MouseButton| match b {
+            MouseButton::Left => 0,
+            MouseButton::Middle => 1,
+            MouseButton::Right => 2,
+        };
         match m.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 // Positive scrolls down, as the pane counts.
@@ -551,22 +645,29 @@ impl Shell {
                 };
                 if let Some((id, _)) = self.ws.pane_at(m.column, m.row) {
                     self.ws.layout_mut().focus(id);
-                    if let Some(slot) = self.ws.focused_slot() {
+                    if let Some(pane) = self.ws.shell_mut(id) {
+                        pane.wheel(lines, m.column, m.row, m.modifiers);
+                    } else if let Some(slot) = self.ws.focused_slot() {
                         slot.view.mouse_scroll(lines);
                     }
                 }
             }
-            MouseEventKind::Down(MouseButton::Left) => {
+            MouseEventKind::Down(b) => {
                 // A click ends a pending prefix, as any other key would.
                 self.dispatcher.cancel();
                 if let Some((id, rect)) = self.ws.pane_at(m.column, m.row) {
                     self.ws.layout_mut().focus(id);
                     // On a right or bottom border: start dragging it.
                     let on_border = m.column + 1 == rect.right() || m.row + 1 == rect.bottom();
-                    self.drag = on_border.then_some((m.column, m.row));
+                    self.drag = (on_border && b == MouseButton::Left).then_some((m.column, m.row));
+                    if self.drag.is_none()
+                        && let Some(pane) = self.ws.shell_mut(id)
+                    {
+                        pane.mouse(MouseReport::Press(button(b)), m.column, m.row, m.modifiers);
+                    }
                 }
             }
-            MouseEventKind::Drag(MouseButton::Left) => {
+            MouseEventKind::Drag(b) => {
                 if let Some(at) = self.drag {
                     let area = self.ws.pane_area();
                     if self
@@ -576,9 +677,22 @@ impl Shell {
                     {
                         self.drag = Some((m.column, m.row));
                     }
+                } else if let Some(pane) = self.ws.focused_shell() {
+                    pane.mouse(MouseReport::Drag(button(b)), m.column, m.row, m.modifiers);
                 }
             }
-            MouseEventKind::Up(_) => self.drag = None,
+            MouseEventKind::Up(b) => {
+                if self.drag.take().is_none()
+                    && let Some(pane) = self.ws.focused_shell()
+                {
+                    pane.mouse(
+                        MouseReport::Release(button(b)),
+                        m.column,
+                        m.row,
+                        m.modifiers,
+                    );
+                }
+            }
             _ => {}
         }
     }

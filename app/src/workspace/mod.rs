@@ -15,6 +15,7 @@ pub mod persist;
 pub mod router;
 mod sessions;
 pub mod setup;
+pub mod shells;
 pub mod status;
 pub mod supervisor;
 pub mod switching;
@@ -33,7 +34,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use agent::{AgentDriver, AgentEvent, AgentSpec};
 use layout::{Axis, Direction, Layout, PaneId};
+use march_core::config::ShellConfig;
+use march_panes::shell::ShellNotice;
 use router::{Attention, Notify, OutputRouter, SessionKey};
+use shells::ShellSlot;
 
 /// One tab: a name, the project its new panes open on, and a layout.
 pub struct Tab {
@@ -82,6 +86,10 @@ pub struct AgentLauncher {
     pub events: UnboundedSender<(SessionKey, AgentEvent)>,
     /// March's files, for first-run setup (`None` in tests: no setup, no agents).
     pub paths: Option<MarchPaths>,
+    /// Where shell panes send their notices.
+    pub shell_events: UnboundedSender<(PaneId, ShellNotice)>,
+    /// The `[shell]` table.
+    pub shell: ShellConfig,
 }
 
 /// A notification for the terminal: why, and the session's title.
@@ -108,8 +116,10 @@ pub enum ShellRequest {
 pub struct Workspace {
     tabs: Vec<Tab>,
     active: usize,
-    /// Which session each pane shows.
+    /// Which session each agent pane shows.
     panes: BTreeMap<PaneId, SessionKey>,
+    /// The shell panes.
+    shells: BTreeMap<PaneId, ShellSlot>,
     /// Every open session, shown or not.
     sessions: BTreeMap<SessionKey, AgentSlot>,
     router: OutputRouter,
@@ -145,6 +155,7 @@ impl Workspace {
             tabs: Vec::new(),
             active: 0,
             panes: BTreeMap::new(),
+            shells: BTreeMap::new(),
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),
             next_id: 1,
@@ -192,6 +203,11 @@ impl Workspace {
         let pane = PaneId(self.next_id());
         self.panes.insert(pane, key);
         pane
+    }
+
+    /// How many panes there are, in all tabs.
+    pub fn pane_count(&self) -> usize {
+        self.panes.len() + self.shells.len()
     }
 
     /// The active tab.
@@ -261,10 +277,12 @@ impl Workspace {
         self.tab_mut().layout.split(axis, id);
     }
 
-    /// The project of the focused pane's session, else the tab's.
+    /// The project of the focused pane's session or shell, else the tab's.
     pub fn focused_project(&self) -> PathBuf {
-        self.slot(self.focused())
+        let id = self.focused();
+        self.slot(id)
             .map(|s| s.project.clone())
+            .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
             .unwrap_or_else(|| self.tab().project.clone())
     }
 
@@ -301,19 +319,29 @@ impl Workspace {
     }
 
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
-    /// A session no other pane shows is stopped in the background.
+    /// A session no other pane shows is stopped in the background; a shell is hung up.
     pub fn close_focused(&mut self) -> ShellRequest {
-        let id = self.focused();
+        self.close_pane(self.focused())
+    }
+
+    /// Close pane `id`, in whichever tab it is.
+    pub fn close_pane(&mut self, id: PaneId) -> ShellRequest {
+        let Some(t) = self.tabs.iter().position(|t| t.layout.contains(id)) else {
+            return ShellRequest::None;
+        };
         let area = self.pane_area;
-        let removed_from_layout = self.tab_mut().layout.remove(id, area);
-        if !removed_from_layout {
+        if !self.tabs[t].layout.remove(id, area) {
             // The tab's last pane: the tab goes.
             if self.tabs.len() == 1 {
                 return ShellRequest::Quit;
             }
-            self.tabs.remove(self.active);
+            self.tabs.remove(t);
+            if t < self.active {
+                self.active -= 1;
+            }
             self.active = self.active.min(self.tabs.len() - 1);
         }
+        self.hang_up_shell(id);
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
@@ -406,6 +434,11 @@ impl Workspace {
         // A session shown twice keeps the cursor of its focused pane: draw that one last.
         rects.sort_by_key(|(id, _)| *id == focused);
         for (id, rect) in rects {
+            if let Some(shell) = self.shells.get_mut(&id) {
+                let title = shell.pane.border_title(&project_name(&shell.project));
+                shell.pane.render(rect, buf, theme, &title, id == focused);
+                continue;
+            }
             let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {
                 continue;
             };
@@ -418,8 +451,9 @@ impl Workspace {
         }
     }
 
-    /// Stop every agent.
+    /// Stop every agent and hang up every shell.
     pub async fn shutdown(&mut self) {
+        self.hang_up_all_shells();
         let slots: Vec<AgentSlot> = std::mem::take(&mut self.sessions).into_values().collect();
         for slot in slots {
             slot.driver.shutdown().await;

@@ -45,13 +45,16 @@ pub struct SavedTab {
     pub layout: Layout,
 }
 
-/// A pane as saved: an agent session in a project.
+/// A pane as saved: an agent session in a project, or a shell.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SavedPane {
-    /// The session's project directory.
+    /// The session's (or shell's) project directory.
     pub project: PathBuf,
     /// The agent's session id, once the session was open.
     pub session: Option<String>,
+    /// For a shell pane: the directory its shell was last in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_cwd: Option<PathBuf>,
 }
 
 impl SavedWorkspace {
@@ -326,9 +329,20 @@ impl super::Workspace {
                     SavedPane {
                         project: slot.project.clone(),
                         session: slot.session_id.as_ref().map(|s| s.0.to_string()),
+                        shell_cwd: None,
                     },
                 );
             }
+        }
+        for (pane, shell) in &self.shells {
+            saved.panes.insert(
+                pane.0,
+                SavedPane {
+                    project: shell.project.clone(),
+                    session: None,
+                    shell_cwd: Some(shell.pane.current_dir()),
+                },
+            );
         }
         saved
     }
@@ -344,6 +358,10 @@ impl super::Workspace {
                 let Some(what) = saved.panes.get(&pane.0) else {
                     continue;
                 };
+                if let Some(cwd) = &what.shell_cwd {
+                    ws.restore_shell(pane, &what.project, cwd);
+                    continue;
+                }
                 let session = what
                     .session
                     .clone()
@@ -381,6 +399,7 @@ mod tests {
                 SavedPane {
                     project: dirs[0].clone(),
                     session: Some(format!("s{id}")),
+                    shell_cwd: None,
                 },
             );
         }

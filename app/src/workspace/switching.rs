@@ -147,6 +147,11 @@ impl Workspace {
             return;
         }
         let pane = self.focused();
+        // A shell keeps running: the session opens beside it.
+        if self.shells.contains_key(&pane) {
+            self.show_in_split(key);
+            return;
+        }
         if let Some(old) = self.panes.insert(pane, key)
             && old != key
         {

@@ -66,6 +66,8 @@ pub struct AlacrittyEmulator {
     title: Option<String>,
     /// The scrollback limit in bytes, when it is given that way (else in lines).
     scrollback_bytes: Option<usize>,
+    /// The scrollback limit in lines, with a limit in bytes.
+    max_lines: usize,
 }
 
 impl std::fmt::Debug for AlacrittyEmulator {
@@ -80,10 +82,7 @@ impl AlacrittyEmulator {
     /// A `rows`×`cols` screen keeping `scrollback` lines of history.
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Self {
         let raised = Collector::default();
-        let config = Config {
-            scrolling_history: scrollback,
-            ..Config::default()
-        };
+        let config = config(scrollback);
         let size = Size {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),
@@ -94,19 +93,32 @@ impl AlacrittyEmulator {
             raised,
             title: None,
             scrollback_bytes: None,
+            max_lines: scrollback,
         }
     }
 
-    /// A `rows`×`cols` screen whose scrollback takes at most about `max_bytes` of memory:
-    /// as many lines as fit at this width (a wider screen keeps fewer), recomputed on resize.
-    pub fn with_scrollback_bytes(rows: u16, cols: u16, max_bytes: usize) -> Self {
-        let mut term = Self::new(rows, cols, history_lines(max_bytes, cols));
+    /// A `rows`×`cols` screen whose scrollback keeps at most `max_lines` lines and takes at
+    /// most about `max_bytes` of memory: as many lines as fit at this width (a wider screen
+    /// keeps fewer), recomputed on resize.
+    pub fn with_scrollback_bytes(rows: u16, cols: u16, max_bytes: usize, max_lines: usize) -> Self {
+        let mut term = Self::new(rows, cols, history_lines(max_bytes, cols).min(max_lines));
         term.scrollback_bytes = Some(max_bytes);
+        term.max_lines = max_lines;
         term
     }
 
     fn raised(&self) -> std::sync::MutexGuard<'_, Raised> {
         self.raised.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The terminal's settings: `scrollback` lines of history; programs may ask for the kitty
+/// keyboard protocol (keys are encoded for it when they do).
+fn config(scrollback: usize) -> Config {
+    Config {
+        scrolling_history: scrollback,
+        kitty_keyboard: true,
+        ..Config::default()
     }
 }
 
@@ -146,10 +158,8 @@ impl TerminalEmulator for AlacrittyEmulator {
             cols: usize::from(cols.max(1)),
         });
         if let Some(max_bytes) = self.scrollback_bytes {
-            self.term.set_options(Config {
-                scrolling_history: history_lines(max_bytes, cols),
-                ..Config::default()
-            });
+            self.term
+                .set_options(config(history_lines(max_bytes, cols).min(self.max_lines)));
         }
     }
 
@@ -159,48 +169,37 @@ impl TerminalEmulator for AlacrittyEmulator {
         (rows, cols)
     }
 
-    fn cell(&self, row: u16, col: u16) -> TermCell {
+    fn cell_into(&self, row: u16, col: u16, out: &mut TermCell) {
         let (rows, cols) = self.size();
+        out.text.clear();
         if row >= rows || col >= cols {
-            return TermCell {
-                text: String::new(),
-                fg: TermColor::Default,
-                bg: TermColor::Default,
-                bold: false,
-                dim: false,
-                italic: false,
-                underline: false,
-                inverse: false,
-                strikeout: false,
-                wide: false,
+            let text = std::mem::take(&mut out.text);
+            *out = TermCell {
+                text,
+                ..TermCell::default()
             };
+            return;
         }
         let grid = self.term.grid();
         // What is shown starts `display_offset` lines up in the history.
         let line = Line(i32::from(row) - grid.display_offset() as i32);
         let cell = &grid[line][Column(usize::from(col))];
         let flags = cell.flags;
-        let text = if flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
-            String::new()
-        } else {
-            let mut text = String::from(cell.c);
+        if !flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+            out.text.push(cell.c);
             if let Some(marks) = cell.zerowidth() {
-                text.extend(marks);
+                out.text.extend(marks);
             }
-            text
-        };
-        TermCell {
-            text,
-            fg: color(cell.fg),
-            bg: color(cell.bg),
-            bold: flags.contains(Flags::BOLD),
-            dim: flags.contains(Flags::DIM),
-            italic: flags.contains(Flags::ITALIC),
-            underline: flags.intersects(Flags::ALL_UNDERLINES),
-            inverse: flags.contains(Flags::INVERSE),
-            strikeout: flags.contains(Flags::STRIKEOUT),
-            wide: flags.contains(Flags::WIDE_CHAR),
         }
+        out.fg = color(cell.fg);
+        out.bg = color(cell.bg);
+        out.bold = flags.contains(Flags::BOLD);
+        out.dim = flags.contains(Flags::DIM);
+        out.italic = flags.contains(Flags::ITALIC);
+        out.underline = flags.intersects(Flags::ALL_UNDERLINES);
+        out.inverse = flags.contains(Flags::INVERSE);
+        out.strikeout = flags.contains(Flags::STRIKEOUT);
+        out.wide = flags.contains(Flags::WIDE_CHAR);
     }
 
     fn cursor(&self) -> TermCursor {
@@ -225,8 +224,11 @@ impl TerminalEmulator for AlacrittyEmulator {
             application_cursor: mode.contains(TermMode::APP_CURSOR),
             bracketed_paste: mode.contains(TermMode::BRACKETED_PASTE),
             mouse_reporting: mode.intersects(TermMode::MOUSE_MODE),
+            mouse_motion: mode.intersects(TermMode::MOUSE_DRAG | TermMode::MOUSE_MOTION),
             sgr_mouse: mode.contains(TermMode::SGR_MOUSE),
             focus_reports: mode.contains(TermMode::FOCUS_IN_OUT),
+            alternate_scroll: mode.contains(TermMode::ALTERNATE_SCROLL),
+            kitty_keys: mode.contains(TermMode::DISAMBIGUATE_ESC_CODES),
         }
     }
 

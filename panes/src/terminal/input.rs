@@ -46,6 +46,11 @@ pub fn encode_key(key: KeyEvent, modes: &TermModes) -> Option<Vec<u8>> {
         return None;
     }
     let m = key.modifiers;
+    if modes.kitty_keys
+        && let Some(bytes) = kitty_key(key.code, m)
+    {
+        return Some(bytes);
+    }
     let alt = m.contains(KeyModifiers::ALT);
     let ctrl = m.contains(KeyModifiers::CONTROL);
     // Alt in front of a plain key is an ESC prefix.
@@ -105,6 +110,99 @@ pub fn encode_key(key: KeyEvent, modes: &TermModes) -> Option<Vec<u8>> {
         _ => return None,
     };
     Some(bytes)
+}
+
+/// The kitty keyboard protocol's form (`CSI code ; mods u`) of the keys legacy encoding
+/// makes ambiguous: Esc, and Enter, Tab, Backspace or a character with Ctrl or Alt (or
+/// Enter, Tab, Backspace with Shift). Other keys keep their legacy bytes, as the protocol's
+/// first level says.
+fn kitty_key(code: KeyCode, m: KeyModifiers) -> Option<Vec<u8>> {
+    let mut mods = 0u8;
+    for (flag, bit) in [
+        (KeyModifiers::SHIFT, 1),
+        (KeyModifiers::ALT, 2),
+        (KeyModifiers::CONTROL, 4),
+        (KeyModifiers::SUPER, 8),
+    ] {
+        if m.contains(flag) {
+            mods |= bit;
+        }
+    }
+    let number = match code {
+        KeyCode::Esc => 27,
+        KeyCode::Enter | KeyCode::Tab | KeyCode::Backspace if mods == 0 => return None,
+        KeyCode::Enter => 13,
+        KeyCode::Tab => 9,
+        KeyCode::Backspace => 127,
+        KeyCode::Char(c) if mods & !1 != 0 => u32::from(c.to_ascii_lowercase()),
+        _ => return None,
+    };
+    Some(if mods == 0 {
+        format!("\x1b[{number}u").into_bytes()
+    } else {
+        format!("\x1b[{number};{}u", mods + 1).into_bytes()
+    })
+}
+
+/// A mouse event on the program's screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseReport {
+    /// A button went down (0 left, 1 middle, 2 right).
+    Press(u8),
+    /// A button came up.
+    Release(u8),
+    /// The mouse moved with a button held.
+    Drag(u8),
+    /// The wheel turned up.
+    WheelUp,
+    /// The wheel turned down.
+    WheelDown,
+}
+
+/// The bytes that report `event` at `col`, `row` (from 0, on the program's screen) in the
+/// encoding the program asked for; `None` when it wants no such report (no mouse mode, a drag
+/// without motion reports, a position the legacy encoding cannot express).
+pub fn encode_mouse(
+    event: MouseReport,
+    col: u16,
+    row: u16,
+    m: KeyModifiers,
+    modes: &TermModes,
+) -> Option<Vec<u8>> {
+    if !modes.mouse_reporting {
+        return None;
+    }
+    let mut button: u32 = match event {
+        MouseReport::Press(b) | MouseReport::Release(b) => u32::from(b.min(2)),
+        MouseReport::Drag(b) if modes.mouse_motion => 32 + u32::from(b.min(2)),
+        MouseReport::Drag(_) => return None,
+        MouseReport::WheelUp => 64,
+        MouseReport::WheelDown => 65,
+    };
+    if m.contains(KeyModifiers::SHIFT) {
+        button += 4;
+    }
+    if m.contains(KeyModifiers::ALT) {
+        button += 8;
+    }
+    if m.contains(KeyModifiers::CONTROL) {
+        button += 16;
+    }
+    let (x, y) = (u32::from(col) + 1, u32::from(row) + 1);
+    if modes.sgr_mouse {
+        let end = if matches!(event, MouseReport::Release(_)) {
+            'm'
+        } else {
+            'M'
+        };
+        return Some(format!("\x1b[<{button};{x};{y}{end}").into_bytes());
+    }
+    // The legacy encoding has no release button and one byte per coordinate.
+    if matches!(event, MouseReport::Release(_)) {
+        button = 3 | (button & !3);
+    }
+    let byte = |v: u32| u8::try_from(v + 32).ok().filter(|b| *b < 255);
+    Some(vec![0x1b, b'[', b'M', byte(button)?, byte(x)?, byte(y)?])
 }
 
 /// Pasted text as the program should get it: inside bracketed-paste markers when it asked
@@ -184,6 +282,65 @@ mod tests {
         let mut release = key(KeyCode::Char('a'), N);
         release.kind = KeyEventKind::Release;
         assert!(encode_key(release, &TermModes::default()).is_none());
+    }
+
+    #[test]
+    fn kitty_keys_when_the_program_asked() {
+        let kitty = TermModes {
+            kitty_keys: true,
+            ..TermModes::default()
+        };
+        let k = |code, m| encode_key(key(code, m), &kitty).unwrap();
+        assert_eq!(k(KeyCode::Esc, N), b"\x1b[27u");
+        assert_eq!(k(KeyCode::Enter, S), b"\x1b[13;2u");
+        assert_eq!(k(KeyCode::Char('i'), C), b"\x1b[105;5u");
+        assert_eq!(k(KeyCode::Char('I'), C | S), b"\x1b[105;6u");
+        assert_eq!(k(KeyCode::Backspace, A), b"\x1b[127;3u");
+        // Unambiguous keys keep their legacy bytes.
+        assert_eq!(k(KeyCode::Char('x'), N), b"x");
+        assert_eq!(k(KeyCode::Char('X'), S), b"X");
+        assert_eq!(k(KeyCode::Enter, N), b"\r");
+        assert_eq!(k(KeyCode::Up, N), b"\x1b[A");
+        // Without the mode, Shift-Enter is plain Enter.
+        assert_eq!(enc(KeyCode::Enter, S), b"\r");
+    }
+
+    #[test]
+    fn mouse_reports_in_the_asked_encoding() {
+        let off = TermModes::default();
+        assert_eq!(encode_mouse(MouseReport::Press(0), 0, 0, N, &off), None);
+        let click = TermModes {
+            mouse_reporting: true,
+            ..TermModes::default()
+        };
+        assert_eq!(
+            encode_mouse(MouseReport::Press(0), 4, 9, N, &click).unwrap(),
+            [0x1b, b'[', b'M', 32, 37, 42]
+        );
+        assert_eq!(
+            encode_mouse(MouseReport::Release(0), 4, 9, N, &click).unwrap(),
+            [0x1b, b'[', b'M', 35, 37, 42]
+        );
+        assert_eq!(encode_mouse(MouseReport::Drag(0), 4, 9, N, &click), None);
+        assert_eq!(encode_mouse(MouseReport::Press(0), 300, 0, N, &click), None);
+        let sgr = TermModes {
+            mouse_reporting: true,
+            mouse_motion: true,
+            sgr_mouse: true,
+            ..TermModes::default()
+        };
+        assert_eq!(
+            encode_mouse(MouseReport::Release(2), 299, 0, N, &sgr).unwrap(),
+            b"\x1b[<2;300;1m"
+        );
+        assert_eq!(
+            encode_mouse(MouseReport::WheelDown, 0, 0, C, &sgr).unwrap(),
+            b"\x1b[<81;1;1M"
+        );
+        assert_eq!(
+            encode_mouse(MouseReport::Drag(0), 1, 1, N, &sgr).unwrap(),
+            b"\x1b[<32;2;2M"
+        );
     }
 
     #[test]

@@ -9,14 +9,17 @@
 
 mod alacritty;
 mod input;
+mod render;
 
 pub use alacritty::AlacrittyEmulator;
-pub use input::{encode_key, encode_paste};
+pub use input::{MouseReport, encode_key, encode_mouse, encode_paste};
+pub use render::{TermPalette, draw_screen};
 
 /// A colour as a program set it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TermColor {
     /// The terminal's default foreground or background.
+    #[default]
     Default,
     /// One of the 256 indexed colours (0–15 are the named ANSI colours).
     Indexed(u8),
@@ -25,7 +28,7 @@ pub enum TermColor {
 }
 
 /// One cell of the screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TermCell {
     /// What the cell shows: a character and any combining marks; empty for the second
     /// column of a wide character.
@@ -85,10 +88,16 @@ pub struct TermModes {
     pub bracketed_paste: bool,
     /// The program wants mouse reports.
     pub mouse_reporting: bool,
+    /// It wants reports of the mouse moving with a button held too.
+    pub mouse_motion: bool,
     /// Mouse reports in SGR encoding.
     pub sgr_mouse: bool,
     /// The program wants focus in / out reports.
     pub focus_reports: bool,
+    /// On the alternate screen, the wheel sends cursor keys (DECSET 1007).
+    pub alternate_scroll: bool,
+    /// The program asked for the kitty keyboard protocol (keys disambiguated as `CSI … u`).
+    pub kitty_keys: bool,
 }
 
 /// A terminal emulator: a screen, its scrollback and its modes, driven by bytes.
@@ -99,8 +108,15 @@ pub trait TerminalEmulator {
     fn resize(&mut self, rows: u16, cols: u16);
     /// Rows and columns.
     fn size(&self) -> (u16, u16);
-    /// The cell at `row`, `col` of what is shown (scrolled back by [`Self::scroll_offset`]).
-    fn cell(&self, row: u16, col: u16) -> TermCell;
+    /// Writes the cell at `row`, `col` of what is shown (scrolled back by
+    /// [`Self::scroll_offset`]) into `out`, reusing its text buffer.
+    fn cell_into(&self, row: u16, col: u16, out: &mut TermCell);
+    /// The cell at `row`, `col` of what is shown.
+    fn cell(&self, row: u16, col: u16) -> TermCell {
+        let mut cell = TermCell::default();
+        self.cell_into(row, col, &mut cell);
+        cell
+    }
     /// The text of row `row` of what is shown, trailing blanks removed.
     fn row_text(&self, row: u16) -> String {
         let (_, cols) = self.size();

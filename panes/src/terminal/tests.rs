@@ -151,7 +151,7 @@ fn garbage_is_survived() {
 fn scrollback_capped_by_bytes_follows_the_width() {
     let cell = std::mem::size_of::<alacritty_terminal::term::cell::Cell>();
     let budget = 1 << 20;
-    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 80, budget);
+    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 80, budget, usize::MAX);
     for i in 0..20_000 {
         t.feed(format!("line {i}\r\n").as_bytes());
     }
@@ -173,4 +173,19 @@ fn scrollback_capped_by_bytes_follows_the_width() {
     );
     assert!(at_160 < at_80);
     assert_eq!(t.title(), None, "re-applying the options raises no title");
+}
+
+#[test]
+fn scrollback_capped_by_lines_when_they_come_first() {
+    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 80, 64 << 20, 500);
+    for i in 0..2_000 {
+        t.feed(format!("line {i}\r\n").as_bytes());
+    }
+    assert_eq!(t.scrollback_lines(), 500);
+    t.resize(10, 100);
+    assert_eq!(
+        t.scrollback_lines(),
+        500,
+        "the line limit holds after a resize"
+    );
 }

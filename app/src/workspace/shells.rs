@@ -1,0 +1,142 @@
+//! Shell panes in the workspace: opening one on the focused pane's project, routing what
+//! its program does (output to draw, clipboard, exit), closing and hanging up.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use march_core::config::{ShellConfig, ShellExit};
+use march_panes::shell::{ShellNotice, ShellPane, ShellSpec, Wake};
+
+use super::layout::{Axis, PaneId};
+use super::{ShellRequest, Workspace};
+
+/// A shell pane and the project it was opened on.
+pub struct ShellSlot {
+    /// The pane.
+    pub pane: ShellPane,
+    /// The project it belongs to (its directory may have moved on with `cd`).
+    pub project: PathBuf,
+}
+
+/// The spec of a shell in `cwd` as `[shell]` configures it.
+pub fn shell_spec(config: &ShellConfig, cwd: &Path) -> ShellSpec {
+    let mut spec = ShellSpec::user_shell(cwd);
+    if let Some(command) = &config.command {
+        spec.program.clone_from(command);
+    }
+    spec.args.clone_from(&config.args);
+    spec.scrollback_lines = config.scrollback_lines;
+    spec.scrollback_bytes = config.scrollback_bytes;
+    spec.osc52 = config.osc52;
+    spec
+}
+
+impl Workspace {
+    /// Starts a shell in `cwd` for pane `id` (of `project`).
+    fn spawn_shell(&mut self, id: PaneId, project: &Path, cwd: &Path) -> Result<(), String> {
+        let events = self.launcher.shell_events.clone();
+        let wake: Wake = Arc::new(move |notice| {
+            // A closed channel means March is quitting.
+            let _ = events.send((id, notice));
+        });
+        let spec = shell_spec(&self.launcher.shell, cwd);
+        let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
+        self.shells.insert(
+            id,
+            ShellSlot {
+                pane,
+                project: project.to_path_buf(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Splits the focused pane with a shell in the focused pane's project (its shell's
+    /// directory, when the focused pane is a shell).
+    pub fn open_shell(&mut self, axis: Axis) -> Result<(), String> {
+        let project = self.focused_project();
+        let cwd = self
+            .shells
+            .get(&self.focused())
+            .map_or_else(|| project.clone(), |s| s.pane.current_dir());
+        let id = PaneId(self.next_id());
+        self.spawn_shell(id, &project, &cwd)?;
+        self.tab_mut().layout.split(axis, id);
+        Ok(())
+    }
+
+    /// Restores a saved shell pane: a new shell in the directory it was last in (the
+    /// project's when that is gone).
+    pub(super) fn restore_shell(&mut self, id: PaneId, project: &Path, cwd: &Path) {
+        let cwd = if cwd.is_dir() { cwd } else { project };
+        if let Err(e) = self.spawn_shell(id, project, cwd) {
+            tracing::warn!("cannot restore a shell pane: {e}");
+        }
+    }
+
+    /// The shell pane `id`, if it is one.
+    pub fn shell(&self, id: PaneId) -> Option<&ShellSlot> {
+        self.shells.get(&id)
+    }
+
+    /// The focused pane's shell, if it is one.
+    pub fn focused_shell(&mut self) -> Option<&mut ShellPane> {
+        let id = self.focused();
+        self.shells.get_mut(&id).map(|s| &mut s.pane)
+    }
+
+    /// The shell of pane `id`, to change.
+    pub fn shell_mut(&mut self, id: PaneId) -> Option<&mut ShellPane> {
+        self.shells.get_mut(&id).map(|s| &mut s.pane)
+    }
+
+    /// Handles a notice from pane `id`'s shell: whether the screen needs drawing, and what
+    /// the Shell should do (copy text, quit when the last pane closed).
+    pub fn shell_event(&mut self, id: PaneId, notice: ShellNotice) -> (bool, ShellRequest) {
+        let Some(slot) = self.shells.get_mut(&id) else {
+            return (false, ShellRequest::None);
+        };
+        let update = slot.pane.take_update();
+        let mut request = match update.clipboard.last() {
+            Some(text) => ShellRequest::Copy(text.clone()),
+            None => ShellRequest::None,
+        };
+        if let Some(exit) = update.exited {
+            let close = match self.launcher.shell.on_exit {
+                ShellExit::Close => true,
+                ShellExit::CloseOnSuccess => exit.success(),
+                ShellExit::Keep => false,
+            };
+            if close && let ShellRequest::Quit = self.close_pane(id) {
+                request = ShellRequest::Quit;
+            }
+            return (true, request);
+        }
+        let visible = notice == ShellNotice::Exited || self.tab().layout.contains(id);
+        (visible, request)
+    }
+
+    /// Hangs up the shell of pane `id` (closed): its programs get SIGHUP, and are killed
+    /// after the grace period if still there.
+    pub(super) fn hang_up_shell(&mut self, id: PaneId) {
+        if let Some(mut slot) = self.shells.remove(&id) {
+            let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
+            // The hang-up finishes on its own thread; the pane is gone already.
+            drop(slot.pane.hangup(grace));
+        }
+    }
+
+    /// Hangs up every shell and waits until their programs are gone (killed after the
+    /// grace period when they ignore the hang-up).
+    pub(super) fn hang_up_all_shells(&mut self) {
+        let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
+        let waits: Vec<_> = std::mem::take(&mut self.shells)
+            .into_values()
+            .filter_map(|mut slot| slot.pane.hangup(grace))
+            .collect();
+        for wait in waits {
+            let _ = wait.join();
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The shell pane: a program (the user's shell) on a PTY of its own, shown through the
+//! terminal emulator; keys, pastes and the mouse passed to it as it expects them; its
+//! history scrolled with the wheel or keys.
+
+mod pty;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossterm::event::{KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::chrome::pane_block;
+use crate::sanitize::sanitize_line;
+use crate::terminal::{
+    AlacrittyEmulator, MouseReport, TermPalette, TerminalEmulator, draw_screen, encode_key,
+    encode_mouse, encode_paste,
+};
+use crate::theme::{Slot, Theme};
+use crate::wrap::truncate;
+pub use pty::{ExitInfo, SharedTerminal};
+
+/// Something a shell pane's threads tell the app (which then looks at the pane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellNotice {
+    /// The program wrote output (said once until the pane is looked at).
+    Output,
+    /// The program exited.
+    Exited,
+}
+
+/// How a shell pane tells the app about its program; called from the pane's threads.
+pub type Wake = Arc<dyn Fn(ShellNotice) + Send + Sync>;
+
+/// Why a shell pane could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    /// No PTY could be opened.
+    #[error("cannot open a terminal: {0}")]
+    Pty(String),
+    /// The program could not be started.
+    #[error("cannot start {program}: {reason}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What a shell pane runs, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellSpec {
+    /// The program.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// The directory it starts in.
+    pub cwd: PathBuf,
+    /// Variables set besides March's own environment.
+    pub env: Vec<(String, String)>,
+    /// Lines of history kept at most.
+    pub scrollback_lines: usize,
+    /// Bytes of history kept at most.
+    pub scrollback_bytes: usize,
+    /// Whether the program may set the clipboard (OSC 52).
+    pub osc52: bool,
+}
+
+impl ShellSpec {
+    /// The user's shell (`$SHELL`, else `/bin/sh`) in `cwd`, with default limits.
+    pub fn user_shell(cwd: &Path) -> Self {
+        let program = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/bin/sh".to_string());
+        ShellSpec {
+            program,
+            args: Vec::new(),
+            cwd: cwd.to_path_buf(),
+            env: Vec::new(),
+            scrollback_lines: 10_000,
+            scrollback_bytes: 32 << 20,
+            osc52: true,
+        }
+    }
+}
+
+/// What changed in a shell pane since the app last looked.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ShellUpdate {
+    /// Text the program put on the clipboard (OSC 52), when allowed.
+    pub clipboard: Vec<String>,
+    /// The program exited, with this status.
+    pub exited: Option<ExitInfo>,
+}
+
+/// A shell pane.
+pub struct ShellPane {
+    spec: ShellSpec,
+    term: SharedTerminal,
+    pty: Option<pty::Pty>,
+    /// Set by the reader when output arrives; cleared when the app looks.
+    pending: Arc<AtomicBool>,
+    wake: Wake,
+    /// How the program ended, once the app was told.
+    exited: Option<ExitInfo>,
+    /// The inner size last drawn (the PTY's size).
+    size: (u16, u16),
+    /// Where the screen was last drawn, for mouse positions.
+    screen: Rect,
+    palette: Option<(String, TermPalette)>,
+}
+
+impl std::fmt::Debug for ShellPane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShellPane")
+            .field("program", &self.spec.program)
+            .field("cwd", &self.spec.cwd)
+            .field("pid", &self.pid())
+            .finish()
+    }
+}
+
+/// Rows and columns a pane's screen starts with, before it is first drawn.
+const INITIAL_SIZE: (u16, u16) = (24, 80);
+
+impl ShellPane {
+    /// Starts `spec`'s program on a new PTY; `wake` is called (from other threads) when it
+    /// writes output or exits.
+    pub fn spawn(spec: ShellSpec, wake: Wake) -> Result<ShellPane, ShellError> {
+        let (rows, cols) = INITIAL_SIZE;
+        let term: SharedTerminal = Arc::new(Mutex::new(Box::new(
+            AlacrittyEmulator::with_scrollback_bytes(
+                rows,
+                cols,
+                spec.scrollback_bytes,
+                spec.scrollback_lines,
+            ),
+        )));
+        let mut pane = ShellPane {
+            spec,
+            term,
+            pty: None,
+            pending: Arc::new(AtomicBool::new(false)),
+            wake,
+            exited: None,
+            size: (rows, cols),
+            screen: Rect::default(),
+            palette: None,
+        };
+        pane.start()?;
+        Ok(pane)
+    }
+
+    fn start(&mut self) -> Result<(), ShellError> {
+        let mut env = vec![
+            ("TERM".to_string(), "xterm-256color".to_string()),
+            ("COLORTERM".to_string(), "truecolor".to_string()),
+            ("TERM_PROGRAM".to_string(), "march".to_string()),
+        ];
+        env.extend(self.spec.env.iter().cloned());
+        let command = pty::PtyCommand {
+            program: &self.spec.program,
+            args: &self.spec.args,
+            cwd: &self.spec.cwd,
+            env: &env,
+            rows: self.size.0,
+            cols: self.size.1,
+        };
+        self.pty = Some(pty::Pty::spawn(
+            &command,
+            self.term.clone(),
+            self.pending.clone(),
+            self.wake.clone(),
+        )?);
+        Ok(())
+    }
+
+    /// Starts the program again after it exited, on a cleared screen, in the directory
+    /// it was last in.
+    pub fn restart(&mut self) -> Result<(), ShellError> {
+        if self.exited.is_none() {
+            return Ok(());
+        }
+        if let Some(dir) = self.pty.as_ref().and_then(pty::Pty::current_dir) {
+            self.spec.cwd = dir;
+        }
+        if let Some(old) = self.pty.take() {
+            drop(old.hangup(Duration::ZERO));
+        }
+        self.exited = None;
+        // A clear screen and a separator, so the old output stays above.
+        self.lock().feed(b"\r\n\x1b[0m");
+        self.start()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Box<dyn TerminalEmulator + Send>> {
+        self.term.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The emulator, shared (for benchmarks and the agent shell).
+    pub fn terminal(&self) -> SharedTerminal {
+        self.term.clone()
+    }
+
+    /// The program's process id, while it runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.pty.as_ref().and_then(pty::Pty::pid)
+    }
+
+    /// The directory the program is in now (where it started, when that cannot be read).
+    pub fn current_dir(&self) -> PathBuf {
+        self.pty
+            .as_ref()
+            .and_then(pty::Pty::current_dir)
+            .unwrap_or_else(|| self.spec.cwd.clone())
+    }
+
+    /// What it runs.
+    pub fn spec(&self) -> &ShellSpec {
+        &self.spec
+    }
+
+    /// How the program ended, if it has.
+    pub fn exited(&self) -> Option<&ExitInfo> {
+        self.exited.as_ref()
+    }
+
+    /// Takes what changed since the last call; output from now on wakes the app again.
+    pub fn take_update(&mut self) -> ShellUpdate {
+        self.pending.store(false, Ordering::Release);
+        let clipboard = self.lock().take_clipboard();
+        let mut update = ShellUpdate {
+            clipboard: if self.spec.osc52 {
+                clipboard
+            } else {
+                Vec::new()
+            },
+            exited: None,
+        };
+        if self.exited.is_none()
+            && let Some(exit) = self.pty.as_ref().and_then(pty::Pty::exit)
+        {
+            self.exited = Some(exit.clone());
+            update.exited = Some(exit);
+        }
+        update
+    }
+
+    /// Sends `key` to the program; false when it has no encoding (or the program exited).
+    pub fn key(&mut self, key: KeyEvent) -> bool {
+        let mut term = self.lock();
+        let Some(bytes) = encode_key(key, &term.modes()) else {
+            return false;
+        };
+        // Typing returns to the live screen, as terminals do.
+        term.scroll_to_bottom();
+        drop(term);
+        self.write(bytes)
+    }
+
+    /// Sends pasted text to the program (bracketed when it asked).
+    pub fn paste(&mut self, text: &str) {
+        let mut term = self.lock();
+        let bytes = encode_paste(text, &term.modes());
+        term.scroll_to_bottom();
+        drop(term);
+        self.write(bytes);
+    }
+
+    /// Sends raw bytes to the program; false when it is gone.
+    pub fn write(&mut self, bytes: Vec<u8>) -> bool {
+        match &self.pty {
+            Some(pty) if self.exited.is_none() => {
+                pty.write(bytes);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The wheel turned `lines` (negative: up) over the pane at screen position `x`, `y`:
+    /// reported to a program that wants the mouse, sent as cursor keys to a full-screen one
+    /// that asked for that, else the history scrolls.
+    pub fn wheel(&mut self, lines: i32, x: u16, y: u16, m: KeyModifiers) {
+        let modes = self.lock().modes();
+        let report = if lines < 0 {
+            MouseReport::WheelUp
+        } else {
+            MouseReport::WheelDown
+        };
+        if modes.mouse_reporting {
+            if let Some((col, row)) = self.screen_position(x, y)
+                && let Some(bytes) = encode_mouse(report, col, row, m, &modes)
+            {
+                let bytes = bytes.repeat(lines.unsigned_abs() as usize);
+                self.write(bytes);
+            }
+            return;
+        }
+        if modes.alternate_screen {
+            if modes.alternate_scroll {
+                let key = if lines < 0 { b'A' } else { b'B' };
+                let intro = if modes.application_cursor { b'O' } else { b'[' };
+                let bytes = [0x1b, intro, key].repeat(lines.unsigned_abs() as usize);
+                self.write(bytes);
+            }
+            return;
+        }
+        self.scroll(-lines);
+    }
+
+    /// A mouse button or drag at screen position `x`, `y`: reported to a program that wants
+    /// the mouse; false when it does not (the app may use the event itself).
+    pub fn mouse(&mut self, event: MouseReport, x: u16, y: u16, m: KeyModifiers) -> bool {
+        let modes = self.lock().modes();
+        let Some((col, row)) = self.screen_position(x, y) else {
+            return false;
+        };
+        match encode_mouse(event, col, row, m, &modes) {
+            Some(bytes) => self.write(bytes),
+            None => modes.mouse_reporting,
+        }
+    }
+
+    /// Whether the program asked for mouse reports.
+    pub fn wants_mouse(&self) -> bool {
+        self.lock().modes().mouse_reporting
+    }
+
+    /// Tells the program the pane gained or lost focus, when it asked to know.
+    pub fn focus(&mut self, focused: bool) {
+        if self.lock().modes().focus_reports {
+            let bytes = if focused { b"\x1b[I" } else { b"\x1b[O" };
+            self.write(bytes.to_vec());
+        }
+    }
+
+    fn screen_position(&self, x: u16, y: u16) -> Option<(u16, u16)> {
+        let s = self.screen;
+        (x >= s.x && y >= s.y && x < s.right() && y < s.bottom()).then(|| (x - s.x, y - s.y))
+    }
+
+    /// Scrolls the history by `lines` (positive: back).
+    pub fn scroll(&mut self, lines: i32) {
+        self.lock().scroll_by(lines);
+    }
+
+    /// Scrolls back by a page (`pages` negative: forward).
+    pub fn scroll_pages(&mut self, pages: i32) {
+        let rows = i32::from(self.size.0.max(2) - 1);
+        self.scroll(pages * rows);
+    }
+
+    /// Back to the live screen.
+    pub fn scroll_to_bottom(&mut self) {
+        self.lock().scroll_to_bottom();
+    }
+
+    /// The border title: the program's own title when it set one, else its name, with the
+    /// exit status once it ended.
+    pub fn border_title(&self, project: &str) -> String {
+        let program = Path::new(&self.spec.program).file_name().map_or_else(
+            || self.spec.program.clone(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let own = self.lock().title().map(|t| sanitize_line(t).into_owned());
+        let mut title = match own {
+            Some(own) if !own.trim().is_empty() => format!("{program} · {own}"),
+            _ => format!("{program} · {project}"),
+        };
+        if let Some(exit) = &self.exited {
+            title.push_str(&match &exit.signal {
+                Some(signal) => format!(" · ended by {signal}"),
+                None => format!(" · exited {}", exit.code),
+            });
+        }
+        title
+    }
+
+    /// Draws the pane into `rect`; the PTY follows the size of its inside.
+    pub fn render(
+        &mut self,
+        rect: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        title: &str,
+        focused: bool,
+    ) {
+        let title = truncate(title, usize::from(rect.width.saturating_sub(4)));
+        let block = pane_block(&title, focused, theme);
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        self.screen = inner;
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let size = (inner.height, inner.width);
+        if size != self.size {
+            self.size = size;
+            self.lock().resize(size.0, size.1);
+            if let Some(pty) = &self.pty {
+                pty.resize(size.0, size.1);
+            }
+        }
+        let palette = match &self.palette {
+            Some((name, palette)) if *name == theme.name => palette.clone(),
+            _ => {
+                let palette = TermPalette::new(theme);
+                self.palette = Some((theme.name.clone(), palette.clone()));
+                palette
+            }
+        };
+        let term = self.lock();
+        draw_screen(&**term, inner, buf, &palette, &|_, _| false);
+        let offset = term.scroll_offset();
+        if offset > 0 {
+            // Where in the history the view is, as tmux shows it.
+            let mark = format!("[{offset}/{}]", term.scrollback_lines());
+            let width = u16::try_from(mark.len())
+                .unwrap_or(u16::MAX)
+                .min(inner.width);
+            Line::from(Span::styled(mark, theme.style(Slot::StatusBarAccent)))
+                .render(Rect::new(inner.right() - width, inner.y, width, 1), buf);
+        }
+        if self.exited.is_some() && focused {
+            let hint = " Enter: start again · Ctrl-a x: close ";
+            let width = u16::try_from(hint.len())
+                .unwrap_or(u16::MAX)
+                .min(inner.width);
+            Line::from(Span::styled(hint, theme.style(Slot::Hint)))
+                .render(Rect::new(inner.x, inner.bottom() - 1, width, 1), buf);
+        }
+    }
+
+    /// Where the terminal's cursor goes when this pane is focused: the program's cursor,
+    /// unless it hid it or the view is scrolled back.
+    pub fn cursor_position(&self) -> Option<(u16, u16)> {
+        let term = self.lock();
+        let cursor = term.cursor();
+        if !cursor.visible || term.scroll_offset() > 0 || self.exited.is_some() {
+            return None;
+        }
+        let (x, y) = (self.screen.x + cursor.col, self.screen.y + cursor.row);
+        (x < self.screen.right() && y < self.screen.bottom()).then_some((x, y))
+    }
+
+    /// The shape of the program's cursor.
+    pub fn cursor_shape(&self) -> crate::terminal::CursorShape {
+        self.lock().cursor().shape
+    }
+
+    /// Hangs up: the program and everything it started get SIGHUP, and are killed after
+    /// `grace` if still there. The thread returned ends when they are gone.
+    pub fn hangup(&mut self, grace: Duration) -> Option<JoinHandle<()>> {
+        self.pty.take()?.hangup(grace)
+    }
+}
+
+impl Drop for ShellPane {
+    fn drop(&mut self) {
+        // A pane dropped without a hang-up still leaves nothing running.
+        if let Some(pty) = self.pty.take() {
+            drop(pty.hangup(Duration::from_secs(2)));
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! The process side of a shell pane: a program on a PTY, a thread that reads its output into
+//! the emulator, one that writes input to it, one that waits for it to exit; hang-up and
+//! reaping when the pane goes.
+//!
+//! Output is parsed on the reader thread, not on the UI's: a flood costs the UI only the
+//! frames it draws. The UI is woken once per burst (a flag it clears when it looks).
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+use super::{ShellError, ShellNotice, Wake};
+use crate::terminal::TerminalEmulator;
+
+/// The emulator a shell pane draws, shared with the thread that feeds it.
+pub type SharedTerminal = Arc<Mutex<Box<dyn TerminalEmulator + Send>>>;
+
+/// How a shell's program ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// Its exit status (128 + n when a signal ended it, as shells report).
+    pub code: u32,
+    /// The signal that ended it, by name, if one did.
+    pub signal: Option<String>,
+}
+
+impl ExitInfo {
+    /// Whether it succeeded.
+    pub fn success(&self) -> bool {
+        self.code == 0 && self.signal.is_none()
+    }
+}
+
+/// Bytes read from the PTY at once.
+const READ_SIZE: usize = 64 * 1024;
+
+/// A running program on a PTY.
+pub(crate) struct Pty {
+    master: Box<dyn MasterPty + Send>,
+    input: mpsc::Sender<Vec<u8>>,
+    pid: Option<i32>,
+    exit: Arc<Mutex<Option<ExitInfo>>>,
+}
+
+/// What [`Pty::spawn`] needs.
+pub(crate) struct PtyCommand<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub rows: u16,
+    pub cols: u16,
+}
+
+impl Pty {
+    /// Starts `cmd` on a new PTY (a new session, the PTY its controlling terminal), with
+    /// `term` fed from its output and `wake` told when there is output or it exited.
+    pub(crate) fn spawn(
+        cmd: &PtyCommand<'_>,
+        term: SharedTerminal,
+        pending: Arc<AtomicBool>,
+        wake: Wake,
+    ) -> Result<Pty, ShellError> {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: cmd.rows.max(1),
+                cols: cmd.cols.max(1),
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| ShellError::Pty(e.to_string()))?;
+        let mut builder = CommandBuilder::new(cmd.program);
+        builder.args(cmd.args);
+        builder.cwd(cmd.cwd);
+        for (k, v) in cmd.env {
+            builder.env(k, v);
+        }
+        let mut child = pair
+            .slave
+            .spawn_command(builder)
+            .map_err(|e| ShellError::Spawn {
+                program: cmd.program.to_string(),
+                reason: e.to_string(),
+            })?;
+        // The child holds the slave now; ours would keep the PTY open after it exits.
+        drop(pair.slave);
+        let pid = child.process_id().and_then(|p| i32::try_from(p).ok());
+        let reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|e| ShellError::Pty(e.to_string()))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|e| ShellError::Pty(e.to_string()))?;
+        let (input, input_rx) = mpsc::channel::<Vec<u8>>();
+        spawn_thread("march-pty-write", move || write_loop(writer, &input_rx))?;
+        {
+            let input = input.clone();
+            let wake = wake.clone();
+            spawn_thread("march-pty-read", move || {
+                read_loop(reader, &term, &pending, &input, &wake);
+            })?;
+        }
+        let exit = Arc::new(Mutex::new(None));
+        {
+            let exit = exit.clone();
+            spawn_thread("march-pty-wait", move || {
+                let info = match child.wait() {
+                    Ok(status) => ExitInfo {
+                        code: status.exit_code(),
+                        signal: status.signal().map(str::to_string),
+                    },
+                    Err(e) => {
+                        tracing::warn!("waiting for a shell failed: {e}");
+                        ExitInfo {
+                            code: 1,
+                            signal: None,
+                        }
+                    }
+                };
+                *exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+                wake(ShellNotice::Exited);
+            })?;
+        }
+        Ok(Pty {
+            master: pair.master,
+            input,
+            pid,
+            exit,
+        })
+    }
+
+    /// Queues `bytes` for the program (written by the writer thread, so a program that
+    /// does not read never blocks the caller).
+    pub(crate) fn write(&self, bytes: Vec<u8>) {
+        if !bytes.is_empty() {
+            // A closed channel means the program is gone; input to it is moot.
+            let _ = self.input.send(bytes);
+        }
+    }
+
+    /// Tells the program its new size (SIGWINCH).
+    pub(crate) fn resize(&self, rows: u16, cols: u16) {
+        let size = PtySize {
+            rows: rows.max(1),
+            cols: cols.max(1),
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        if let Err(e) = self.master.resize(size) {
+            tracing::debug!("pty resize failed: {e}");
+        }
+    }
+
+    /// The program's process id.
+    pub(crate) fn pid(&self) -> Option<i32> {
+        self.pid
+    }
+
+    /// How it ended, once it has.
+    pub(crate) fn exit(&self) -> Option<ExitInfo> {
+        self.exit.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The working directory of the program now (the shell's `cd`s included).
+    pub(crate) fn current_dir(&self) -> Option<std::path::PathBuf> {
+        std::fs::read_link(format!("/proc/{}/cwd", self.pid?)).ok()
+    }
+
+    /// Hangs up: every process of the program's session gets SIGHUP (and SIGCONT, so a
+    /// stopped job sees it); those still there after `grace` are killed. The returned thread
+    /// ends when all of them are gone (the program itself reaped by its waiter).
+    pub(crate) fn hangup(self, grace: Duration) -> Option<JoinHandle<()>> {
+        let pid = self.pid?;
+        if self.exit().is_none() || !session_members(pid).is_empty() {
+            signal_session(pid, rustix::process::Signal::HUP);
+            signal_session(pid, rustix::process::Signal::CONT);
+        }
+        let exit = self.exit.clone();
+        // The master closes here: the kernel hangs up the terminal too.
+        drop(self);
+        std::thread::Builder::new()
+            .name("march-pty-hangup".into())
+            .spawn(move || {
+                let deadline = Instant::now() + grace;
+                let gone = || {
+                    exit.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+                        && session_members(pid).is_empty()
+                };
+                while Instant::now() < deadline {
+                    if gone() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                signal_session(pid, rustix::process::Signal::KILL);
+                // The waiter reaps the program; give it a moment so the caller can rely
+                // on it being gone.
+                let deadline = Instant::now() + Duration::from_millis(500);
+                while Instant::now() < deadline && !gone() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+            .ok()
+    }
+}
+
+fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), ShellError> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map(drop)
+        .map_err(|e| ShellError::Pty(format!("cannot start a thread: {e}")))
+}
+
+fn write_loop(mut writer: Box<dyn Write + Send>, input: &mpsc::Receiver<Vec<u8>>) {
+    while let Ok(bytes) = input.recv() {
+        if writer
+            .write_all(&bytes)
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            // The program is gone; what is left to write goes nowhere.
+            return;
+        }
+    }
+}
+
+fn read_loop(
+    mut reader: Box<dyn Read + Send>,
+    term: &SharedTerminal,
+    pending: &AtomicBool,
+    input: &mpsc::Sender<Vec<u8>>,
+    wake: &Wake,
+) {
+    let mut buf = vec![0u8; READ_SIZE];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // EIO: every process holding the terminal closed it.
+            Err(_) => break,
+        };
+        let replies = {
+            let mut term = term.lock().unwrap_or_else(|e| e.into_inner());
+            term.feed(&buf[..n]);
+            term.take_replies()
+        };
+        if !replies.is_empty() {
+            let _ = input.send(replies);
+        }
+        if !pending.swap(true, Ordering::AcqRel) {
+            wake(ShellNotice::Output);
+        }
+    }
+}
+
+/// Processes whose session is `sid` (read from `/proc`).
+fn session_members(sid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| session_of(&stat))
+                == Some(sid)
+        })
+        .collect()
+}
+
+/// The session id in a `/proc/PID/stat` line: the 6th field, counted after the command
+/// name (which may hold spaces and parentheses, so it is skipped up to its last `)`).
+fn session_of(stat: &str) -> Option<i32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // state ppid pgrp session
+    rest.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Sends `signal` to every process of session `sid`, the leader first.
+fn signal_session(sid: i32, signal: rustix::process::Signal) {
+    let mut members = session_members(sid);
+    members.sort_by_key(|p| *p != sid);
+    for pid in members {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            // A process that went in between is fine.
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_is_read_after_the_command_name() {
+        let stat = "4242 (a (weird) name) S 1 4242 4240 34816 4242 4194560 0 0";
+        assert_eq!(session_of(stat), Some(4240));
+        assert_eq!(session_of("garbage"), None);
+    }
+}

@@ -1,0 +1,113 @@
+//! Shell panes against real programs on real PTYs.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::*;
+use crate::theme::Theme;
+
+/// A pane running `sh -c script` in a temp dir, and the notices it raises.
+fn pane(script: &str) -> (ShellPane, mpsc::Receiver<ShellNotice>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let wake: Wake = Arc::new(move |n| {
+        let _ = tx.lock().unwrap().send(n);
+    });
+    let mut spec = ShellSpec::user_shell(dir.path());
+    spec.program = "/bin/sh".into();
+    spec.args = vec!["-c".into(), script.into()];
+    let pane = ShellPane::spawn(spec, wake).unwrap();
+    (pane, rx, dir)
+}
+
+/// Draws the pane at 40×10 and returns its rows as text.
+fn screen(pane: &mut ShellPane) -> Vec<String> {
+    let area = Rect::new(0, 0, 42, 12);
+    let mut buf = Buffer::empty(area);
+    pane.render(area, &mut buf, &Theme::default(), "t", true);
+    (1..11)
+        .map(|y| {
+            (1..41)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// Waits (on notices, with a generous limit) until `check` holds for the drawn screen.
+fn wait_for(
+    pane: &mut ShellPane,
+    rx: &mpsc::Receiver<ShellNotice>,
+    check: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        pane.take_update();
+        let rows = screen(pane);
+        if check(&rows) {
+            return rows;
+        }
+        assert!(Instant::now() < deadline, "screen never matched: {rows:#?}");
+        let _ = rx.recv_timeout(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn output_reaches_the_screen_in_the_pane_size() {
+    let (mut pane, rx, _dir) = pane("stty size; pwd; printf '\\033[31mred\\033[0m\\n'; sleep 30");
+    // The first draw resizes the PTY to 10x40; `stty` may have run before that.
+    screen(&mut pane);
+    let rows = wait_for(&mut pane, &rx, |r| r.iter().any(|l| l == "red"));
+    assert!(rows[0] == "10 40" || rows[0] == "24 80", "{rows:?}");
+}
+
+#[test]
+fn keys_reach_the_program_and_its_exit_is_reported() {
+    let (mut pane, rx, _dir) = pane("read line; echo \"got $line\"; exit 3");
+    screen(&mut pane);
+    for c in "hello".chars() {
+        assert!(pane.key(KeyEvent::from(crossterm::event::KeyCode::Char(c))));
+    }
+    pane.key(KeyEvent::from(crossterm::event::KeyCode::Enter));
+    wait_for(&mut pane, &rx, |r| r.iter().any(|l| l == "got hello"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        // Taken by this loop, or already by `wait_for`'s.
+        pane.take_update();
+        if let Some(exit) = pane.exited() {
+            break exit.clone();
+        }
+        assert!(Instant::now() < deadline, "no exit reported");
+        let _ = rx.recv_timeout(Duration::from_millis(200));
+    };
+    assert_eq!(exit.code, 3);
+    assert!(pane.border_title("p").ends_with("exited 3"));
+    assert!(!pane.key(KeyEvent::from(crossterm::event::KeyCode::Char('x'))));
+}
+
+#[test]
+fn hangup_kills_a_program_that_ignores_it() {
+    let (mut pane, rx, _dir) = pane("trap '' HUP; echo ready; while :; do sleep 1; done");
+    wait_for(&mut pane, &rx, |r| r.iter().any(|l| l == "ready"));
+    let pid = pane.pid().unwrap();
+    let started = Instant::now();
+    pane.hangup(Duration::from_millis(300))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the grace was given"
+    );
+    // Reaped by the pane's waiter: no process, not even a zombie.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "{pid} is still there"
+    );
+}

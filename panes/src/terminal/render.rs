@@ -1,0 +1,112 @@
+//! Drawing an emulator's screen into a ratatui buffer: the colours a program chose, with the
+//! 16 ANSI colours and the defaults taken from the theme.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+
+use super::{TermCell, TermColor, TerminalEmulator};
+use crate::theme::{Slot, Theme};
+
+/// The colours a shell pane draws with: the theme's text and background for the defaults,
+/// its `terminal.ansi.*` slots for the 16 named colours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermPalette {
+    fg: Color,
+    bg: Color,
+    ansi: [Color; 16],
+}
+
+impl TermPalette {
+    /// The palette of `theme`.
+    pub fn new(theme: &Theme) -> Self {
+        let fg = theme.style(Slot::Text).fg.unwrap_or(Color::Reset);
+        let bg = theme.style(Slot::Background).bg.unwrap_or(Color::Reset);
+        let mut ansi = [Color::Reset; 16];
+        for (i, colour) in ansi.iter_mut().enumerate() {
+            // Without a slot the outer terminal's own colour of that index is used.
+            *colour = u8::try_from(i)
+                .ok()
+                .and_then(|i| Some(theme.style(Slot::ansi(i)?).fg.unwrap_or(Color::Indexed(i))))
+                .unwrap_or(Color::Reset);
+        }
+        TermPalette { fg, bg, ansi }
+    }
+
+    fn color(&self, c: TermColor, default: Color) -> Color {
+        match c {
+            TermColor::Default => default,
+            TermColor::Indexed(i) if i < 16 => self.ansi[usize::from(i)],
+            TermColor::Indexed(i) => Color::Indexed(i),
+            TermColor::Rgb(r, g, b) => Color::Rgb(r, g, b),
+        }
+    }
+
+    /// The style of `cell`.
+    pub fn style(&self, cell: &TermCell) -> Style {
+        let (mut fg, mut bg) = (self.color(cell.fg, self.fg), self.color(cell.bg, self.bg));
+        if cell.inverse {
+            std::mem::swap(&mut fg, &mut bg);
+        }
+        let mut modifier = Modifier::empty();
+        for (on, m) in [
+            (cell.bold, Modifier::BOLD),
+            (cell.dim, Modifier::DIM),
+            (cell.italic, Modifier::ITALIC),
+            (cell.underline, Modifier::UNDERLINED),
+            (cell.strikeout, Modifier::CROSSED_OUT),
+        ] {
+            if on {
+                modifier |= m;
+            }
+        }
+        Style::default().fg(fg).bg(bg).add_modifier(modifier)
+    }
+}
+
+/// Draws what `term` shows into `area` of `buf` (its top-left rows and columns when the
+/// area is smaller than the screen; blank beyond the screen when it is larger), with
+/// `mark(row, col)` telling which cells to show selected (drawn reversed).
+pub fn draw_screen(
+    term: &dyn TerminalEmulator,
+    area: Rect,
+    buf: &mut Buffer,
+    palette: &TermPalette,
+    mark: &dyn Fn(u16, u16) -> bool,
+) {
+    let (rows, cols) = term.size();
+    let area = area.intersection(buf.area);
+    let blank = Style::default().fg(palette.fg).bg(palette.bg);
+    let mut cell = TermCell::default();
+    for y in 0..area.height {
+        for x in 0..area.width {
+            let target = &mut buf[(area.x + x, area.y + y)];
+            if y >= rows || x >= cols {
+                target.reset();
+                target.set_style(blank);
+                continue;
+            }
+            term.cell_into(y, x, &mut cell);
+            let mut style = palette.style(&cell);
+            if mark(y, x) {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            if cell.text.is_empty() {
+                // The second column of a wide character: the buffer skips it when drawing.
+                target.set_symbol("");
+            } else if cell.text.chars().any(char::is_control) {
+                target.set_symbol(" ");
+            } else {
+                target.set_symbol(&cell.text);
+            }
+            target.set_style(style);
+        }
+        // A wide character cut by the right edge of the area would spill over the border.
+        if area.width < cols && area.width > 0 {
+            term.cell_into(y, area.width - 1, &mut cell);
+            if cell.wide {
+                buf[(area.x + area.width - 1, area.y + y)].set_symbol(" ");
+            }
+        }
+    }
+}

@@ -1,0 +1,506 @@
+//! Shell panes against tmux, side by side in one run (issue 8). Both are driven from the
+//! outside, through a PTY whose output is read as fast as it comes (an infinitely fast
+//! terminal), so each renders to a real PTY:
+//!
+//! - memory: RSS growth of `march` (resp. the tmux server) when a fresh 200×50 pane takes
+//!   10,050 lines of 200 random letters (10,000 of them go to its history);
+//! - throughput: `cat` of 64 MiB of mixed output, of 64 MiB of plain text, and
+//!   `seq 1 5000000` in a 200×50 pane; March's pane is zoomed in a 202×53 terminal, tmux's
+//!   session is 200×50 with a client attached at 200×51. Timed from typing the command until
+//!   it ends (March: it writes to a FIFO; tmux: `wait-for`, as `perf-anchors.md` did);
+//! - keystroke latency: one letter written to the outer PTY until the echo program in the
+//!   pane (`stty raw -echo; exec cat`) has it drawn back there; idle, and while a pane in
+//!   another tab (window) floods `cat` of plain text in a loop.
+//!
+//! Run: `cargo bench -p march-e2e --bench shell_pane` (about 6 minutes).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
+
+#[path = "support/term.rs"]
+mod term;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use march_testkit::workload;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use term::{march_command, median, ms, proc_stats};
+
+const RUNS: usize = 3;
+const SAMPLES: usize = 200;
+const SOCKET: &str = "march-bench-shell";
+const PREFIX: &[u8] = b"\x01";
+
+/// Where the drain sends printed letters and when they arrived, while someone listens.
+type LetterTap = Arc<Mutex<Option<mpsc::Sender<(u8, Instant)>>>>;
+
+/// A program in an outer PTY, its output drained as fast as it comes.
+struct Outer {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    writer: Box<dyn Write + Send>,
+    screen: Arc<Mutex<vt100::Parser>>,
+    /// Parse into `screen` (off while timing: the drain should cost nothing).
+    parsing: Arc<AtomicBool>,
+    bytes: Arc<AtomicU64>,
+    /// Where printed letters go, with when they arrived, while someone listens.
+    letters: LetterTap,
+}
+
+/// Finds letters printed as text (not inside escape sequences) in terminal output.
+#[derive(Default)]
+struct TextScan {
+    state: u8,
+}
+
+impl TextScan {
+    const GROUND: u8 = 0;
+    const ESC: u8 = 1;
+    const CSI: u8 = 2;
+    const STRING: u8 = 3;
+    const STRING_ESC: u8 = 4;
+    const ESC_ARG: u8 = 5;
+
+    fn scan(&mut self, bytes: &[u8], mut found: impl FnMut(u8)) {
+        for &b in bytes {
+            self.state = match (self.state, b) {
+                (Self::GROUND, 0x1b) => Self::ESC,
+                (Self::GROUND, b'a'..=b'z') => {
+                    found(b);
+                    Self::GROUND
+                }
+                (Self::GROUND, _) => Self::GROUND,
+                (Self::ESC, b'[') => Self::CSI,
+                (Self::ESC, b']' | b'P' | b'_' | b'^') => Self::STRING,
+                (Self::ESC, b'(' | b')' | b'#' | b'%') => Self::ESC_ARG,
+                (Self::ESC | Self::ESC_ARG, _) => Self::GROUND,
+                (Self::CSI, 0x40..=0x7e) => Self::GROUND,
+                (Self::CSI, _) => Self::CSI,
+                (Self::STRING, 0x07) => Self::GROUND,
+                (Self::STRING, 0x1b) => Self::STRING_ESC,
+                (Self::STRING_ESC, b'\\') => Self::GROUND,
+                (Self::STRING | Self::STRING_ESC, _) => Self::STRING,
+                _ => Self::GROUND,
+            };
+        }
+    }
+}
+
+impl Outer {
+    fn spawn(cmd: CommandBuilder, rows: u16, cols: u16) -> Outer {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let parsing = Arc::new(AtomicBool::new(true));
+        let bytes = Arc::new(AtomicU64::new(0));
+        let letters: LetterTap = Arc::default();
+        let (s, p, b, l) = (
+            screen.clone(),
+            parsing.clone(),
+            bytes.clone(),
+            letters.clone(),
+        );
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = vec![0u8; 65536];
+            let mut scan = TextScan::default();
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let at = Instant::now();
+                b.fetch_add(n as u64, Ordering::Relaxed);
+                if let Some(tx) = l.lock().unwrap().as_ref() {
+                    scan.scan(&buf[..n], |c| {
+                        let _ = tx.send((c, at));
+                    });
+                }
+                if p.load(Ordering::Relaxed) {
+                    s.lock().unwrap().process(&buf[..n]);
+                }
+            }
+        });
+        Outer {
+            child,
+            writer,
+            screen,
+            parsing,
+            bytes,
+            letters,
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn wait_text(&self, needle: &str) {
+        let start = Instant::now();
+        while !self
+            .screen
+            .lock()
+            .unwrap()
+            .screen()
+            .contents()
+            .contains(needle)
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no `{needle}` on screen:\n{}",
+                self.screen.lock().unwrap().screen().contents()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.process_id().unwrap()
+    }
+
+    /// Keystroke-to-echo latency: `SAMPLES` letters, 10–30 ms apart, each timed from its
+    /// write until the letter is printed back.
+    fn latency(&mut self) -> Vec<Duration> {
+        let (tx, rx) = mpsc::channel();
+        *self.letters.lock().unwrap() = Some(tx);
+        let mut samples = Vec::new();
+        let mut gap = 0x2545_f491_u64;
+        for i in 0..SAMPLES {
+            while rx.try_recv().is_ok() {}
+            let letter = b'a' + (i % 26) as u8;
+            let start = Instant::now();
+            self.send(&[letter]);
+            loop {
+                let (c, at) = rx
+                    .recv_timeout(Duration::from_secs(5))
+                    .unwrap_or_else(|_| panic!("no echo of {}", letter as char));
+                if c == letter {
+                    samples.push(at.duration_since(start));
+                    break;
+                }
+            }
+            gap = gap.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            std::thread::sleep(Duration::from_millis(10 + (gap >> 33) % 21));
+        }
+        *self.letters.lock().unwrap() = None;
+        samples
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    proc_stats(pid).1
+}
+
+fn tmux(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("tmux")
+        .args(["-L", SOCKET, "-f"])
+        .arg(tmux_conf())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn tmux_conf() -> PathBuf {
+    std::env::temp_dir().join("march-bench-tmux.conf")
+}
+
+fn tmux_client(session: &str, rows: u16) -> Outer {
+    let mut cmd = CommandBuilder::new("tmux");
+    cmd.args(["-L", SOCKET, "-f"]);
+    cmd.arg(tmux_conf());
+    cmd.args(["attach", "-t", session]);
+    cmd.env("TERM", "xterm-256color");
+    Outer::spawn(cmd, rows, 200)
+}
+
+fn tmux_server_pid() -> u32 {
+    let out = tmux(&["display-message", "-p", "#{pid}"]);
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Runs `cmd` in pane `target` (respawned) and waits for it to end; the wall time.
+fn tmux_time(target: &str, cmd: &str) -> Duration {
+    tmux(&["clear-history", "-t", target]);
+    let start = Instant::now();
+    tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        target,
+        &format!("{cmd}; tmux -L {SOCKET} wait-for -S done"),
+    ]);
+    tmux(&["wait-for", "done"]);
+    start.elapsed()
+}
+
+/// Types `cmd` into March's focused shell followed by a write to `fifo`, and waits for that
+/// write; the wall time from the Enter.
+fn march_time(m: &mut Outer, cmd: &str, fifo: &Path) -> Duration {
+    let line = format!("{cmd}; echo > {}\r", fifo.display());
+    let start = Instant::now();
+    m.send(line.as_bytes());
+    let mut f = std::fs::File::open(fifo).unwrap();
+    let mut sink = Vec::new();
+    f.read_to_end(&mut sink).unwrap();
+    start.elapsed()
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn quantile(v: &[Duration], q: f64) -> Duration {
+    let mut s = v.to_vec();
+    s.sort();
+    s[((s.len() as f64 * q) as usize).min(s.len() - 1)]
+}
+
+fn describe(v: &[Duration]) -> String {
+    format!(
+        "median {:.3} ms, p95 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        ms(quantile(v, 0.5)),
+        ms(quantile(v, 0.95)),
+        ms(quantile(v, 0.99)),
+        ms(quantile(v, 1.0))
+    )
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let have_tmux = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        have_tmux,
+        "this bench compares with tmux, which is not installed"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mixed = data.join("mixed.txt");
+    let plain = data.join("plain.txt");
+    let lines = data.join("lines200.txt");
+    std::fs::write(&mixed, workload::mixed(64 << 20, b"\n")).unwrap();
+    std::fs::write(&plain, workload::plain(64 << 20, b"\n")).unwrap();
+    std::fs::write(&lines, workload::full_lines(10_050, 200)).unwrap();
+    let fifo = dir.path().join("done.fifo");
+    mkfifo(&fifo);
+    let workloads = [
+        ("cat mixed", format!("cat {}", mixed.display())),
+        ("cat plain", format!("cat {}", plain.display())),
+        ("seq 1 5000000", "seq 1 5000000".to_string()),
+    ];
+    let sizes = [
+        std::fs::metadata(&mixed).unwrap().len(),
+        std::fs::metadata(&plain).unwrap().len(),
+        workload::seq(b"\n").len() as u64,
+    ];
+    march_e2e::march_bin();
+
+    // March: an agent pane (its model never called) and a zoomed shell pane.
+    for sub in ["home", "march", "project"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("march/config.toml"),
+        "default_model = \"scripted/m\"\n[providers.scripted]\napi = \"openai-completions\"\n\
+         base_url = \"http://127.0.0.1:9\"\n[[providers.scripted.models]]\nid = \"m\"\n\
+         [shell]\ncommand = \"/bin/sh\"\nscrollback_bytes = 268435456\n",
+    )
+    .unwrap();
+    let project = dir.path().join("project").canonicalize().unwrap();
+    let mut cmd = march_command(dir.path(), &project);
+    cmd.env("PS1", "$ ");
+    let mut m = Outer::spawn(cmd, 53, 202);
+    m.wait_text("March · project");
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    m.send(PREFIX);
+    m.send(b"z");
+    std::thread::sleep(Duration::from_millis(500));
+
+    // tmux: a detached server, one session of 200x50 with a client attached.
+    std::fs::write(
+        tmux_conf(),
+        "set -g history-limit 10000\nset -g remain-on-exit on\n\
+         set -g default-terminal \"screen-256color\"\nset -g default-shell /bin/sh\n",
+    )
+    .unwrap();
+    tmux(&["kill-server"]);
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "att",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "sleep 1000000",
+    ]);
+    let t = tmux_client("att", 51);
+    std::thread::sleep(Duration::from_millis(800));
+    let server = tmux_server_pid();
+
+    // Memory: 10,050 full-width lines into a fresh pane.
+    let before = rss_kb(m.pid());
+    march_time(&mut m, &format!("cat {}", lines.display()), &fifo);
+    std::thread::sleep(Duration::from_millis(500));
+    let march_mem = rss_kb(m.pid()).saturating_sub(before);
+    tmux(&["new-window", "-d", "-t", "att:5", "sleep 1000000"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let before = rss_kb(server);
+    tmux_time("att:5.0", &format!("cat {}", lines.display()));
+    std::thread::sleep(Duration::from_millis(500));
+    let tmux_mem = rss_kb(server).saturating_sub(before);
+    tmux(&["kill-window", "-t", "att:5"]);
+    println!(
+        "memory per pane, 10,000 lines of 200 columns: march {:.1} MB, tmux {:.1} MB, ratio {:.2}x (target <= 2x)",
+        march_mem as f64 / 1024.0,
+        tmux_mem as f64 / 1024.0,
+        march_mem as f64 / tmux_mem.max(1) as f64
+    );
+
+    // Throughput, interleaved runs.
+    m.parsing.store(false, Ordering::Relaxed);
+    let mut results: Vec<(Vec<Duration>, Vec<Duration>, Vec<f64>)> =
+        workloads.iter().map(|_| Default::default()).collect();
+    let mut cpu: Vec<(Vec<f64>, Vec<f64>)> = workloads.iter().map(|_| Default::default()).collect();
+    let tick = 0.01;
+    for _ in 0..RUNS {
+        for (i, (_, command)) in workloads.iter().enumerate() {
+            let c0 = proc_stats(m.pid()).0;
+            let a = march_time(&mut m, command, &fifo);
+            cpu[i].0.push((proc_stats(m.pid()).0 - c0) as f64 * tick);
+            std::thread::sleep(Duration::from_millis(400));
+            let c0 = proc_stats(server).0;
+            let b = tmux_time("att:0.0", command);
+            cpu[i].1.push((proc_stats(server).0 - c0) as f64 * tick);
+            std::thread::sleep(Duration::from_millis(400));
+            results[i].0.push(a);
+            results[i].1.push(b);
+            results[i].2.push(b.as_secs_f64() / a.as_secs_f64());
+        }
+    }
+    println!(
+        "throughput through a 200x50 pane rendered to a PTY; medians of {RUNS} interleaved runs"
+    );
+    println!(
+        "{:<14} {:>8} {:>12} {:>12} {:>10} {:>10} {:>8}",
+        "workload", "MB", "march MB/s", "tmux MB/s", "march cpu", "tmux cpu", "ratio"
+    );
+    for (i, (name, _)) in workloads.iter().enumerate() {
+        let mb = sizes[i] as f64 / 1e6;
+        let (a, b, r) = &results[i];
+        let mut r = r.clone();
+        r.sort_by(f64::total_cmp);
+        let mid = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!(
+            "{name:<14} {mb:>8.1} {:>12.1} {:>12.1} {:>9.2}s {:>9.2}s {:>7.2}x",
+            mb / median(a.clone()).as_secs_f64(),
+            mb / median(b.clone()).as_secs_f64(),
+            mid(&cpu[i].0),
+            mid(&cpu[i].1),
+            r[r.len() / 2]
+        );
+    }
+
+    // Latency: the echo program in the zoomed pane, then with another tab flooding.
+    m.parsing.store(true, Ordering::Relaxed);
+    m.send(b"stty raw -echo; exec cat\r");
+    std::thread::sleep(Duration::from_millis(800));
+    m.parsing.store(false, Ordering::Relaxed);
+    let march_idle = m.latency();
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "lat",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "stty raw -echo; exec cat",
+    ]);
+    tmux(&["set", "-t", "lat", "status", "off"]);
+    tmux(&["new-window", "-d", "-t", "lat:9", "sleep 1000000"]);
+    let mut tl = tmux_client("lat", 50);
+    std::thread::sleep(Duration::from_millis(800));
+    tl.parsing.store(false, Ordering::Relaxed);
+    let tmux_idle = tl.latency();
+
+    // The flood: a shell in a second tab (window) cats plain text in a loop.
+    m.parsing.store(true, Ordering::Relaxed);
+    m.send(PREFIX);
+    m.send(b"c");
+    m.wait_text("2:project");
+    m.send(PREFIX);
+    m.send(b"t");
+    std::thread::sleep(Duration::from_millis(800));
+    m.send(format!("while :; do cat {}; done\r", plain.display()).as_bytes());
+    std::thread::sleep(Duration::from_millis(300));
+    m.send(PREFIX);
+    m.send(b"1");
+    std::thread::sleep(Duration::from_millis(800));
+    m.parsing.store(false, Ordering::Relaxed);
+    let march_load = m.latency();
+    tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        "lat:9.0",
+        &format!("while :; do cat {}; done", plain.display()),
+    ]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let tmux_load = tl.latency();
+    println!("keystroke to echo on the outer PTY, {SAMPLES} samples each:");
+    println!("  march idle:          {}", describe(&march_idle));
+    println!("  tmux idle:           {}", describe(&tmux_idle));
+    println!("  march, other floods: {}", describe(&march_load));
+    println!("  tmux, other floods:  {}", describe(&tmux_load));
+    println!(
+        "  median ratio tmux/march: idle {:.2}x, flooding {:.2}x",
+        ms(quantile(&tmux_idle, 0.5)) / ms(quantile(&march_idle, 0.5)),
+        ms(quantile(&tmux_load, 0.5)) / ms(quantile(&march_load, 0.5))
+    );
+    println!(
+        "outer bytes: march {} MB, tmux {} MB",
+        m.bytes.load(Ordering::Relaxed) / 1_000_000,
+        t.bytes.load(Ordering::Relaxed) / 1_000_000
+    );
+    drop(tl);
+    drop(t);
+    tmux(&["kill-server"]);
+    drop(m);
+}

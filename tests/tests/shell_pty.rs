@@ -1,0 +1,212 @@
+//! Shell panes end to end: the real `march` in a pseudo-terminal, a real `/bin/sh` in its
+//! shell pane, the screen read through `vt100`.
+
+#![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
+
+#[path = "support/acp_client.rs"]
+mod acp_client;
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use acp_client::Harness;
+use pty::{PtyMarch, descendants};
+
+const PREFIX: &[u8] = b"\x01";
+const ENTER: &[u8] = b"\r";
+
+fn harness() -> Harness {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let h = runtime.block_on(Harness::new(vec![]));
+    std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
+    // Short grace so a program that ignores the hang-up is killed quickly.
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[shell]\ncommand = \"/bin/sh\"\nhangup_grace_ms = 300\n");
+    std::fs::write(&config, text).unwrap();
+    h
+}
+
+/// `march` in the harness's project at 120×40, with a clean environment.
+fn start(h: &Harness) -> PtyMarch {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let home = h.dir.path().join("home");
+    let march_home = h.march_home();
+    let env: Vec<(&str, &OsStr)> = vec![
+        ("PATH", path.as_os_str()),
+        ("HOME", home.as_os_str()),
+        ("MARCH_HOME", march_home.as_os_str()),
+        ("PS1", OsStr::new("$ ")),
+    ];
+    let m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    m.wait_text("March · project");
+    m
+}
+
+fn type_line(m: &mut PtyMarch, text: &str) {
+    m.send(text.as_bytes());
+    m.send(ENTER);
+}
+
+fn quit(m: &mut PtyMarch) {
+    m.send(PREFIX);
+    m.send(b"Q");
+    assert_eq!(m.wait_exit(), 0, "march exited with an error");
+}
+
+/// Live (non-zombie) processes among `pids`.
+fn alive(pids: &[u32]) -> Vec<u32> {
+    pids.iter()
+        .copied()
+        .filter(|p| march_testkit::process::proc_state(*p).is_some_and(|s| s != 'Z'))
+        .collect()
+}
+
+/// Waits (generously) until none of `pids` is alive.
+fn wait_gone(pids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !alive(pids).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(alive(pids).is_empty(), "still alive: {:?}", alive(pids));
+}
+
+/// The live `sh` processes under `march`.
+fn shells(march: u32) -> Vec<u32> {
+    alive(&descendants(march))
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sh")
+        })
+        .collect()
+}
+
+#[test]
+fn a_shell_pane_runs_commands_and_closes_when_its_shell_exits() {
+    let h = harness();
+    std::fs::create_dir_all(h.project().join("sub")).unwrap();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    type_line(&mut m, "echo $((6*7))");
+    m.wait_text("42");
+    type_line(&mut m, "cd sub && pwd");
+    m.wait_text("project/sub");
+    // Colours, the program's title in the border.
+    type_line(
+        &mut m,
+        "printf '\\033]0;my title\\007\\033[1;31mRED\\033[0m\\n'",
+    );
+    m.wait_text("sh · my title");
+    m.wait_text("RED");
+    // The prefix pressed twice reaches the program: Ctrl-a is "start of line" nowhere in
+    // dash, so it is simply echoed by the terminal as ^A when cat reads it.
+    type_line(&mut m, "cat -v");
+    m.send(PREFIX);
+    m.send(PREFIX);
+    m.send(ENTER);
+    m.wait_text("^A");
+    m.send(b"\x04");
+    // A failing exit keeps the pane, marked; Enter starts the shell again.
+    type_line(&mut m, "exit 3");
+    m.wait_text("exited 3");
+    m.send(ENTER);
+    m.wait_for("the shell back", |t| !t.contains("exited 3"));
+    type_line(&mut m, "echo again-$((1+1))");
+    m.wait_text("again-2");
+    // A successful exit closes the pane: the agent pane is alone again.
+    type_line(&mut m, "exit");
+    m.wait_for("the shell pane closed", |t| !t.contains("sh · "));
+    assert!(shells(m.pid()).is_empty(), "the shell was reaped");
+    quit(&mut m);
+}
+
+#[test]
+fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
+    let h = harness();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    // A foreground program that ignores SIGHUP, and a background job.
+    type_line(&mut m, "sleep 1000 & trap '' HUP; echo started; sleep 1001");
+    m.wait_text("started");
+    let march = m.pid();
+    let before = alive(&descendants(march));
+    assert!(before.len() >= 4, "runner, sh and two sleeps: {before:?}");
+    quit(&mut m);
+    // Everything March started is gone: nothing left running (zombies of orphans are the
+    // init's to reap).
+    wait_gone(&before);
+}
+
+#[test]
+fn a_shell_pane_is_restored_in_its_directory() {
+    let h = harness();
+    std::fs::create_dir_all(h.project().join("deep/er")).unwrap();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"T");
+    m.wait_text("sh · project");
+    type_line(&mut m, "cd deep/er");
+    // Any later key saves the layout with the shell's directory.
+    type_line(&mut m, "true");
+    std::thread::sleep(Duration::from_millis(300));
+    m.send(b" ");
+    quit(&mut m);
+    let mut m = start(&h);
+    m.wait_text("sh · project");
+    type_line(&mut m, "pwd");
+    m.wait_text("project/deep/er");
+    quit(&mut m);
+}
+
+#[test]
+fn the_wheel_scrolls_a_shells_history_and_typing_returns_to_the_live_screen() {
+    let h = harness();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    type_line(
+        &mut m,
+        "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done",
+    );
+    m.wait_text("line-199");
+    // Shift-PageUp scrolls back a page; the position shows in the corner.
+    m.send(b"\x1b[5;2~");
+    let screen = m.wait_for("the history position", |t| {
+        t.contains("/166]") && !t.contains("line-199")
+    });
+    assert!(screen.contains("line-128"), "a page back: {screen}");
+    // Typing goes to the shell and returns to the live screen.
+    type_line(&mut m, "echo typed");
+    m.wait_for("the live screen", |t| {
+        t.contains("typed") && t.contains("line-199")
+    });
+    quit(&mut m);
+}
+
+#[test]
+fn a_missing_shell_is_reported_and_march_stays_usable() {
+    let h = harness();
+    let config = h.march_home().join("config.toml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("/bin/sh", "/nonexistent/shell");
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("cannot start /nonexistent/shell");
+    assert!(!Path::new("/nonexistent/shell").exists());
+    quit(&mut m);
+}
