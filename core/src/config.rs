@@ -83,6 +83,21 @@ pub struct ShellConfig {
     pub osc52: bool,
     /// Milliseconds a closed pane's programs get after the hang-up before they are killed.
     pub hangup_grace_ms: u64,
+    /// When copy mode's search ignores case.
+    pub search_case: SearchCaseName,
+}
+
+/// When a search ignores case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchCaseName {
+    /// When the query has no capital letter.
+    #[default]
+    Smart,
+    /// Always.
+    Ignore,
+    /// Never.
+    Match,
 }
 
 impl Default for ShellConfig {
@@ -95,6 +110,7 @@ impl Default for ShellConfig {
             on_exit: ShellExit::CloseOnSuccess,
             osc52: true,
             hangup_grace_ms: 2_000,
+            search_case: SearchCaseName::Smart,
         }
     }
 }
@@ -150,7 +166,7 @@ impl Default for NotificationConfig {
     }
 }
 
-/// The permission modes a session can start in (the runner's `mode` config option).
+/// The permission modes a session can start in (the runner's `permissions` config option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PermissionModeName {
@@ -163,7 +179,7 @@ pub enum PermissionModeName {
 }
 
 impl PermissionModeName {
-    /// The value id of the runner's `mode` option.
+    /// The value id of the runner's `permissions` option.
     pub fn as_str(self) -> &'static str {
         match self {
             PermissionModeName::Ask => "ask",

@@ -12,23 +12,28 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use acp_client::Harness;
+use acp_client::{Harness, bash_call};
 use pty::{PtyMarch, descendants};
 
 const PREFIX: &[u8] = b"\x01";
 const ENTER: &[u8] = b"\r";
 
 fn harness() -> Harness {
+    harness_with(vec![])
+}
+
+fn harness_with(turns: Vec<march_testkit::Turn>) -> Harness {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
-    let h = runtime.block_on(Harness::new(vec![]));
+    let h = runtime.block_on(Harness::new(turns));
     std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
     // Short grace so a program that ignores the hang-up is killed quickly.
     let config = h.march_home().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "permission_mode = \"yolo\"\n");
     text.push_str("\n[shell]\ncommand = \"/bin/sh\"\nhangup_grace_ms = 300\n");
     std::fs::write(&config, text).unwrap();
     h
@@ -208,5 +213,91 @@ fn a_missing_shell_is_reported_and_march_stays_usable() {
     m.send(b"t");
     m.wait_text("cannot start /nonexistent/shell");
     assert!(!Path::new("/nonexistent/shell").exists());
+    quit(&mut m);
+}
+
+#[test]
+fn copy_mode_searches_the_history_and_copies_the_selection() {
+    let h = harness();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    type_line(
+        &mut m,
+        "i=0; while [ $i -lt 100 ]; do echo row-$i; i=$((i+1)); done; echo needle-HERE; echo tail",
+    );
+    m.wait_text("needle-HERE");
+    m.send(PREFIX);
+    m.send(b"[");
+    m.wait_text("copy [");
+    // Backwards to "row-30" (in the history, out of view), then select the line's text
+    // and copy it.
+    m.send(b"?row-30\r");
+    m.wait_for("the match scrolled into view", |t| {
+        t.lines().any(|l| l.contains("││row-30 "))
+    });
+    m.send(b"v$y");
+    m.wait_text("copied 6 characters");
+    // Back to the live screen, typing reaches the shell again.
+    type_line(&mut m, "echo after-copy");
+    m.wait_text("after-copy");
+    quit(&mut m);
+}
+
+#[test]
+fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
+    let h = harness_with(vec![
+        march_testkit::Turn::stream(vec![bash_call(
+            "c1",
+            "printf 'name? '; read n; echo \"hello $n\"; exit 3",
+        )]),
+        march_testkit::Turn::text("The command said hello."),
+    ]);
+    let mut m = start(&h);
+    type_line(&mut m, "run the greeting");
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_text("commands · ");
+    m.wait_text("name?");
+    // The command waits for input: the user answers it in the agent shell pane.
+    type_line(&mut m, "bob");
+    m.wait_text("hello bob");
+    m.wait_text("✗ 3");
+    m.wait_text("The command said hello.");
+    let requests = h.server.requests();
+    let last = &requests.last().unwrap().raw_body;
+    assert!(last.contains("hello bob"), "{last}");
+    assert!(
+        last.contains('3'),
+        "the exit code reaches the model: {last}"
+    );
+    quit(&mut m);
+}
+
+#[test]
+fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
+    let h = harness();
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+    type_line(
+        &mut m,
+        "timeout 5 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))",
+    );
+    m.wait_text("alive-42");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", m.pid())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    assert!(rss_kb < 300 * 1024, "march grew to {rss_kb} KB");
+    // Replies to queries in the noise may sit in the shell's input: Ctrl-U drops them.
+    m.send(b"\x15");
+    type_line(&mut m, "echo still-$((2+3))");
+    m.wait_text("still-5");
     quit(&mut m);
 }

@@ -46,6 +46,9 @@ commands! {
     PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
     PaneShellRight = "pane.shell-right", "Split the focused pane, opening a shell on the right.";
     PaneShellDown = "pane.shell-down", "Split the focused pane, opening a shell below.";
+    PaneAgentShell = "pane.agent-shell", "Show the commands the agent runs, live, below its pane.";
+    AgentShellPrev = "agent-shell.prev", "Show the previous command in the agent shell pane.";
+    AgentShellNext = "agent-shell.next", "Show the next command in the agent shell pane.";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
     PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
     PaneFocusUp = "pane.focus-up", "Focus the pane above.";
@@ -97,6 +100,7 @@ commands! {
     TranscriptToggleThinking = "transcript.toggle-thinking", "Expand or collapse thinking.";
     CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";
     CopyCodeBlock = "copy.code-block", "Copy the last code block to the clipboard (OSC 52).";
+    CopyMode = "copy.mode", "Start copy mode in a shell pane: vi keys move, v selects, y copies.";
     PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
     PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
     PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (on the first line of the prompt).";

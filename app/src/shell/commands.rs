@@ -81,6 +81,24 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             }
         }
         C::TabNext | C::TabPrev => ws.cycle_tab(command == C::TabNext),
+        C::PaneAgentShell => {
+            if !ws.open_agent_shell() {
+                shell.message = Some("focus an agent pane to see its commands".to_string());
+            }
+        }
+        C::AgentShellPrev | C::AgentShellNext => {
+            let delta = if command == C::AgentShellNext { 1 } else { -1 };
+            if !ws.agent_shell_select(delta) {
+                shell.message = Some("not an agent shell pane".to_string());
+            }
+        }
+        C::CopyMode => match ws.focused_shell_or_command() {
+            Some(pane) => pane.enter_copy_mode(),
+            None => {
+                shell.message =
+                    Some("copy mode is for shell panes; in an agent pane y and Y copy".to_string());
+            }
+        },
         C::TabClose => {
             // Closing a tab closes its panes one by one (the last one closes the tab).
             let panes = ws.tab().layout.panes().len();

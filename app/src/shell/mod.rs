@@ -26,6 +26,7 @@ use futures_util::StreamExt;
 use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
+use march_panes::shell::ShellKey;
 use march_panes::terminal::CursorShape;
 use march_panes::theme::{Theme, load_theme};
 use ratatui::Terminal;
@@ -34,9 +35,9 @@ use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
-use crate::workspace::layout::PaneId;
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
+use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
 use projects::ProjectPicker;
 use supervisor::{SupervisorAction, SupervisorView};
@@ -243,10 +244,15 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 let mut handled = 0;
                 let mut urgent = false;
                 let panes_before = shell.ws.pane_count();
-                while let Some((id, notice)) = next.take() {
-                    let (changed, request) = shell.ws.shell_event(id, notice);
+                while let Some((source, notice)) = next.take() {
+                    let (changed, request) = match source {
+                        ShellSource::Pane(id) => shell.ws.shell_event(id, notice),
+                        ShellSource::Terminal(serial) => {
+                            (shell.ws.terminal_notice(serial, notice), ShellRequest::None)
+                        }
+                    };
                     dirty |= changed;
-                    urgent |= changed && shell.echo_due(id);
+                    urgent |= changed && shell.echo_due(source);
                     shell.shell_request(request);
                     handled += 1;
                     if handled < EVENT_BATCH {
@@ -435,6 +441,11 @@ impl Shell {
                     self.typed_to_shell = Some(Instant::now());
                     return;
                 }
+                if let Some(pane) = self.ws.agent_shell_command(id) {
+                    pane.paste(&text);
+                    self.typed_to_shell = Some(Instant::now());
+                    return;
+                }
                 if let Some(slot) = self.ws.focused_slot() {
                     if let Some(setup) = slot.setup.as_mut() {
                         let event = setup.paste(&text);
@@ -497,7 +508,8 @@ impl Shell {
             .ws
             .slot(self.ws.focused())
             .is_some_and(|s| s.setup.is_some());
-        let context = if self.ws.shell(self.ws.focused()).is_some() {
+        let focused = self.ws.focused();
+        let context = if self.ws.shell(focused).is_some() || self.ws.is_agent_shell(focused) {
             KeyContext::Shell
         } else if in_setup {
             KeyContext::Direct
@@ -521,8 +533,23 @@ impl Shell {
     /// A key no binding took goes to the focused pane.
     fn key_to_pane(&mut self, key: KeyEvent) {
         let id = self.ws.focused();
+        if self.ws.is_agent_shell(id) {
+            let Some(pane) = self.ws.agent_shell_command(id) else {
+                return;
+            };
+            match pane.key(key) {
+                ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
+                ShellKey::Copy(text) => self.shell_request(ShellRequest::Copy(text)),
+                ShellKey::Handled => {
+                    if pane.exited().is_some() {
+                        self.message = Some("that command has ended".to_string());
+                    }
+                }
+            }
+            return;
+        }
         if let Some(pane) = self.ws.shell_mut(id) {
-            if pane.exited().is_some() {
+            if pane.exited().is_some() && !pane.in_copy_mode() {
                 // A kept pane whose shell ended: Enter starts it again.
                 if key.code == crossterm::event::KeyCode::Enter
                     && let Err(e) = pane.restart()
@@ -531,8 +558,10 @@ impl Shell {
                 }
                 return;
             }
-            if pane.key(key) {
-                self.typed_to_shell = Some(Instant::now());
+            match pane.key(key) {
+                ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
+                ShellKey::Copy(text) => self.shell_request(ShellRequest::Copy(text)),
+                ShellKey::Handled => {}
             }
             return;
         }
@@ -549,12 +578,17 @@ impl Shell {
         self.shell_request(request);
     }
 
-    /// Whether output of shell pane `id` is the echo of a key just typed into it.
-    fn echo_due(&self, id: PaneId) -> bool {
-        self.ws.focused() == id
-            && self
-                .typed_to_shell
-                .is_some_and(|t| t.elapsed() < ECHO_WINDOW)
+    /// Whether output from `source` is the echo of a key just typed into it (a command
+    /// shows in the focused agent shell pane when that pane was typed into).
+    fn echo_due(&self, source: ShellSource) -> bool {
+        let focused = self.ws.focused();
+        let mine = match source {
+            ShellSource::Pane(id) => id == focused,
+            ShellSource::Terminal(_) => self.ws.is_agent_shell(focused),
+        };
+        mine && self
+            .typed_to_shell
+            .is_some_and(|t| t.elapsed() < ECHO_WINDOW)
     }
 
     /// Stops the runners of sessions idle out of sight for `[workspace] stop_idle_after`;
@@ -646,6 +680,8 @@ impl Shell {
                 if let Some((id, _)) = self.ws.pane_at(m.column, m.row) {
                     self.ws.layout_mut().focus(id);
                     if let Some(pane) = self.ws.shell_mut(id) {
+                        pane.wheel(lines, m.column, m.row, m.modifiers);
+                    } else if let Some(pane) = self.ws.agent_shell_command(id) {
                         pane.wheel(lines, m.column, m.row, m.modifiers);
                     } else if let Some(slot) = self.ws.focused_slot() {
                         slot.view.mouse_scroll(lines);

@@ -85,6 +85,8 @@ pub enum AgentEvent {
         /// The sessions.
         result: Result<Vec<SessionInfo>, String>,
     },
+    /// A `terminal/*` request: a command to run in a terminal March owns, or about one.
+    Terminal(AgentRequest),
     /// First-run setup: providers with local servers probed.
     SetupProviders(Vec<march_panes::setup::SetupProvider>),
     /// First-run setup: a custom server's models were listed (or not).
@@ -242,12 +244,13 @@ impl AgentDriver {
                 return;
             }
             let command = spec.command.clone().cwd(&cwd);
-            let started = SupervisedRunner::start(
-                command,
-                ConnectOptions::default(),
-                RestartPolicy::default(),
-            )
-            .await;
+            // Commands run in terminals March owns, shown live in the agent shell pane.
+            let options = ConnectOptions {
+                capabilities: agent_client_protocol::v1::schema::ClientCapabilities::new()
+                    .terminal(true),
+                ..ConnectOptions::default()
+            };
+            let started = SupervisedRunner::start(command, options, RestartPolicy::default()).await;
             let (runner, incoming) = match started {
                 Ok(started) => started,
                 Err(e) => {
@@ -491,6 +494,13 @@ async fn forward(
                 lock(&shared).permissions.insert(call, p);
                 AgentEvent::Permission(request)
             }
+            RunnerEvent::Request(
+                request @ (AgentRequest::CreateTerminal(_)
+                | AgentRequest::TerminalOutput(_)
+                | AgentRequest::WaitForTerminalExit(_)
+                | AgentRequest::KillTerminal(_)
+                | AgentRequest::ReleaseTerminal(_)),
+            ) => AgentEvent::Terminal(request),
             RunnerEvent::Request(other) => {
                 // Nothing else was offered in `initialize`.
                 tracing::warn!(method = other.method(), "unexpected agent request");
@@ -584,7 +594,7 @@ async fn open_new(
     if let Some(mode) = mode {
         let set = SetSessionConfigOptionRequest::new(
             session.clone(),
-            SessionConfigId::new("mode"),
+            SessionConfigId::new("permissions"),
             SessionConfigValueId::new(mode),
         );
         match connection.set_config_option(set).await {

@@ -19,6 +19,7 @@ pub mod shells;
 pub mod status;
 pub mod supervisor;
 pub mod switching;
+pub mod terminals;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,9 +36,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use agent::{AgentDriver, AgentEvent, AgentSpec};
 use layout::{Axis, Direction, Layout, PaneId};
 use march_core::config::ShellConfig;
-use march_panes::shell::ShellNotice;
+use march_panes::shell::{AgentShellView, ShellNotice};
 use router::{Attention, Notify, OutputRouter, SessionKey};
-use shells::ShellSlot;
+use shells::{ShellSlot, ShellSource};
+use terminals::CommandTerminal;
 
 /// One tab: a name, the project its new panes open on, and a layout.
 pub struct Tab {
@@ -87,7 +89,7 @@ pub struct AgentLauncher {
     /// March's files, for first-run setup (`None` in tests: no setup, no agents).
     pub paths: Option<MarchPaths>,
     /// Where shell panes send their notices.
-    pub shell_events: UnboundedSender<(PaneId, ShellNotice)>,
+    pub shell_events: UnboundedSender<(ShellSource, ShellNotice)>,
     /// The `[shell]` table.
     pub shell: ShellConfig,
 }
@@ -120,6 +122,10 @@ pub struct Workspace {
     panes: BTreeMap<PaneId, SessionKey>,
     /// The shell panes.
     shells: BTreeMap<PaneId, ShellSlot>,
+    /// Agent shell panes: which session's commands each shows.
+    agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
+    /// Commands agents run in terminals March owns, oldest first.
+    terminals: Vec<CommandTerminal>,
     /// Every open session, shown or not.
     sessions: BTreeMap<SessionKey, AgentSlot>,
     router: OutputRouter,
@@ -156,6 +162,8 @@ impl Workspace {
             active: 0,
             panes: BTreeMap::new(),
             shells: BTreeMap::new(),
+            agent_shells: BTreeMap::new(),
+            terminals: Vec::new(),
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),
             next_id: 1,
@@ -207,7 +215,7 @@ impl Workspace {
 
     /// How many panes there are, in all tabs.
     pub fn pane_count(&self) -> usize {
-        self.panes.len() + self.shells.len()
+        self.panes.len() + self.shells.len() + self.agent_shells.len()
     }
 
     /// The active tab.
@@ -283,6 +291,10 @@ impl Workspace {
         self.slot(id)
             .map(|s| s.project.clone())
             .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
+            .or_else(|| {
+                let (key, _) = self.agent_shells.get(&id)?;
+                self.sessions.get(key).map(|s| s.project.clone())
+            })
             .unwrap_or_else(|| self.tab().project.clone())
     }
 
@@ -342,6 +354,7 @@ impl Workspace {
             self.active = self.active.min(self.tabs.len() - 1);
         }
         self.hang_up_shell(id);
+        self.agent_shells.remove(&id);
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
@@ -439,6 +452,10 @@ impl Workspace {
                 shell.pane.render(rect, buf, theme, &title, id == focused);
                 continue;
             }
+            if self.agent_shells.contains_key(&id) {
+                self.render_agent_shell(id, rect, buf, theme, id == focused);
+                continue;
+            }
             let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {
                 continue;
             };
@@ -454,6 +471,7 @@ impl Workspace {
     /// Stop every agent and hang up every shell.
     pub async fn shutdown(&mut self) {
         self.hang_up_all_shells();
+        self.hang_up_all_terminals();
         let slots: Vec<AgentSlot> = std::mem::take(&mut self.sessions).into_values().collect();
         for slot in slots {
             slot.driver.shutdown().await;

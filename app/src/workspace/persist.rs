@@ -353,9 +353,11 @@ impl super::Workspace {
         let mut ws = super::Workspace::empty(launcher);
         // New panes get ids above the restored ones.
         ws.next_id = saved.panes.keys().max().map_or(1, |max| max + 1);
-        for tab in saved.tabs {
+        for mut tab in saved.tabs {
             for pane in tab.layout.panes() {
                 let Some(what) = saved.panes.get(&pane.0) else {
+                    // Nothing to restore there (an agent shell pane): the layout closes it.
+                    tab.layout.remove(pane, ratatui::layout::Rect::default());
                     continue;
                 };
                 if let Some(cwd) = &what.shell_cwd {

@@ -80,6 +80,7 @@ impl Workspace {
             return;
         }
         self.router.remove(key);
+        self.end_session_terminals(key);
         if let Some(slot) = self.sessions.remove(&key) {
             tokio::spawn(slot.driver.shutdown());
         }
@@ -114,6 +115,10 @@ impl Workspace {
 
     /// Route an agent event to its session. Returns whether anything visible changed.
     pub fn agent_event(&mut self, key: SessionKey, event: AgentEvent) -> bool {
+        if let AgentEvent::Terminal(request) = event {
+            self.terminal_request(key, request);
+            return self.agent_shell_shows(key);
+        }
         let seen = self.is_seen(key);
         let Some(slot) = self.sessions.get_mut(&key) else {
             return false;
@@ -225,6 +230,8 @@ impl Workspace {
             AgentEvent::SetupModels { provider, result } => {
                 self.setup_models(key, &provider, result);
             }
+            // Taken above.
+            AgentEvent::Terminal(_) => {}
         }
         if let Some(kind) = notify {
             let title = self

@@ -5,11 +5,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use march_core::config::{ShellConfig, ShellExit};
-use march_panes::shell::{ShellNotice, ShellPane, ShellSpec, Wake};
+use march_core::config::{SearchCaseName, ShellConfig, ShellExit};
+use march_panes::shell::{SearchCase, ShellNotice, ShellPane, ShellSpec, Wake};
 
 use super::layout::{Axis, PaneId};
 use super::{ShellRequest, Workspace};
+
+/// Whose notice a shell notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellSource {
+    /// A shell pane's.
+    Pane(PaneId),
+    /// An agent's command terminal's (by its serial).
+    Terminal(u64),
+}
 
 /// A shell pane and the project it was opened on.
 pub struct ShellSlot {
@@ -29,6 +38,11 @@ pub fn shell_spec(config: &ShellConfig, cwd: &Path) -> ShellSpec {
     spec.scrollback_lines = config.scrollback_lines;
     spec.scrollback_bytes = config.scrollback_bytes;
     spec.osc52 = config.osc52;
+    spec.search_case = match config.search_case {
+        SearchCaseName::Smart => SearchCase::Smart,
+        SearchCaseName::Ignore => SearchCase::Ignore,
+        SearchCaseName::Match => SearchCase::Match,
+    };
     spec
 }
 
@@ -38,7 +52,7 @@ impl Workspace {
         let events = self.launcher.shell_events.clone();
         let wake: Wake = Arc::new(move |notice| {
             // A closed channel means March is quitting.
-            let _ = events.send((id, notice));
+            let _ = events.send((ShellSource::Pane(id), notice));
         });
         let spec = shell_spec(&self.launcher.shell, cwd);
         let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
@@ -84,6 +98,15 @@ impl Workspace {
     pub fn focused_shell(&mut self) -> Option<&mut ShellPane> {
         let id = self.focused();
         self.shells.get_mut(&id).map(|s| &mut s.pane)
+    }
+
+    /// The focused pane's shell, or the command its agent shell pane shows.
+    pub fn focused_shell_or_command(&mut self) -> Option<&mut ShellPane> {
+        let id = self.focused();
+        if self.shells.contains_key(&id) {
+            return self.shells.get_mut(&id).map(|s| &mut s.pane);
+        }
+        self.agent_shell_command(id)
     }
 
     /// The shell of pane `id`, to change.

@@ -25,6 +25,9 @@ pub(crate) const MAX_OUTPUT_LINES: usize = 20;
 /// Diff lines shown while tool calls are collapsed (all diff lines up to
 /// [`MAX_DIFF_LINES`] when expanded).
 pub(crate) const COLLAPSED_DIFF_LINES: usize = 12;
+/// Lines of a running command's terminal shown under a collapsed tool call.
+const LIVE_TAIL_LINES: usize = 5;
+
 /// Diff lines shown when tool calls are expanded.
 pub(crate) const MAX_DIFF_LINES: usize = 200;
 
@@ -238,7 +241,15 @@ fn tool(t: &ToolCallView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
     for (path, d) in &diffs {
         diff_lines(path, d, diff_cap, &gutter, ctx, out);
     }
+    let live = matches!(t.state, ToolState::Pending | ToolState::Running);
     if !ctx.tools_expanded {
+        // A command running in a terminal shows its last lines as they come.
+        if live {
+            let from = t.terminal_tail.len().saturating_sub(LIVE_TAIL_LINES);
+            for line in &t.terminal_tail[from..] {
+                out.push(gutter_line(&gutter, line, ctx.style(Slot::TextDim), ctx));
+            }
+        }
         return;
     }
     let mut shown_text = false;
@@ -248,9 +259,14 @@ fn tool(t: &ToolCallView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
                 shown_text = true;
                 output_lines(text, t.kind == ToolKind::Execute, &gutter, ctx, out);
             }
-            ToolBody::Terminal(id) => {
+            ToolBody::Terminal(id) if t.terminal_tail.is_empty() || t.raw_output.is_some() => {
                 let line = format!("terminal {id}");
                 out.push(gutter_line(&gutter, &line, ctx.style(Slot::TextDim), ctx));
+            }
+            ToolBody::Terminal(_) => {
+                for line in &t.terminal_tail {
+                    out.push(gutter_line(&gutter, line, ctx.style(Slot::TextDim), ctx));
+                }
             }
             ToolBody::Diff { .. } => {}
         }

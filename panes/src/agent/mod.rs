@@ -176,6 +176,12 @@ impl AgentPane {
         self.scroll.scroll_to_bottom();
     }
 
+    /// Shows `tail` (the last lines of terminal `terminal_id`) under the tool call that runs
+    /// in it; false when no tool call shows that terminal.
+    pub fn set_terminal_tail(&mut self, terminal_id: &str, tail: Vec<String>) -> bool {
+        self.transcript.set_terminal_tail(terminal_id, tail)
+    }
+
     /// Replaces the title given to [`Self::new`] (a session's own title still wins).
     pub fn set_title(&mut self, title: impl Into<String>) {
         self.title = title.into();

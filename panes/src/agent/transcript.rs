@@ -69,6 +69,8 @@ pub(crate) struct ToolCallView {
     pub body: Vec<ToolBody>,
     /// `rawOutput.output`: what a command printed when it ran in a terminal.
     pub raw_output: Option<String>,
+    /// The last lines of the terminal it runs in, while the client shows one live.
+    pub terminal_tail: Vec<String>,
 }
 
 impl ToolCallView {
@@ -173,6 +175,26 @@ impl Transcript {
         }
         let reset = std::mem::take(&mut self.reset);
         (std::mem::take(&mut self.changed), reset)
+    }
+
+    /// Sets the live tail of terminal `terminal_id` on the tool call that shows it; whether
+    /// one does.
+    pub(crate) fn set_terminal_tail(&mut self, terminal_id: &str, tail: Vec<String>) -> bool {
+        let found = self.tools.values().copied().find(|&i| {
+            matches!(&self.blocks[i], Block::Tool(t)
+                if t.body.iter().any(|b| matches!(b, ToolBody::Terminal(id) if id == terminal_id)))
+        });
+        let Some(i) = found else {
+            return false;
+        };
+        if let Block::Tool(t) = &mut self.blocks[i] {
+            if t.terminal_tail == tail {
+                return true;
+            }
+            t.terminal_tail = tail;
+        }
+        self.mark(i);
+        true
     }
 
     fn mark(&mut self, i: usize) {
@@ -379,6 +401,7 @@ impl Transcript {
                     finished: None,
                     body: Vec::new(),
                     raw_output: None,
+                    terminal_tail: Vec::new(),
                 }));
                 self.tools.insert(id.to_string(), i);
                 i

@@ -192,6 +192,31 @@ fn raw_output_is_read_from_string_or_output_field() {
 }
 
 #[test]
+fn a_terminals_live_tail_goes_to_the_call_that_shows_it() {
+    let mut t = Transcript::default();
+    let json: SessionUpdate = serde_json::from_value(serde_json::json!({
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c",
+        "title": "bash",
+        "kind": "execute",
+        "status": "in_progress",
+        "content": [{"type": "terminal", "terminalId": "term-7"}]
+    }))
+    .unwrap();
+    t.apply(&json, Instant::now());
+    let _ = t.take_changes();
+    assert!(!t.set_terminal_tail("term-8", vec!["x".into()]));
+    assert!(t.set_terminal_tail("term-7", vec!["name?".into()]));
+    assert_eq!(tool(&t, 0).terminal_tail, ["name?"]);
+    assert_eq!(t.take_changes().0, [0], "the call is laid out again");
+    assert!(t.set_terminal_tail("term-7", vec!["name?".into()]));
+    assert!(
+        t.take_changes().0.is_empty(),
+        "an unchanged tail changes nothing"
+    );
+}
+
+#[test]
 fn cancelling_marks_open_calls() {
     let mut t = Transcript::default();
     let t0 = Instant::now();

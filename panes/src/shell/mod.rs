@@ -2,6 +2,8 @@
 //! terminal emulator; keys, pastes and the mouse passed to it as it expects them; its
 //! history scrolled with the wheel or keys.
 
+mod agent_shell;
+mod copy;
 mod pty;
 #[cfg(test)]
 mod tests;
@@ -15,6 +17,7 @@ use std::time::Duration;
 use crossterm::event::{KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
@@ -26,7 +29,20 @@ use crate::terminal::{
 };
 use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
+pub use agent_shell::{AgentShellView, CommandEntry, Commands};
+pub use copy::{CopyMark, CopyMode, CopyOutcome, SearchCase};
 pub use pty::{ExitInfo, SharedTerminal};
+
+/// What a key did in a shell pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellKey {
+    /// It went to the program.
+    Sent,
+    /// It did something in the pane (copy mode) or nothing.
+    Handled,
+    /// Copy mode ended copying this text.
+    Copy(String),
+}
 
 /// Something a shell pane's threads tell the app (which then looks at the pane).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +89,8 @@ pub struct ShellSpec {
     pub scrollback_bytes: usize,
     /// Whether the program may set the clipboard (OSC 52).
     pub osc52: bool,
+    /// When copy mode's search ignores case.
+    pub search_case: SearchCase,
 }
 
 impl ShellSpec {
@@ -90,6 +108,7 @@ impl ShellSpec {
             scrollback_lines: 10_000,
             scrollback_bytes: 32 << 20,
             osc52: true,
+            search_case: SearchCase::Smart,
         }
     }
 }
@@ -118,6 +137,8 @@ pub struct ShellPane {
     /// Where the screen was last drawn, for mouse positions.
     screen: Rect,
     palette: Option<(String, TermPalette)>,
+    /// Copy mode, while it is on.
+    copy: Option<CopyMode>,
 }
 
 impl std::fmt::Debug for ShellPane {
@@ -156,6 +177,7 @@ impl ShellPane {
             size: (rows, cols),
             screen: Rect::default(),
             palette: None,
+            copy: None,
         };
         pane.start()?;
         Ok(pane)
@@ -256,20 +278,53 @@ impl ShellPane {
         update
     }
 
-    /// Sends `key` to the program; false when it has no encoding (or the program exited).
-    pub fn key(&mut self, key: KeyEvent) -> bool {
+    /// Handles `key`: copy mode's when it is on, else sent to the program.
+    pub fn key(&mut self, key: KeyEvent) -> ShellKey {
+        if let Some(copy) = self.copy.as_mut() {
+            let mut term = self.term.lock().unwrap_or_else(|e| e.into_inner());
+            let outcome = copy.key(key, &mut **term);
+            if outcome != CopyOutcome::Stay {
+                term.scroll_to_bottom();
+                drop(term);
+                self.copy = None;
+            }
+            return match outcome {
+                CopyOutcome::Copy(text) => ShellKey::Copy(text),
+                CopyOutcome::Stay | CopyOutcome::Exit => ShellKey::Handled,
+            };
+        }
         let mut term = self.lock();
         let Some(bytes) = encode_key(key, &term.modes()) else {
-            return false;
+            return ShellKey::Handled;
         };
         // Typing returns to the live screen, as terminals do.
         term.scroll_to_bottom();
         drop(term);
-        self.write(bytes)
+        if self.write(bytes) {
+            ShellKey::Sent
+        } else {
+            ShellKey::Handled
+        }
     }
 
-    /// Sends pasted text to the program (bracketed when it asked).
+    /// Starts copy mode (keys move a cursor over the history; `y` copies the selection).
+    pub fn enter_copy_mode(&mut self) {
+        if self.copy.is_none() {
+            let term = self.lock();
+            let copy = CopyMode::enter(&**term, self.spec.search_case);
+            drop(term);
+            self.copy = Some(copy);
+        }
+    }
+
+    /// Whether copy mode is on.
+    pub fn in_copy_mode(&self) -> bool {
+        self.copy.is_some()
+    }
+
+    /// Sends pasted text to the program (bracketed when it asked); ends copy mode.
     pub fn paste(&mut self, text: &str) {
+        self.copy = None;
         let mut term = self.lock();
         let bytes = encode_paste(text, &term.modes());
         term.scroll_to_bottom();
@@ -400,6 +455,11 @@ impl ShellPane {
         let block = pane_block(&title, focused, theme);
         let inner = block.inner(rect);
         block.render(rect, buf);
+        self.render_screen(inner, buf, theme, focused);
+    }
+
+    /// Draws the program's screen (no border) into `inner`, which its PTY takes the size of.
+    pub fn render_screen(&mut self, inner: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
         self.screen = inner;
         if inner.width == 0 || inner.height == 0 {
             return;
@@ -420,8 +480,31 @@ impl ShellPane {
                 palette
             }
         };
-        let term = self.lock();
-        draw_screen(&**term, inner, buf, &palette, &|_, _| false);
+        let term = self.term.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(copy) = &self.copy {
+            let rows = inner.height.min(term.size().0);
+            let matches: Vec<Vec<(u16, u16)>> = (0..rows)
+                .map(|row| copy.matches_on_row(&**term, row))
+                .collect();
+            let (selected, found) = (theme.style(Slot::Selection), theme.style(Slot::Warning));
+            let mark = |row: u16, col: u16| match copy.mark(&**term, row, col) {
+                Some(CopyMark::Cursor) => Some(Style::default().add_modifier(Modifier::REVERSED)),
+                Some(CopyMark::Selected) => Some(selected),
+                Some(CopyMark::Match) | None => matches
+                    .get(usize::from(row))
+                    .filter(|m| m.iter().any(|(a, b)| col >= *a && col <= *b))
+                    .map(|_| found.add_modifier(Modifier::REVERSED)),
+            };
+            draw_screen(&**term, inner, buf, &palette, &mark);
+            let status = copy.status(&**term);
+            let width = u16::try_from(crate::wrap::width(&status))
+                .unwrap_or(u16::MAX)
+                .min(inner.width);
+            Line::from(Span::styled(status, theme.style(Slot::StatusBarAccent)))
+                .render(Rect::new(inner.right() - width, inner.y, width, 1), buf);
+            return;
+        }
+        draw_screen(&**term, inner, buf, &palette, &|_, _| None);
         let offset = term.scroll_offset();
         if offset > 0 {
             // Where in the history the view is, as tmux shows it.
@@ -447,7 +530,11 @@ impl ShellPane {
     pub fn cursor_position(&self) -> Option<(u16, u16)> {
         let term = self.lock();
         let cursor = term.cursor();
-        if !cursor.visible || term.scroll_offset() > 0 || self.exited.is_some() {
+        if !cursor.visible
+            || term.scroll_offset() > 0
+            || self.exited.is_some()
+            || self.copy.is_some()
+        {
             return None;
         }
         let (x, y) = (self.screen.x + cursor.col, self.screen.y + cursor.row);

@@ -72,7 +72,10 @@ fn keys_reach_the_program_and_its_exit_is_reported() {
     let (mut pane, rx, _dir) = pane("read line; echo \"got $line\"; exit 3");
     screen(&mut pane);
     for c in "hello".chars() {
-        assert!(pane.key(KeyEvent::from(crossterm::event::KeyCode::Char(c))));
+        assert_eq!(
+            pane.key(KeyEvent::from(crossterm::event::KeyCode::Char(c))),
+            ShellKey::Sent
+        );
     }
     pane.key(KeyEvent::from(crossterm::event::KeyCode::Enter));
     wait_for(&mut pane, &rx, |r| r.iter().any(|l| l == "got hello"));
@@ -88,7 +91,10 @@ fn keys_reach_the_program_and_its_exit_is_reported() {
     };
     assert_eq!(exit.code, 3);
     assert!(pane.border_title("p").ends_with("exited 3"));
-    assert!(!pane.key(KeyEvent::from(crossterm::event::KeyCode::Char('x'))));
+    assert_eq!(
+        pane.key(KeyEvent::from(crossterm::event::KeyCode::Char('x'))),
+        ShellKey::Handled
+    );
 }
 
 #[test]
@@ -109,5 +115,42 @@ fn hangup_kills_a_program_that_ignores_it() {
     assert!(
         !std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "{pid} is still there"
+    );
+}
+
+#[test]
+fn floods_of_garbage_resizes_and_long_lines_leave_the_pane_working() {
+    // Random bytes (escape sequences of every kind among them), a 10 MB line without a
+    // newline, and a flood of malformed and unknown sequences; then a reset and a marker.
+    let script = "head -c 8000000 /dev/urandom; \
+                  head -c 10485760 /dev/zero | tr '\\0' x; \
+                  i=0; while [ $i -lt 20000 ]; do printf '\\033[999;999H\\033[?9999h\\033]999;x\\007\\033P\\033[38;2;300;-1m\\033[;;;;;m\\033(0\\033#8'; i=$((i+1)); done; \
+                  printf '\\033c'; echo alive-$((40+2)); sleep 30";
+    let (mut pane, rx, _dir) = pane(script);
+    // A resize storm while it runs.
+    let mut size = 7u16;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        pane.take_update();
+        size = size.wrapping_mul(31).wrapping_add(17) % 90 + 3;
+        let area = Rect::new(0, 0, size + 2, size / 2 + 3);
+        let mut buf = Buffer::empty(area);
+        pane.render(area, &mut buf, &Theme::default(), "t", true);
+        let rows = screen(&mut pane);
+        if rows.iter().any(|r| r.contains("alive-42")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never recovered: {rows:#?}");
+        let _ = rx.recv_timeout(Duration::from_millis(20));
+    }
+    // The history stayed within its byte limit.
+    let term = pane.terminal();
+    let term = term.lock().unwrap();
+    assert!(term.scrollback_lines() <= pane.spec().scrollback_lines);
+    assert!(term.scrollback_bytes() <= pane.spec().scrollback_bytes);
+    drop(term);
+    assert_eq!(
+        pane.key(KeyEvent::from(crossterm::event::KeyCode::Char('q'))),
+        ShellKey::Sent
     );
 }

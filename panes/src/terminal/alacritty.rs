@@ -1,16 +1,25 @@
-//! [`TerminalEmulator`] on `alacritty_terminal`: its `Term` holds the grid and modes; the
+//! [`TerminalEmulator`] on `alacritty_terminal`: its `Term` holds the screen and modes; the
 //! events it raises (title, replies, clipboard) are collected for the pane to take.
+//!
+//! History is not kept in the `Term` (full-width rows of 24-byte cells): bytes are fed in
+//! small pieces and after each the lines that scrolled off the screen are moved into a
+//! compact [`History`].
 
 use std::sync::{Arc, Mutex};
 
 use alacritty_terminal::event::{Event, EventListener};
-use alacritty_terminal::grid::{Dimensions, Scroll};
+use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{self, Processor};
 
+use super::history::{CellStyle, History, LineBuilder};
 use super::{CursorShape, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
+
+/// Bytes fed to the `Term` at once: no piece can scroll more lines than its `Term` keeps
+/// (each line needs at least one byte), so none is lost before it is moved to the history.
+const FEED_PIECE: usize = 1024;
 
 /// What the terminal raised while processing bytes.
 #[derive(Default)]
@@ -64,10 +73,11 @@ pub struct AlacrittyEmulator {
     raised: Collector,
     /// The title last taken from the collector, kept to lend out.
     title: Option<String>,
-    /// The scrollback limit in bytes, when it is given that way (else in lines).
-    scrollback_bytes: Option<usize>,
-    /// The scrollback limit in lines, with a limit in bytes.
-    max_lines: usize,
+    /// Lines that left the screen.
+    history: History,
+    /// How far the view is scrolled back into the history, in lines.
+    offset: usize,
+    builder: LineBuilder,
 }
 
 impl std::fmt::Debug for AlacrittyEmulator {
@@ -81,52 +91,122 @@ impl std::fmt::Debug for AlacrittyEmulator {
 impl AlacrittyEmulator {
     /// A `rows`×`cols` screen keeping `scrollback` lines of history.
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Self {
+        Self::with_scrollback_bytes(rows, cols, usize::MAX, scrollback)
+    }
+
+    /// A `rows`×`cols` screen whose history keeps at most `max_lines` lines taking at most
+    /// `max_bytes` of memory.
+    pub fn with_scrollback_bytes(rows: u16, cols: u16, max_bytes: usize, max_lines: usize) -> Self {
         let raised = Collector::default();
-        let config = config(scrollback);
         let size = Size {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),
         };
         AlacrittyEmulator {
-            term: Term::new(config, &size, raised.clone()),
+            term: Term::new(config(), &size, raised.clone()),
             parser: Processor::new(),
             raised,
             title: None,
-            scrollback_bytes: None,
-            max_lines: scrollback,
+            history: History::new(max_lines, max_bytes),
+            offset: 0,
+            builder: LineBuilder::default(),
         }
-    }
-
-    /// A `rows`×`cols` screen whose scrollback keeps at most `max_lines` lines and takes at
-    /// most about `max_bytes` of memory: as many lines as fit at this width (a wider screen
-    /// keeps fewer), recomputed on resize.
-    pub fn with_scrollback_bytes(rows: u16, cols: u16, max_bytes: usize, max_lines: usize) -> Self {
-        let mut term = Self::new(rows, cols, history_lines(max_bytes, cols).min(max_lines));
-        term.scrollback_bytes = Some(max_bytes);
-        term.max_lines = max_lines;
-        term
     }
 
     fn raised(&self) -> std::sync::MutexGuard<'_, Raised> {
         self.raised.0.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Moves the lines that scrolled off the screen into the history.
+    fn absorb_history(&mut self) {
+        let Self {
+            term,
+            history,
+            builder,
+            offset,
+            ..
+        } = self;
+        let grid = term.grid();
+        let scrolled = grid.history_size();
+        if scrolled == 0 {
+            return;
+        }
+        for back in (1..=scrolled).rev() {
+            let row = &grid[Line(-(back as i32))][..];
+            let end = row.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1);
+            builder.start();
+            let mut text = String::new();
+            for cell in &row[..end] {
+                text.clear();
+                if !cell
+                    .flags
+                    .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+                {
+                    text.push(if cell.c.is_control() { ' ' } else { cell.c });
+                    if let Some(marks) = cell.zerowidth() {
+                        text.extend(marks);
+                    }
+                }
+                builder.push(&text, style_of(cell));
+            }
+            let wrapped = row
+                .last()
+                .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+            history.push(builder.finish(wrapped));
+            if *offset > 0 {
+                // A view scrolled back stays on the lines it shows.
+                *offset = (*offset + 1).min(history.len());
+            }
+        }
+        term.grid_mut().clear_history();
+    }
 }
 
-/// The terminal's settings: `scrollback` lines of history; programs may ask for the kitty
-/// keyboard protocol (keys are encoded for it when they do).
-fn config(scrollback: usize) -> Config {
+/// The terminal's settings: the history it keeps between two pieces of input; programs may
+/// ask for the kitty keyboard protocol (keys are encoded for it when they do).
+fn config() -> Config {
     Config {
-        scrolling_history: scrollback,
+        scrolling_history: FEED_PIECE + 64,
         kitty_keyboard: true,
         ..Config::default()
     }
 }
 
-/// Lines of `cols` cells that fit in `max_bytes` (each cell of a history line is one grid
-/// cell in memory).
-fn history_lines(max_bytes: usize, cols: u16) -> usize {
-    max_bytes
-        / (usize::from(cols.max(1)) * std::mem::size_of::<alacritty_terminal::term::cell::Cell>())
+/// Whether a cell shows nothing: a space with the default background and no marks.
+fn is_blank(c: &alacritty_terminal::term::cell::Cell) -> bool {
+    c.c == ' '
+        && c.bg == ansi::Color::Named(ansi::NamedColor::Background)
+        && c.extra.is_none()
+        && !c.flags.intersects(
+            Flags::INVERSE
+                | Flags::ALL_UNDERLINES
+                | Flags::STRIKEOUT
+                | Flags::WIDE_CHAR_SPACER
+                | Flags::LEADING_WIDE_CHAR_SPACER,
+        )
+}
+
+fn style_of(cell: &alacritty_terminal::term::cell::Cell) -> CellStyle {
+    let f = cell.flags;
+    let mut flags = 0;
+    for (on, bit) in [
+        (f.contains(Flags::BOLD), CellStyle::BOLD),
+        (f.contains(Flags::DIM), CellStyle::DIM),
+        (f.contains(Flags::ITALIC), CellStyle::ITALIC),
+        (f.intersects(Flags::ALL_UNDERLINES), CellStyle::UNDERLINE),
+        (f.contains(Flags::INVERSE), CellStyle::INVERSE),
+        (f.contains(Flags::STRIKEOUT), CellStyle::STRIKEOUT),
+        (f.contains(Flags::WIDE_CHAR), CellStyle::WIDE),
+    ] {
+        if on {
+            flags |= bit;
+        }
+    }
+    CellStyle {
+        fg: color(cell.fg),
+        bg: color(cell.bg),
+        flags,
+    }
 }
 
 fn color(c: ansi::Color) -> TermColor {
@@ -147,7 +227,10 @@ fn color(c: ansi::Color) -> TermColor {
 
 impl TerminalEmulator for AlacrittyEmulator {
     fn feed(&mut self, bytes: &[u8]) {
-        self.parser.advance(&mut self.term, bytes);
+        for piece in bytes.chunks(FEED_PIECE) {
+            self.parser.advance(&mut self.term, piece);
+            self.absorb_history();
+        }
         let title = self.raised().title.clone();
         self.title = title;
     }
@@ -157,10 +240,8 @@ impl TerminalEmulator for AlacrittyEmulator {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),
         });
-        if let Some(max_bytes) = self.scrollback_bytes {
-            self.term
-                .set_options(config(history_lines(max_bytes, cols).min(self.max_lines)));
-        }
+        // Rows a shorter screen lost went to the top of the history.
+        self.absorb_history();
     }
 
     fn size(&self) -> (u16, u16) {
@@ -180,9 +261,17 @@ impl TerminalEmulator for AlacrittyEmulator {
             };
             return;
         }
+        // The view scrolled back shows history lines above the screen's.
+        let offset = self.scroll_offset();
+        if usize::from(row) < offset {
+            let line = self.history.len() - offset + usize::from(row);
+            if let Some(line) = self.history.get(line) {
+                line.cell_into(col, out);
+            }
+            return;
+        }
         let grid = self.term.grid();
-        // What is shown starts `display_offset` lines up in the history.
-        let line = Line(i32::from(row) - grid.display_offset() as i32);
+        let line = Line(i32::from(row) - offset as i32);
         let cell = &grid[line][Column(usize::from(col))];
         let flags = cell.flags;
         if !flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
@@ -245,18 +334,65 @@ impl TerminalEmulator for AlacrittyEmulator {
     }
 
     fn scrollback_lines(&self) -> usize {
-        self.term.grid().history_size()
+        self.history.len()
+    }
+
+    fn scrollback_bytes(&self) -> usize {
+        self.history.bytes()
     }
 
     fn scroll_offset(&self) -> usize {
-        self.term.grid().display_offset()
+        // Full-screen programs have no history to scroll.
+        if self.term.mode().contains(TermMode::ALT_SCREEN) {
+            0
+        } else {
+            self.offset
+        }
     }
 
     fn scroll_by(&mut self, delta: i32) {
-        self.term.scroll_display(Scroll::Delta(delta));
+        let wanted = i64::try_from(self.offset).unwrap_or(i64::MAX) + i64::from(delta);
+        self.offset = usize::try_from(wanted.max(0))
+            .unwrap_or(0)
+            .min(self.history.len());
     }
 
     fn scroll_to_bottom(&mut self) {
-        self.term.scroll_display(Scroll::Bottom);
+        self.offset = 0;
+    }
+
+    fn line_text(&self, line: usize) -> String {
+        if let Some(old) = self.history.get(line) {
+            return old.text().to_string();
+        }
+        let row = line - self.history.len();
+        if row >= self.term.screen_lines() {
+            return String::new();
+        }
+        let mut text = String::new();
+        for cell in &self.term.grid()[Line(row as i32)][..] {
+            if !cell
+                .flags
+                .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+            {
+                text.push(if cell.c.is_control() { ' ' } else { cell.c });
+                if let Some(marks) = cell.zerowidth() {
+                    text.extend(marks);
+                }
+            }
+        }
+        text.truncate(text.trim_end().len());
+        text
+    }
+
+    fn line_wrapped(&self, line: usize) -> bool {
+        if let Some(old) = self.history.get(line) {
+            return old.wrapped();
+        }
+        let row = line - self.history.len();
+        row < self.term.screen_lines()
+            && self.term.grid()[Line(row as i32)][..]
+                .last()
+                .is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
     }
 }

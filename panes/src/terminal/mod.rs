@@ -8,6 +8,7 @@
 //! `docs/BENCHMARKS.md`).
 
 mod alacritty;
+mod history;
 mod input;
 mod render;
 
@@ -135,12 +136,27 @@ pub trait TerminalEmulator {
     fn take_clipboard(&mut self) -> Vec<String>;
     /// Lines of scrollback kept above the screen.
     fn scrollback_lines(&self) -> usize;
+    /// Memory the scrollback takes, in bytes.
+    fn scrollback_bytes(&self) -> usize;
     /// How far the view is scrolled back, in lines (0: the live screen).
     fn scroll_offset(&self) -> usize;
     /// Scrolls the view by `delta` lines (positive: back into history), clamped.
     fn scroll_by(&mut self, delta: i32);
     /// Returns the view to the live screen.
     fn scroll_to_bottom(&mut self);
+    /// Scrolls the view to `offset` lines back (clamped to the history).
+    fn set_scroll_offset(&mut self, offset: usize) {
+        self.scroll_to_bottom();
+        self.scroll_by(i32::try_from(offset).unwrap_or(i32::MAX));
+    }
+    /// Lines of history and screen together (line 0 is the oldest history line).
+    fn line_count(&self) -> usize {
+        self.scrollback_lines() + usize::from(self.size().0)
+    }
+    /// The text of line `line` (history, then screen), trailing blanks removed.
+    fn line_text(&self, line: usize) -> String;
+    /// Whether line `line` continues on the next (it was wrapped, not ended).
+    fn line_wrapped(&self, line: usize) -> bool;
 }
 
 #[cfg(test)]

@@ -66,13 +66,13 @@ impl TermPalette {
 
 /// Draws what `term` shows into `area` of `buf` (its top-left rows and columns when the
 /// area is smaller than the screen; blank beyond the screen when it is larger), with
-/// `mark(row, col)` telling which cells to show selected (drawn reversed).
+/// `mark(row, col)` giving a style to lay over marked cells (a selection, a search match).
 pub fn draw_screen(
     term: &dyn TerminalEmulator,
     area: Rect,
     buf: &mut Buffer,
     palette: &TermPalette,
-    mark: &dyn Fn(u16, u16) -> bool,
+    mark: &dyn Fn(u16, u16) -> Option<Style>,
 ) {
     let (rows, cols) = term.size();
     let area = area.intersection(buf.area);
@@ -88,8 +88,8 @@ pub fn draw_screen(
             }
             term.cell_into(y, x, &mut cell);
             let mut style = palette.style(&cell);
-            if mark(y, x) {
-                style = style.add_modifier(Modifier::REVERSED);
+            if let Some(over) = mark(y, x) {
+                style = style.patch(over);
             }
             if cell.text.is_empty() {
                 // The second column of a wide character: the buffer skips it when drawing.

@@ -148,31 +148,38 @@ fn garbage_is_survived() {
 }
 
 #[test]
-fn scrollback_capped_by_bytes_follows_the_width() {
-    let cell = std::mem::size_of::<alacritty_terminal::term::cell::Cell>();
+fn scrollback_capped_by_bytes_keeps_lines_compact() {
     let budget = 1 << 20;
-    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 80, budget, usize::MAX);
-    for i in 0..20_000 {
+    let mut t = AlacrittyEmulator::with_scrollback_bytes(10, 200, budget, usize::MAX);
+    for i in 0..100_000 {
         t.feed(format!("line {i}\r\n").as_bytes());
     }
-    let at_80 = t.scrollback_lines();
-    assert!(
-        at_80 * 80 * cell <= budget,
-        "{at_80} lines of 80 cells exceed the budget"
-    );
-    assert!(
-        at_80 * 80 * cell > budget - 80 * cell,
-        "the budget is used: {at_80} lines"
-    );
-    // Twice as wide: half the lines, the same bytes.
-    t.resize(10, 160);
-    let at_160 = t.scrollback_lines();
-    assert!(
-        at_160 * 160 * cell <= budget,
-        "{at_160} lines of 160 cells exceed the budget"
-    );
-    assert!(at_160 < at_80);
-    assert_eq!(t.title(), None, "re-applying the options raises no title");
+    assert!(t.scrollback_bytes() <= budget, "{}", t.scrollback_bytes());
+    // Short lines cost their text, not the screen's width (a full-width row of the
+    // emulator's grid is 4,800 bytes at 200 columns: 218 of them would fit).
+    assert!(t.scrollback_lines() > 10_000, "{}", t.scrollback_lines());
+    t.scroll_by(1);
+    assert_eq!(t.row_text(0), "line 99990");
+    assert_eq!(t.row_text(1), "line 99991");
+}
+
+#[test]
+fn history_keeps_colours_and_wide_characters() {
+    let mut t = AlacrittyEmulator::new(2, 20, 100);
+    t.feed("\x1b[31mred\x1b[0m 漢字 x\r\n".as_bytes());
+    t.feed(b"a\r\nb\r\nc\r\n");
+    let lines = i32::try_from(t.scrollback_lines()).unwrap();
+    t.scroll_by(lines);
+    assert_eq!(t.row_text(0), "red 漢字 x");
+    assert_eq!(t.cell(0, 0).fg, TermColor::Indexed(1));
+    assert_eq!(t.cell(0, 3).fg, TermColor::Default);
+    assert!(t.cell(0, 4).wide);
+    assert_eq!(t.cell(0, 5).text, "");
+    assert_eq!(t.cell(0, 6).text, "字");
+    assert_eq!(t.cell(0, 19).text, " ");
+    // New output while scrolled back keeps the view on the same lines.
+    t.feed(b"d\r\n");
+    assert_eq!(t.row_text(0), "red 漢字 x");
 }
 
 #[test]

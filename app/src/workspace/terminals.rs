@@ -1,0 +1,462 @@
+//! Commands an agent runs in terminals March owns (ACP `terminal/*`, offered in
+//! `initialize`): each on a PTY of its own, shown live in the session's agent shell pane
+//! where the user can type into it, and answered to the agent from what its screen shows.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{
+    CreateTerminalResponse, KillTerminalResponse, ReleaseTerminalResponse, TerminalExitStatus,
+    TerminalId, TerminalOutputResponse, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+};
+use march_panes::shell::{
+    AgentShellView, CommandEntry, Commands, ExitInfo, ShellNotice, ShellPane, ShellSpec, Wake,
+};
+use march_panes::terminal::TerminalEmulator;
+use march_runner::client::{AgentRequest, Pending};
+
+use super::Workspace;
+use super::router::SessionKey;
+use super::shells::{ShellSource, shell_spec};
+
+/// Commands kept per session once they ended (older ones are forgotten).
+const KEPT_PER_SESSION: usize = 50;
+
+/// Lines of a command's terminal the transcript shows under its tool call at most.
+const TRANSCRIPT_TAIL: usize = 20;
+
+/// How long a killed command's programs get after the hang-up.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// One command an agent ran.
+pub struct CommandTerminal {
+    /// The id the agent knows it by.
+    pub id: String,
+    /// The session that ran it.
+    pub session: SessionKey,
+    /// The command line, for the list.
+    pub command_line: String,
+    /// Where it ran.
+    pub cwd: PathBuf,
+    /// Its PTY and screen.
+    pub pane: ShellPane,
+    /// When it started.
+    pub started: Instant,
+    /// When it ended, once it has.
+    pub ended: Option<Instant>,
+    /// The most output the agent wants back (the end of it).
+    limit: Option<u64>,
+    /// The agent let it go: its id means nothing any more, its output stays to be read.
+    pub released: bool,
+    /// `terminal/wait_for_exit` requests waiting for the end.
+    waiters: Vec<Pending<WaitForTerminalExitRequest>>,
+}
+
+impl CommandTerminal {
+    /// How long it ran (so far).
+    pub fn duration(&self) -> Duration {
+        self.ended.unwrap_or_else(Instant::now) - self.started
+    }
+}
+
+/// A terminal request as the app gets it.
+pub type TerminalRequest = AgentRequest;
+
+/// The text a terminal shows (its history and screen, wrapped lines joined), the end of it
+/// when `limit` cuts it (at a character boundary), and whether it was cut.
+pub fn output_text(term: &dyn TerminalEmulator, limit: Option<u64>) -> (String, bool) {
+    let mut out = String::new();
+    for line in 0..term.line_count() {
+        out.push_str(&term.line_text(line));
+        if !term.line_wrapped(line) {
+            out.push('\n');
+        }
+    }
+    out.truncate(out.trim_end().len());
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    let Some(limit) = limit.and_then(|l| usize::try_from(l).ok()) else {
+        return (out, false);
+    };
+    if out.len() <= limit {
+        return (out, false);
+    }
+    let mut start = out.len() - limit;
+    while !out.is_char_boundary(start) {
+        start += 1;
+    }
+    (out[start..].to_string(), true)
+}
+
+/// The last `n` lines of what a terminal shows, trailing blank lines left out, sanitised.
+fn tail_lines(term: &dyn TerminalEmulator, n: usize) -> Vec<String> {
+    let mut end = term.line_count();
+    while end > 0 && term.line_text(end - 1).is_empty() {
+        end -= 1;
+    }
+    (end.saturating_sub(n)..end)
+        .map(|line| march_panes::sanitize::sanitize_line(&term.line_text(line)).into_owned())
+        .collect()
+}
+
+fn exit_status(exit: &ExitInfo) -> TerminalExitStatus {
+    match &exit.signal {
+        Some(signal) => TerminalExitStatus::new().signal(signal.clone()),
+        None => TerminalExitStatus::new().exit_code(exit.code),
+    }
+}
+
+fn not_found(id: &str) -> agent_client_protocol::Error {
+    agent_client_protocol::Error::invalid_params().data(format!("no terminal {id}"))
+}
+
+impl Workspace {
+    /// Handles a `terminal/*` request of session `key`.
+    pub(super) fn terminal_request(&mut self, key: SessionKey, request: TerminalRequest) {
+        let result = match request {
+            AgentRequest::CreateTerminal(p) => {
+                let response = self.create_terminal(key, &p.request);
+                match response {
+                    Ok(id) => p.respond(CreateTerminalResponse::new(TerminalId::new(id))),
+                    Err(e) => p.fail(agent_client_protocol::Error::internal_error().data(e)),
+                }
+            }
+            AgentRequest::TerminalOutput(p) => {
+                let id = p.request.terminal_id.0.to_string();
+                match self.live_terminal(key, &id) {
+                    Some(t) => {
+                        let term = t.pane.terminal();
+                        let term = term.lock().unwrap_or_else(|e| e.into_inner());
+                        let (output, truncated) = output_text(&**term, t.limit);
+                        drop(term);
+                        let status = t.pane.exited().map(exit_status);
+                        p.respond(
+                            TerminalOutputResponse::new(output, truncated).exit_status(status),
+                        )
+                    }
+                    None => p.fail(not_found(&id)),
+                }
+            }
+            AgentRequest::WaitForTerminalExit(p) => {
+                let id = p.request.terminal_id.0.to_string();
+                match self.live_terminal(key, &id) {
+                    Some(t) => match t.pane.exited().map(exit_status) {
+                        Some(status) => p.respond(WaitForTerminalExitResponse::new(status)),
+                        None => {
+                            t.waiters.push(p);
+                            Ok(())
+                        }
+                    },
+                    None => p.fail(not_found(&id)),
+                }
+            }
+            AgentRequest::KillTerminal(p) => {
+                let id = p.request.terminal_id.0.to_string();
+                match self.live_terminal(key, &id) {
+                    Some(t) => {
+                        drop(t.pane.hangup(KILL_GRACE));
+                        p.respond(KillTerminalResponse::new())
+                    }
+                    None => p.fail(not_found(&id)),
+                }
+            }
+            AgentRequest::ReleaseTerminal(p) => {
+                let id = p.request.terminal_id.0.to_string();
+                match self.live_terminal(key, &id) {
+                    Some(t) => {
+                        if t.pane.exited().is_none() {
+                            drop(t.pane.hangup(KILL_GRACE));
+                        }
+                        t.released = true;
+                        p.respond(ReleaseTerminalResponse::new())
+                    }
+                    None => p.fail(not_found(&id)),
+                }
+            }
+            other => {
+                tracing::warn!(method = other.method(), "not a terminal request");
+                Ok(())
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!("terminal answer not sent: {e}");
+        }
+    }
+
+    fn create_terminal(
+        &mut self,
+        key: SessionKey,
+        request: &agent_client_protocol::v1::schema::CreateTerminalRequest,
+    ) -> Result<String, String> {
+        let project = self
+            .sessions
+            .get(&key)
+            .map(|s| s.project.clone())
+            .ok_or("the session is gone")?;
+        let cwd = request.cwd.clone().unwrap_or(project);
+        let mut spec: ShellSpec = shell_spec(&self.launcher.shell, &cwd);
+        spec.program.clone_from(&request.command);
+        spec.args.clone_from(&request.args);
+        spec.env = request
+            .env
+            .iter()
+            .map(|v| (v.name.clone(), v.value.clone()))
+            .collect();
+        // The agent reads the clipboard of no one.
+        spec.osc52 = false;
+        let serial = self.next_id();
+        let events = self.launcher.shell_events.clone();
+        let wake: Wake = Arc::new(move |notice: ShellNotice| {
+            let _ = events.send((ShellSource::Terminal(serial), notice));
+        });
+        let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
+        let id = format!("term-{serial}");
+        let mut command_line = request.command.clone();
+        // `bash -c SCRIPT` reads best as the script.
+        if request.args.len() == 2 && request.args[0] == "-c" {
+            command_line.clone_from(&request.args[1]);
+        } else {
+            for arg in &request.args {
+                command_line.push(' ');
+                command_line.push_str(arg);
+            }
+        }
+        self.terminals.push(CommandTerminal {
+            id: id.clone(),
+            session: key,
+            command_line,
+            cwd,
+            pane,
+            started: Instant::now(),
+            ended: None,
+            limit: request.output_byte_limit,
+            released: false,
+            waiters: Vec::new(),
+        });
+        self.forget_old_terminals(key);
+        Ok(id)
+    }
+
+    /// Keeps the newest ended commands of session `key`, within [`KEPT_PER_SESSION`].
+    fn forget_old_terminals(&mut self, key: SessionKey) {
+        let mine = self.terminals.iter().filter(|t| t.session == key).count();
+        let mut excess = mine.saturating_sub(KEPT_PER_SESSION);
+        self.terminals.retain(|t| {
+            let drop_it = excess > 0 && t.session == key && t.released;
+            if drop_it {
+                excess -= 1;
+            }
+            !drop_it
+        });
+    }
+
+    /// Session `key`'s terminal `id`, while the agent may still use it.
+    fn live_terminal(&mut self, key: SessionKey, id: &str) -> Option<&mut CommandTerminal> {
+        self.terminals
+            .iter_mut()
+            .find(|t| t.session == key && t.id == id && !t.released)
+    }
+
+    /// A notice from command terminal `serial`: waiters answered when it exited; whether
+    /// something shown changed.
+    pub fn terminal_notice(&mut self, serial: u64, _notice: ShellNotice) -> bool {
+        let id = format!("term-{serial}");
+        let Some(t) = self.terminals.iter_mut().find(|t| t.id == id) else {
+            return false;
+        };
+        let update = t.pane.take_update();
+        if let Some(exit) = update.exited {
+            t.ended = Some(Instant::now());
+            let status = exit_status(&exit);
+            for waiter in t.waiters.drain(..) {
+                if let Err(e) = waiter.respond(WaitForTerminalExitResponse::new(status.clone())) {
+                    tracing::debug!("exit not sent: {e}");
+                }
+            }
+        }
+        let session = t.session;
+        // The transcript shows the command's last lines under its tool call.
+        let term = t.pane.terminal();
+        let tail = {
+            let term = term.lock().unwrap_or_else(|e| e.into_inner());
+            tail_lines(&**term, TRANSCRIPT_TAIL)
+        };
+        let id = t.id.clone();
+        let shown_inline = self
+            .sessions
+            .get_mut(&session)
+            .is_some_and(|slot| slot.view.set_terminal_tail(&id, tail));
+        self.agent_shell_shows(session) || (shown_inline && self.is_visible(session))
+    }
+
+    /// Session `key`'s commands, oldest first.
+    pub fn session_terminals(&self, key: SessionKey) -> impl Iterator<Item = &CommandTerminal> {
+        self.terminals.iter().filter(move |t| t.session == key)
+    }
+
+    /// Whether an agent shell pane of session `key` shows in the active tab.
+    pub(super) fn agent_shell_shows(&self, key: SessionKey) -> bool {
+        let layout = &self.tab().layout;
+        self.agent_shells
+            .iter()
+            .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
+    }
+
+    /// Opens the agent shell pane of the focused agent pane's session below it, or focuses
+    /// the one already open; false when the focused pane shows no session.
+    pub fn open_agent_shell(&mut self) -> bool {
+        let Some(key) = self.focused_session() else {
+            return false;
+        };
+        let existing = self
+            .agent_shells
+            .iter()
+            .find(|(_, (k, _))| *k == key)
+            .map(|(pane, _)| *pane);
+        match existing {
+            Some(pane) if self.tab().layout.contains(pane) => {
+                self.tab_mut().layout.focus(pane);
+            }
+            _ => {
+                if let Some(pane) = existing {
+                    self.close_pane(pane);
+                }
+                let pane = super::layout::PaneId(self.next_id());
+                self.agent_shells
+                    .insert(pane, (key, AgentShellView::default()));
+                self.tab_mut()
+                    .layout
+                    .split(super::layout::Axis::Vertical, pane);
+            }
+        }
+        true
+    }
+
+    /// Whether pane `id` is an agent shell pane.
+    pub fn is_agent_shell(&self, id: super::layout::PaneId) -> bool {
+        self.agent_shells.contains_key(&id)
+    }
+
+    /// The command the agent shell pane `id` shows, to type into.
+    pub fn agent_shell_command(&mut self, id: super::layout::PaneId) -> Option<&mut ShellPane> {
+        let (key, view) = self.agent_shells.get(&id)?;
+        let key = *key;
+        let count = self.session_terminals(key).count();
+        let index = view.selected(count)?;
+        self.terminals
+            .iter_mut()
+            .filter(|t| t.session == key)
+            .nth(index)
+            .map(|t| &mut t.pane)
+    }
+
+    /// Shows the previous (`-1`) or next (`1`) command in the focused agent shell pane.
+    pub fn agent_shell_select(&mut self, delta: i32) -> bool {
+        let id = self.focused();
+        let Some(key) = self.agent_shells.get(&id).map(|(k, _)| *k) else {
+            return false;
+        };
+        let count = self.session_terminals(key).count();
+        if let Some((_, view)) = self.agent_shells.get_mut(&id) {
+            view.select(delta, count);
+        }
+        true
+    }
+
+    /// Draws agent shell pane `id`.
+    pub(super) fn render_agent_shell(
+        &mut self,
+        id: super::layout::PaneId,
+        rect: ratatui::layout::Rect,
+        buf: &mut ratatui::buffer::Buffer,
+        theme: &march_panes::theme::Theme,
+        focused: bool,
+    ) {
+        let Some((key, view)) = self.agent_shells.get(&id).cloned() else {
+            return;
+        };
+        let title = match self.sessions.get(&key) {
+            Some(slot) => format!("commands · {}", slot.view.border_title()),
+            None => "commands · the session has ended".to_string(),
+        };
+        let owned: Vec<(String, PathBuf, Option<ExitInfo>, Duration)> = self
+            .session_terminals(key)
+            .map(|t| {
+                (
+                    t.command_line.clone(),
+                    t.cwd.clone(),
+                    t.pane.exited().cloned(),
+                    t.duration(),
+                )
+            })
+            .collect();
+        let entries: Vec<CommandEntry<'_>> = owned
+            .iter()
+            .map(|(command, cwd, exit, duration)| CommandEntry {
+                command,
+                cwd,
+                exit: exit.as_ref(),
+                duration: *duration,
+            })
+            .collect();
+        let chosen = view.selected(entries.len()).and_then(|i| {
+            self.terminals
+                .iter_mut()
+                .filter(|t| t.session == key)
+                .nth(i)
+                .map(|t| &mut t.pane)
+        });
+        let commands = Commands {
+            entries: &entries,
+            screen: chosen,
+        };
+        view.render(rect, buf, theme, &title, focused, commands);
+    }
+
+    /// Hangs up every command (March is quitting) and waits until their programs are gone.
+    pub(super) fn hang_up_all_terminals(&mut self) {
+        let waits: Vec<_> = self
+            .terminals
+            .iter_mut()
+            .filter_map(|t| t.pane.hangup(KILL_GRACE))
+            .collect();
+        for wait in waits {
+            let _ = wait.join();
+        }
+        self.terminals.clear();
+    }
+
+    /// Hangs up every command of session `key` (it is going away).
+    pub(super) fn end_session_terminals(&mut self, key: SessionKey) {
+        for t in self.terminals.iter_mut().filter(|t| t.session == key) {
+            drop(t.pane.hangup(KILL_GRACE));
+        }
+        self.terminals.retain(|t| t.session != key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use march_panes::terminal::AlacrittyEmulator;
+
+    #[test]
+    fn output_is_the_screen_text_cut_from_the_start_at_a_character_boundary() {
+        let mut t = AlacrittyEmulator::new(4, 10, 100);
+        t.feed("héllo wörld and more\r\nsecond\r\n".as_bytes());
+        let (all, cut) = output_text(&t, None);
+        assert!(!cut);
+        assert_eq!(
+            all, "héllo wörld and more\nsecond\n",
+            "wrapped lines joined"
+        );
+        let (end, cut) = output_text(&t, Some(21));
+        assert!(cut);
+        // 21 bytes from the end would start inside "ö": the cut moves past it.
+        assert_eq!(end, "rld and more\nsecond\n");
+        let (end, _) = output_text(&t, Some(23));
+        assert_eq!(end, "wörld and more\nsecond\n");
+    }
+}

@@ -1,0 +1,644 @@
+//! Copy mode: a keyboard cursor over a shell pane's history and screen, with vi motions, a
+//! character or line selection, and incremental search; what is selected goes to the
+//! clipboard (OSC 52, through the app).
+//!
+//! Lines are counted from the oldest history line (0) to the screen's last row.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use unicode_width::UnicodeWidthChar;
+
+use crate::terminal::TerminalEmulator;
+
+/// When a search ignores case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SearchCase {
+    /// When the query has no capital letter.
+    #[default]
+    Smart,
+    /// Always.
+    Ignore,
+    /// Never.
+    Match,
+}
+
+/// What a key did in copy mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyOutcome {
+    /// Still in copy mode.
+    Stay,
+    /// Left it, copying nothing.
+    Exit,
+    /// Left it, copying this text.
+    Copy(String),
+}
+
+/// How a cell is marked in copy mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyMark {
+    /// The copy cursor.
+    Cursor,
+    /// Inside the selection.
+    Selected,
+    /// Part of a search match.
+    Match,
+}
+
+/// A search being typed.
+#[derive(Debug, Clone)]
+struct Typing {
+    query: String,
+    backward: bool,
+    /// Where the cursor was when the search started (Esc returns there).
+    origin: (usize, u16),
+}
+
+/// Copy mode over one shell pane.
+#[derive(Debug, Clone)]
+pub struct CopyMode {
+    line: usize,
+    col: u16,
+    anchor: Option<(usize, u16)>,
+    whole_lines: bool,
+    typing: Option<Typing>,
+    /// The last search: its query and direction.
+    last: Option<(String, bool)>,
+    case: SearchCase,
+    /// Said in the status (no match, copied…).
+    message: Option<String>,
+}
+
+/// The columns each character of `text` starts at, and the column after the last.
+fn columns(text: &str) -> (Vec<(u16, char)>, u16) {
+    let mut col = 0u16;
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        out.push((col, c));
+        col = col.saturating_add(u16::try_from(c.width().unwrap_or(0)).unwrap_or(0));
+    }
+    (out, col)
+}
+
+/// Character classes for word motions: blank, word characters, other punctuation.
+fn class(c: char) -> u8 {
+    if c.is_whitespace() {
+        0
+    } else if c.is_alphanumeric() || c == '_' {
+        1
+    } else {
+        2
+    }
+}
+
+impl CopyMode {
+    /// Copy mode starting at the program's cursor (or at the top of a view scrolled back).
+    pub fn enter(term: &dyn TerminalEmulator, case: SearchCase) -> Self {
+        let top = top_line(term);
+        let cursor = term.cursor();
+        let (line, col) = if term.scroll_offset() > 0 {
+            (top, 0)
+        } else {
+            (top + usize::from(cursor.row), cursor.col)
+        };
+        CopyMode {
+            line,
+            col,
+            anchor: None,
+            whole_lines: false,
+            typing: None,
+            last: None,
+            case,
+            message: None,
+        }
+    }
+
+    /// Handles `key`; the view follows the cursor.
+    pub fn key(&mut self, key: KeyEvent, term: &mut dyn TerminalEmulator) -> CopyOutcome {
+        self.message = None;
+        if self.typing.is_some() {
+            self.search_key(key, term);
+            self.follow(term);
+            return CopyOutcome::Stay;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let (rows, _) = term.size();
+        let page = usize::from(rows.max(2) - 1);
+        let last = term.line_count().saturating_sub(1);
+        match key.code {
+            KeyCode::Char('q') => return CopyOutcome::Exit,
+            KeyCode::Esc if self.anchor.is_some() => self.anchor = None,
+            KeyCode::Esc => return CopyOutcome::Exit,
+            KeyCode::Char('c') if ctrl => return CopyOutcome::Exit,
+            KeyCode::Char('y') | KeyCode::Enter => {
+                return match self.selected_text(term) {
+                    Some(text) => CopyOutcome::Copy(text),
+                    None => CopyOutcome::Exit,
+                };
+            }
+            KeyCode::Char('v') if !ctrl => self.toggle_selection(false),
+            KeyCode::Char('V') => self.toggle_selection(true),
+            KeyCode::Char('h') | KeyCode::Left => self.col = self.col.saturating_sub(1),
+            KeyCode::Char('l') | KeyCode::Right => self.col = self.col.saturating_add(1),
+            KeyCode::Char('k') | KeyCode::Up => self.line = self.line.saturating_sub(1),
+            KeyCode::Char('j') | KeyCode::Down => self.line = (self.line + 1).min(last),
+            KeyCode::Char('u') if ctrl => self.line = self.line.saturating_sub(page / 2),
+            KeyCode::Char('d') if ctrl => self.line = (self.line + page / 2).min(last),
+            KeyCode::Char('b') if ctrl => self.line = self.line.saturating_sub(page),
+            KeyCode::Char('f') if ctrl => self.line = (self.line + page).min(last),
+            KeyCode::PageUp => self.line = self.line.saturating_sub(page),
+            KeyCode::PageDown => self.line = (self.line + page).min(last),
+            KeyCode::Char('g') | KeyCode::Home if !ctrl => {
+                self.line = 0;
+                self.col = 0;
+            }
+            KeyCode::Char('G') | KeyCode::End => {
+                self.line = last;
+                self.col = 0;
+            }
+            KeyCode::Char('H') => self.line = top_line(term),
+            KeyCode::Char('M') => self.line = top_line(term) + usize::from(rows / 2),
+            KeyCode::Char('L') => self.line = top_line(term) + usize::from(rows.max(1) - 1),
+            KeyCode::Char('0') => self.col = 0,
+            KeyCode::Char('^') => {
+                let text = term.line_text(self.line);
+                let (cols, _) = columns(&text);
+                self.col = cols
+                    .iter()
+                    .find(|(_, c)| !c.is_whitespace())
+                    .map_or(0, |(col, _)| *col);
+            }
+            KeyCode::Char('$') => {
+                let (_, end) = columns(&term.line_text(self.line));
+                self.col = end.saturating_sub(1);
+            }
+            KeyCode::Char('w') => self.word_forward(term),
+            KeyCode::Char('b') => self.word_back(term),
+            KeyCode::Char('e') => self.word_end(term),
+            KeyCode::Char('/') | KeyCode::Char('?') => {
+                self.typing = Some(Typing {
+                    query: String::new(),
+                    backward: key.code == KeyCode::Char('?'),
+                    origin: (self.line, self.col),
+                });
+            }
+            KeyCode::Char('n') | KeyCode::Char('N') => {
+                if let Some((query, backward)) = self.last.clone() {
+                    let backward = backward != (key.code == KeyCode::Char('N'));
+                    if !self.find(term, &query, backward, true) {
+                        self.message = Some(format!("no more matches for {query}"));
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.clamp(term);
+        self.follow(term);
+        CopyOutcome::Stay
+    }
+
+    fn toggle_selection(&mut self, whole_lines: bool) {
+        if self.anchor.is_some() && self.whole_lines == whole_lines {
+            self.anchor = None;
+        } else {
+            self.anchor = Some((self.line, self.col));
+            self.whole_lines = whole_lines;
+        }
+    }
+
+    fn search_key(&mut self, key: KeyEvent, term: &mut dyn TerminalEmulator) {
+        let Some(typing) = self.typing.as_mut() else {
+            return;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                (self.line, self.col) = typing.origin;
+                self.typing = None;
+            }
+            KeyCode::Enter => {
+                let typing = self.typing.take();
+                if let Some(t) = typing.filter(|t| !t.query.is_empty()) {
+                    self.last = Some((t.query, t.backward));
+                }
+            }
+            KeyCode::Backspace => {
+                typing.query.pop();
+                self.incremental(term);
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                typing.query.push(c);
+                self.incremental(term);
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves to the first match of the query being typed, from where the search started.
+    fn incremental(&mut self, term: &dyn TerminalEmulator) {
+        let Some(typing) = self.typing.clone() else {
+            return;
+        };
+        (self.line, self.col) = typing.origin;
+        if typing.query.is_empty() {
+            return;
+        }
+        if !self.find(term, &typing.query, typing.backward, false) {
+            self.message = Some(format!("no match for {}", typing.query));
+        }
+    }
+
+    fn ignores_case(&self, query: &str) -> bool {
+        match self.case {
+            SearchCase::Ignore => true,
+            SearchCase::Match => false,
+            SearchCase::Smart => !query.chars().any(char::is_uppercase),
+        }
+    }
+
+    /// Matches of `query` in line `line`: start and end columns.
+    fn matches_in(&self, term: &dyn TerminalEmulator, line: usize, query: &str) -> Vec<(u16, u16)> {
+        if query.is_empty() {
+            return Vec::new();
+        }
+        let text = term.line_text(line);
+        let fold = self.ignores_case(query);
+        let (hay, needle) = if fold {
+            (text.to_lowercase(), query.to_lowercase())
+        } else {
+            (text.clone(), query.to_string())
+        };
+        // Lowercasing can change lengths; columns are counted on the text searched.
+        let (cols, end) = columns(&hay);
+        let col_at = |byte: usize| -> u16 {
+            let chars = hay[..byte].chars().count();
+            cols.get(chars).map_or(end, |(c, _)| *c)
+        };
+        hay.match_indices(&needle)
+            .map(|(at, m)| (col_at(at), col_at(at + m.len()).saturating_sub(1)))
+            .collect()
+    }
+
+    /// Moves to the next match of `query` from the cursor (past it when `skip_current`);
+    /// whether one was found. Wraps around the ends.
+    fn find(
+        &mut self,
+        term: &dyn TerminalEmulator,
+        query: &str,
+        backward: bool,
+        skip_current: bool,
+    ) -> bool {
+        let total = term.line_count();
+        if total == 0 {
+            return false;
+        }
+        for step in 0..=total {
+            let line = if backward {
+                (self.line + total - step % total) % total
+            } else {
+                (self.line + step) % total
+            };
+            let matches = self.matches_in(term, line, query);
+            let found = if backward {
+                matches.iter().rev().find(|(start, _)| {
+                    step > 0 || *start < self.col || (!skip_current && *start == self.col)
+                })
+            } else {
+                matches.iter().find(|(start, _)| {
+                    step > 0 || *start > self.col || (!skip_current && *start == self.col)
+                })
+            };
+            if let Some((start, _)) = found {
+                self.line = line;
+                self.col = *start;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn word_forward(&mut self, term: &dyn TerminalEmulator) {
+        let (cols, _) = columns(&term.line_text(self.line));
+        let here = cols.iter().position(|(c, _)| *c >= self.col);
+        if let Some(i) = here {
+            let start = class(cols[i].1);
+            let next = cols[i..]
+                .iter()
+                .skip_while(|(_, c)| class(*c) == start && start != 0)
+                .find(|(_, c)| class(*c) != 0);
+            if let Some((col, _)) = next {
+                self.col = *col;
+                return;
+            }
+        }
+        // The next line's first word.
+        if self.line + 1 < term.line_count() {
+            self.line += 1;
+            let (cols, _) = columns(&term.line_text(self.line));
+            self.col = cols
+                .iter()
+                .find(|(_, c)| class(*c) != 0)
+                .map_or(0, |(col, _)| *col);
+        }
+    }
+
+    fn word_back(&mut self, term: &dyn TerminalEmulator) {
+        let (cols, _) = columns(&term.line_text(self.line));
+        let before: Vec<_> = cols.iter().filter(|(c, _)| *c < self.col).collect();
+        let mut i = before.len();
+        while i > 0 && class(before[i - 1].1) == 0 {
+            i -= 1;
+        }
+        if i == 0 {
+            if self.line > 0 && before.iter().all(|(_, c)| class(*c) == 0) {
+                self.line -= 1;
+                let (cols, _) = columns(&term.line_text(self.line));
+                let mut j = cols.len();
+                while j > 0 && class(cols[j - 1].1) == 0 {
+                    j -= 1;
+                }
+                let kind = j.checked_sub(1).map(|k| class(cols[k].1));
+                while j > 0 && Some(class(cols[j - 1].1)) == kind {
+                    j -= 1;
+                }
+                self.col = cols.get(j).map_or(0, |(c, _)| *c);
+            } else {
+                self.col = 0;
+            }
+            return;
+        }
+        let kind = class(before[i - 1].1);
+        while i > 0 && class(before[i - 1].1) == kind {
+            i -= 1;
+        }
+        self.col = before[i].0;
+    }
+
+    fn word_end(&mut self, term: &dyn TerminalEmulator) {
+        let (cols, _) = columns(&term.line_text(self.line));
+        let after: Vec<_> = cols.iter().filter(|(c, _)| *c > self.col).collect();
+        let mut i = 0;
+        while i < after.len() && class(after[i].1) == 0 {
+            i += 1;
+        }
+        if i == after.len() {
+            return;
+        }
+        let kind = class(after[i].1);
+        while i + 1 < after.len() && class(after[i + 1].1) == kind {
+            i += 1;
+        }
+        self.col = after[i].0;
+    }
+
+    fn clamp(&mut self, term: &dyn TerminalEmulator) {
+        let (_, cols) = term.size();
+        self.line = self.line.min(term.line_count().saturating_sub(1));
+        self.col = self.col.min(cols.saturating_sub(1));
+    }
+
+    /// Scrolls the view so the cursor's line shows.
+    fn follow(&self, term: &mut dyn TerminalEmulator) {
+        let (rows, _) = term.size();
+        let rows = usize::from(rows.max(1));
+        let total = term.line_count();
+        let top = top_line(term);
+        let new_top = if self.line < top {
+            self.line
+        } else if self.line >= top + rows {
+            self.line + 1 - rows
+        } else {
+            return;
+        };
+        term.set_scroll_offset(total.saturating_sub(rows).saturating_sub(new_top));
+    }
+
+    /// The selection's ends in order, when there is one.
+    fn selection(&self) -> Option<((usize, u16), (usize, u16))> {
+        let anchor = self.anchor?;
+        let here = (self.line, self.col);
+        Some(if anchor <= here {
+            (anchor, here)
+        } else {
+            (here, anchor)
+        })
+    }
+
+    /// The selected text: lines joined by line breaks (not where a line wrapped), trailing
+    /// blanks removed; `None` without a selection.
+    pub fn selected_text(&self, term: &dyn TerminalEmulator) -> Option<String> {
+        let ((l1, c1), (l2, c2)) = self.selection()?;
+        let mut out = String::new();
+        for line in l1..=l2 {
+            let text = term.line_text(line);
+            let (from, to) = if self.whole_lines {
+                (0, u16::MAX)
+            } else {
+                (
+                    if line == l1 { c1 } else { 0 },
+                    if line == l2 { c2 } else { u16::MAX },
+                )
+            };
+            let (cols, _) = columns(&text);
+            let piece: String = cols
+                .iter()
+                .filter(|(c, _)| *c >= from && *c <= to)
+                .map(|(_, ch)| *ch)
+                .collect();
+            out.push_str(piece.trim_end());
+            if line != l2 && !term.line_wrapped(line) {
+                out.push('\n');
+            }
+        }
+        Some(out)
+    }
+
+    /// How the cell at screen `row`, `col` is marked, if it is.
+    pub fn mark(&self, term: &dyn TerminalEmulator, row: u16, col: u16) -> Option<CopyMark> {
+        let line = top_line(term) + usize::from(row);
+        if (line, col) == (self.line, self.col) {
+            return Some(CopyMark::Cursor);
+        }
+        if let Some(((l1, c1), (l2, c2))) = self.selection() {
+            let inside = if self.whole_lines {
+                line >= l1 && line <= l2
+            } else {
+                (line, col) >= (l1, c1) && (line, col) <= (l2, c2)
+            };
+            if inside {
+                return Some(CopyMark::Selected);
+            }
+        }
+        None
+    }
+
+    /// The columns of matches of the current search in screen row `row`.
+    pub fn matches_on_row(&self, term: &dyn TerminalEmulator, row: u16) -> Vec<(u16, u16)> {
+        let query = match (&self.typing, &self.last) {
+            (Some(t), _) => t.query.as_str(),
+            (None, Some((q, _))) => q.as_str(),
+            (None, None) => return Vec::new(),
+        };
+        self.matches_in(term, top_line(term) + usize::from(row), query)
+    }
+
+    /// The status line: where the cursor is, the search being typed, a message.
+    pub fn status(&self, term: &dyn TerminalEmulator) -> String {
+        if let Some(t) = &self.typing {
+            let prompt = if t.backward { '?' } else { '/' };
+            let note = self
+                .message
+                .as_deref()
+                .map(|m| format!("  ({m})"))
+                .unwrap_or_default();
+            return format!("{prompt}{}{note}", t.query);
+        }
+        let what = match (self.anchor, self.whole_lines) {
+            (Some(_), true) => "copy · lines",
+            (Some(_), false) => "copy · selecting",
+            (None, _) => "copy",
+        };
+        let mut status = format!("{what} [{}/{}]", self.line + 1, term.line_count());
+        if let Some(m) = &self.message {
+            status.push_str(" · ");
+            status.push_str(m);
+        }
+        status
+    }
+}
+
+/// The line shown on the first row of the view.
+fn top_line(term: &dyn TerminalEmulator) -> usize {
+    let (rows, _) = term.size();
+    term.line_count()
+        .saturating_sub(usize::from(rows))
+        .saturating_sub(term.scroll_offset())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::AlacrittyEmulator;
+
+    fn press(copy: &mut CopyMode, term: &mut AlacrittyEmulator, keys: &str) -> CopyOutcome {
+        let mut last = CopyOutcome::Stay;
+        for c in keys.chars() {
+            let code = match c {
+                '\n' => KeyCode::Enter,
+                '\x1b' => KeyCode::Esc,
+                c => KeyCode::Char(c),
+            };
+            last = copy.key(KeyEvent::from(code), term);
+        }
+        last
+    }
+
+    /// 30 lines and a prompt on a 5×40 screen: 26 lines of history.
+    fn filled() -> AlacrittyEmulator {
+        let mut t = AlacrittyEmulator::new(5, 40, 1000);
+        for i in 0..30 {
+            t.feed(format!("line {i} alpha-beta gamma\r\n").as_bytes());
+        }
+        t.feed(b"$ ");
+        t
+    }
+
+    #[test]
+    fn motions_select_words_and_copy() {
+        let mut t = filled();
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        assert_eq!(c.status(&t), "copy [31/31]");
+        assert_eq!(press(&mut c, &mut t, "k0vwe"), CopyOutcome::Stay);
+        assert_eq!(c.status(&t), "copy · selecting [30/31]");
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("line 29".into())
+        );
+        // Word ends and punctuation: `e` stops at "alpha", then at "-".
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "k0wwv$");
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("alpha-beta gamma".into())
+        );
+    }
+
+    #[test]
+    fn whole_lines_and_scrolling_back() {
+        let mut t = filled();
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "kkVj");
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("line 28 alpha-beta gamma\nline 29 alpha-beta gamma".into())
+        );
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "g");
+        assert_eq!(
+            t.scroll_offset(),
+            26,
+            "the view follows the cursor to the top"
+        );
+        assert_eq!(t.row_text(0), "line 0 alpha-beta gamma");
+        press(&mut c, &mut t, "G");
+        assert_eq!(t.scroll_offset(), 0);
+    }
+
+    #[test]
+    fn incremental_search_both_ways_with_smart_case() {
+        let mut t = filled();
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "/gam");
+        // Wrapped around to the first line while typing.
+        assert_eq!(c.status(&t), "/gam");
+        assert_eq!(t.row_text(0), "line 0 alpha-beta gamma");
+        press(&mut c, &mut t, "\n");
+        assert_eq!(c.status(&t), "copy [1/31]");
+        assert_eq!(c.mark(&t, 0, 18), Some(CopyMark::Cursor));
+        assert_eq!(c.matches_on_row(&t, 0), vec![(18, 20)]);
+        press(&mut c, &mut t, "n");
+        assert_eq!(c.status(&t), "copy [2/31]");
+        press(&mut c, &mut t, "N");
+        assert_eq!(c.status(&t), "copy [1/31]");
+        press(&mut c, &mut t, "?line 2\n");
+        assert_eq!(
+            c.status(&t),
+            "copy [30/31]",
+            "backwards, wrapping to line 29"
+        );
+        // A capital letter makes the search match case; no match leaves the cursor.
+        press(&mut c, &mut t, "/GAMMA");
+        assert_eq!(c.status(&t), "/GAMMA  (no match for GAMMA)");
+        press(&mut c, &mut t, "\x1b");
+        assert_eq!(c.status(&t), "copy [30/31]");
+        // Leaving copy mode returns the view to the live screen (the pane does that).
+        t.scroll_to_bottom();
+        let mut c = CopyMode::enter(&t, SearchCase::Ignore);
+        press(&mut c, &mut t, "/GAMMA\n");
+        assert_eq!(c.status(&t), "copy [1/31]");
+    }
+
+    #[test]
+    fn escape_clears_the_selection_then_leaves() {
+        let mut t = filled();
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "v");
+        assert_eq!(press(&mut c, &mut t, "\x1b"), CopyOutcome::Stay);
+        assert_eq!(press(&mut c, &mut t, "\x1b"), CopyOutcome::Exit);
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Exit,
+            "nothing selected"
+        );
+    }
+
+    #[test]
+    fn a_wrapped_line_is_copied_as_one() {
+        let mut t = AlacrittyEmulator::new(5, 20, 100);
+        t.feed(b"0123456789abcdefghijKLMNO\r\n$ ");
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "kkVj");
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("0123456789abcdefghijKLMNO".into())
+        );
+    }
+}
