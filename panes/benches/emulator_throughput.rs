@@ -10,6 +10,9 @@
 //! - plain: word lines only;
 //! - seq: the output of `seq 1 5000000`.
 //!
+//! Also: March's emulator (alacritty_terminal plus the compact history it moves scrolled
+//! lines into), and the cost of one frame of a 200×50 shell pane.
+//!
 //! Run: `cargo bench -p march-panes --bench emulator_throughput`.
 
 use std::hint::black_box;
@@ -57,6 +60,86 @@ fn run_alacritty(data: &[u8]) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
+/// Seconds March's emulator (alacritty_terminal with the compact history) takes for `data`.
+fn run_march(data: &[u8]) -> f64 {
+    use march_panes::terminal::{AlacrittyEmulator, TerminalEmulator};
+    let start = Instant::now();
+    let mut term = AlacrittyEmulator::with_scrollback_bytes(ROWS, COLS, usize::MAX, SCROLLBACK);
+    for chunk in data.chunks(CHUNK) {
+        term.feed(chunk);
+    }
+    black_box(term.cursor());
+    start.elapsed().as_secs_f64()
+}
+
+/// Microseconds per frame: the screen drawn into a ratatui buffer and diffed with the last
+/// frame, one frame per 64 KiB of `data` (the screen has scrolled in between): March's
+/// `draw_screen` from its emulator, and the same copy from `vt100`'s screen (what
+/// tui-term-style widgets do) as the reference.
+fn frames(data: &[u8]) -> (f64, f64) {
+    use march_panes::terminal::{AlacrittyEmulator, TermPalette, TerminalEmulator, draw_screen};
+    use march_panes::theme::Theme;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    use ratatui::style::{Color, Modifier, Style};
+    let area = Rect::new(0, 0, COLS, ROWS);
+    let palette = TermPalette::new(&Theme::default());
+    let (mut march, mut reference) = (Vec::new(), Vec::new());
+    let mut term = AlacrittyEmulator::with_scrollback_bytes(ROWS, COLS, usize::MAX, SCROLLBACK);
+    let mut parser = vt100::Parser::new(ROWS, COLS, SCROLLBACK);
+    let (mut prev_a, mut prev_b) = (Buffer::empty(area), Buffer::empty(area));
+    let convert = |c: vt100::Color| match c {
+        vt100::Color::Default => Color::Reset,
+        vt100::Color::Idx(i) => Color::Indexed(i),
+        vt100::Color::Rgb(r, g, b) => Color::Rgb(r, g, b),
+    };
+    for chunk in data.chunks(65536).take(400) {
+        term.feed(chunk);
+        parser.process(chunk);
+        let start = Instant::now();
+        let mut buf = Buffer::empty(area);
+        draw_screen(&term, area, &mut buf, &palette, &|_, _| None);
+        black_box(prev_a.diff(&buf).len());
+        march.push(start.elapsed().as_secs_f64() * 1e6);
+        prev_a = buf;
+        let start = Instant::now();
+        let mut buf = Buffer::empty(area);
+        let screen = parser.screen();
+        for row in 0..ROWS {
+            for col in 0..COLS {
+                if let Some(cell) = screen.cell(row, col) {
+                    let mut style = Style::default()
+                        .fg(convert(cell.fgcolor()))
+                        .bg(convert(cell.bgcolor()));
+                    if cell.bold() {
+                        style = style.add_modifier(Modifier::BOLD);
+                    }
+                    if cell.italic() {
+                        style = style.add_modifier(Modifier::ITALIC);
+                    }
+                    if cell.underline() {
+                        style = style.add_modifier(Modifier::UNDERLINED);
+                    }
+                    if cell.inverse() {
+                        style = style.add_modifier(Modifier::REVERSED);
+                    }
+                    let target = &mut buf[(col, row)];
+                    target.set_symbol(if cell.has_contents() {
+                        cell.contents()
+                    } else {
+                        " "
+                    });
+                    target.set_style(style);
+                }
+            }
+        }
+        black_box(prev_b.diff(&buf).len());
+        reference.push(start.elapsed().as_secs_f64() * 1e6);
+        prev_b = buf;
+    }
+    (median(march), median(reference))
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -72,26 +155,34 @@ fn main() {
         "{COLS}x{ROWS}, {SCROLLBACK} lines of scrollback, {CHUNK}-byte chunks; medians of {RUNS} interleaved runs"
     );
     println!(
-        "{:<14} {:>9} {:>12} {:>18} {:>8}",
-        "workload", "MB", "vt100 MB/s", "alacritty MB/s", "ratio"
+        "{:<14} {:>9} {:>12} {:>18} {:>8} {:>14}",
+        "workload", "MB", "vt100 MB/s", "alacritty MB/s", "ratio", "march MB/s"
     );
     for (name, data) in &workloads {
         let mb = data.len() as f64 / 1e6;
         let mut vt = Vec::new();
         let mut alac = Vec::new();
         let mut ratios = Vec::new();
+        let mut march = Vec::new();
         for _ in 0..RUNS {
             let a = run_vt100(data);
             let b = run_alacritty(data);
+            let c = run_march(data);
             vt.push(mb / a);
             alac.push(mb / b);
             ratios.push(a / b);
+            march.push(mb / c);
         }
         println!(
-            "{name:<14} {mb:>9.1} {:>12.1} {:>18.1} {:>7.2}x",
+            "{name:<14} {mb:>9.1} {:>12.1} {:>18.1} {:>7.2}x {:>14.1}",
             median(vt),
             median(alac),
-            median(ratios)
+            median(ratios),
+            median(march)
         );
     }
+    let (march, reference) = frames(&workloads[0].1);
+    println!(
+        "frame at {COLS}x{ROWS} (draw into a buffer + diff), mixed: march {march:.0} us, vt100 copy {reference:.0} us"
+    );
 }

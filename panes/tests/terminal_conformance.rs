@@ -1,7 +1,8 @@
 //! The shell pane's emulator against real programs: byte streams recorded from `ls`,
-//! `printf` (a progress bar; wide, combining and box-drawing characters), `vim` and `less`
-//! in an 80×24 PTY, replayed and compared with what tmux showed for the same program at the
-//! same moment. `tests/fixtures/terminal/record.py` made both.
+//! `printf` (a progress bar; wide, combining and box-drawing characters), `vim`, `less` and
+//! `top` in an 80×24 PTY, replayed and compared with what tmux showed for the same program at
+//! the same moment (or for the same bytes, replayed and resized). `record.py` in
+//! `tests/fixtures/terminal/` made both.
 
 use std::path::Path;
 
@@ -16,14 +17,23 @@ fn fixture(name: &str) -> Vec<u8> {
 
 /// Replays `NAME.bytes` and compares every row with `NAME.screen`.
 fn conforms(name: &str) {
+    conforms_to(name, name, None);
+}
+
+/// Replays `BYTES.bytes`, resizes when asked, and compares every row with `SCREEN.screen`.
+fn conforms_to(bytes: &str, screen: &str, resize: Option<(u16, u16)>) {
     let mut term = AlacrittyEmulator::new(24, 80, 1000);
     // In PTY-sized reads, as the shell pane gets them.
-    for chunk in fixture(&format!("{name}.bytes")).chunks(4096) {
+    for chunk in fixture(&format!("{bytes}.bytes")).chunks(4096) {
         term.feed(chunk);
     }
-    let expected = String::from_utf8(fixture(&format!("{name}.screen"))).unwrap_or_default();
+    if let Some((rows, cols)) = resize {
+        term.resize(rows, cols);
+    }
+    let name = screen;
+    let expected = String::from_utf8(fixture(&format!("{screen}.screen"))).unwrap_or_default();
     let expected: Vec<&str> = expected.lines().collect();
-    for row in 0..24u16 {
+    for row in 0..term.size().0 {
         let want = expected
             .get(usize::from(row))
             .copied()
@@ -63,4 +73,16 @@ fn vim_on_the_alternate_screen() {
 #[test]
 fn less_on_the_alternate_screen() {
     conforms("less");
+}
+
+#[test]
+fn top_on_the_alternate_screen() {
+    // htop is not installed here; top is the same kind of program. Expected: tmux's replay
+    // of the same bytes.
+    conforms("top");
+}
+
+#[test]
+fn a_resize_reflows_wrapped_lines_as_tmux_does() {
+    conforms_to("wide_long", "resize", Some((24, 40)));
 }

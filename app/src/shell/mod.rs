@@ -204,10 +204,11 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    shell.terminal_event(event).await;
+                    // A key that only went to a program changes nothing on screen until
+                    // the program answers (its echo is drawn at once).
+                    dirty |= shell.terminal_event(event).await;
                     shell.persist();
                     idle_check = shell.stop_idle();
-                    dirty = true;
                 }
                 Some(Err(e)) => {
                     tracing::error!("terminal input failed: {e}");
@@ -215,6 +216,12 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 }
                 None => break,
             },
+            // A due frame goes before more events, so a flood of them cannot hold it back.
+            () = sleep_until(next_frame), if next_frame.is_some() => {
+                shell.draw(&mut terminal)?;
+                dirty = false;
+                last_frame = Instant::now();
+            }
             Some(first) = agent_events.recv() => {
                 // What else has arrived is handled in the same pass (up to a bound, so
                 // input is never starved): one wake-up for a burst of streamed deltas.
@@ -272,11 +279,6 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
                 dirty = true;
-            }
-            () = sleep_until(next_frame), if next_frame.is_some() => {
-                shell.draw(&mut terminal)?;
-                dirty = false;
-                last_frame = Instant::now();
             }
         }
     }
@@ -419,7 +421,10 @@ impl Shell {
         ended
     }
 
-    async fn terminal_event(&mut self, event: Event) {
+    /// Handles a terminal event; whether the screen may have changed.
+    async fn terminal_event(&mut self, event: Event) -> bool {
+        let typed = self.typed_to_shell;
+        let had_message = self.message.is_some();
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
             Event::Paste(text) if self.projects.is_some() => {
@@ -439,18 +444,18 @@ impl Shell {
                 if let Some(pane) = self.ws.shell_mut(id) {
                     pane.paste(&text);
                     self.typed_to_shell = Some(Instant::now());
-                    return;
+                    return false;
                 }
                 if let Some(pane) = self.ws.agent_shell_command(id) {
                     pane.paste(&text);
                     self.typed_to_shell = Some(Instant::now());
-                    return;
+                    return false;
                 }
                 if let Some(slot) = self.ws.focused_slot() {
                     if let Some(setup) = slot.setup.as_mut() {
                         let event = setup.paste(&text);
                         self.ws.setup_event(id, event);
-                        return;
+                        return true;
                     }
                     let event = slot.view.paste(&text);
                     let request = self.ws.pane_event(id, event);
@@ -467,6 +472,16 @@ impl Shell {
             }
             _ => {}
         }
+        // Input that went straight to a shell's program: nothing to draw until it answers.
+        let only_to_program = self.typed_to_shell != typed
+            && !had_message
+            && self.message.is_none()
+            && !self.help
+            && !self.dispatcher.prefix_pending()
+            && self.switcher.is_none()
+            && self.projects.is_none()
+            && self.supervisor.is_none();
+        !only_to_program
     }
 
     async fn key(&mut self, key: KeyEvent) {

@@ -443,6 +443,7 @@ impl Workspace {
         {
             self.router.seen(key);
         }
+        self.refresh_terminal_tails();
         let mut rects = self.tab().layout.rects(area);
         // A session shown twice keeps the cursor of its focused pane: draw that one last.
         rects.sort_by_key(|(id, _)| *id == focused);

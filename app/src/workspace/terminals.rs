@@ -51,6 +51,8 @@ pub struct CommandTerminal {
     pub released: bool,
     /// `terminal/wait_for_exit` requests waiting for the end.
     waiters: Vec<Pending<WaitForTerminalExitRequest>>,
+    /// Its last lines went to the transcript after it ended (nothing more will change).
+    tail_taken: bool,
 }
 
 impl CommandTerminal {
@@ -234,6 +236,7 @@ impl Workspace {
             limit: request.output_byte_limit,
             released: false,
             waiters: Vec::new(),
+            tail_taken: false,
         });
         self.forget_old_terminals(key);
         Ok(id)
@@ -260,7 +263,7 @@ impl Workspace {
     }
 
     /// A notice from command terminal `serial`: waiters answered when it exited; whether
-    /// something shown changed.
+    /// something shown changed (its output is drawn, and its tail taken, at the next frame).
     pub fn terminal_notice(&mut self, serial: u64, _notice: ShellNotice) -> bool {
         let id = format!("term-{serial}");
         let Some(t) = self.terminals.iter_mut().find(|t| t.id == id) else {
@@ -277,18 +280,41 @@ impl Workspace {
             }
         }
         let session = t.session;
-        // The transcript shows the command's last lines under its tool call.
-        let term = t.pane.terminal();
-        let tail = {
-            let term = term.lock().unwrap_or_else(|e| e.into_inner());
-            tail_lines(&**term, TRANSCRIPT_TAIL)
-        };
-        let id = t.id.clone();
-        let shown_inline = self
-            .sessions
-            .get_mut(&session)
-            .is_some_and(|slot| slot.view.set_terminal_tail(&id, tail));
-        self.agent_shell_shows(session) || (shown_inline && self.is_visible(session))
+        self.agent_shell_shows(session) || self.is_visible(session)
+    }
+
+    /// Gives the transcripts of sessions on screen the last lines of their commands, and lets
+    /// those commands wake the app again (once a frame at most).
+    pub(super) fn refresh_terminal_tails(&mut self) {
+        let shown: Vec<SessionKey> = self
+            .terminals
+            .iter()
+            .map(|t| t.session)
+            .filter(|k| self.is_visible(*k) || self.agent_shell_shows(*k))
+            .collect();
+        for t in self.terminals.iter().filter(|t| shown.contains(&t.session)) {
+            t.pane.mark_drawn();
+            if t.ended.is_some() && t.tail_taken {
+                continue;
+            }
+            let term = t.pane.terminal();
+            let tail = {
+                let term = term.lock().unwrap_or_else(|e| e.into_inner());
+                tail_lines(&**term, TRANSCRIPT_TAIL)
+            };
+            if let Some(slot) = self.sessions.get_mut(&t.session) {
+                slot.view.set_terminal_tail(&t.id, tail);
+            }
+        }
+        for t in self
+            .terminals
+            .iter_mut()
+            .filter(|t| shown.contains(&t.session))
+        {
+            if t.ended.is_some() {
+                t.tail_taken = true;
+            }
+        }
     }
 
     /// Session `key`'s commands, oldest first.

@@ -257,9 +257,14 @@ impl ShellPane {
         self.exited.as_ref()
     }
 
-    /// Takes what changed since the last call; output from now on wakes the app again.
-    pub fn take_update(&mut self) -> ShellUpdate {
+    /// Output from now on wakes the app again (called when what it wrote so far is drawn,
+    /// so a flood wakes the app once a frame, and a pane out of sight not at all).
+    pub fn mark_drawn(&self) {
         self.pending.store(false, Ordering::Release);
+    }
+
+    /// Takes what changed since the last call: the clipboard, the exit.
+    pub fn take_update(&mut self) -> ShellUpdate {
         let clipboard = self.lock().take_clipboard();
         let mut update = ShellUpdate {
             clipboard: if self.spec.osc52 {
@@ -460,6 +465,7 @@ impl ShellPane {
 
     /// Draws the program's screen (no border) into `inner`, which its PTY takes the size of.
     pub fn render_screen(&mut self, inner: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        self.mark_drawn();
         self.screen = inner;
         if inner.width == 0 || inner.height == 0 {
             return;

@@ -135,8 +135,17 @@ impl AlacrittyEmulator {
             let row = &grid[Line(-(back as i32))][..];
             let end = row.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1);
             builder.start();
-            let mut text = String::new();
             for cell in &row[..end] {
+                let style = style_of(cell);
+                let plain = cell.extra.is_none()
+                    && !cell
+                        .flags
+                        .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER);
+                if plain {
+                    builder.push_char(if cell.c.is_control() { ' ' } else { cell.c }, style);
+                    continue;
+                }
+                let mut text = std::mem::take(&mut builder.cell);
                 text.clear();
                 if !cell
                     .flags
@@ -147,12 +156,13 @@ impl AlacrittyEmulator {
                         text.extend(marks);
                     }
                 }
-                builder.push(&text, style_of(cell));
+                builder.push(&text, style);
+                builder.cell = text;
             }
             let wrapped = row
                 .last()
                 .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
-            history.push(builder.finish(wrapped));
+            history.push(builder, wrapped);
             if *offset > 0 {
                 // A view scrolled back stays on the lines it shows.
                 *offset = (*offset + 1).min(history.len());
@@ -363,7 +373,7 @@ impl TerminalEmulator for AlacrittyEmulator {
 
     fn line_text(&self, line: usize) -> String {
         if let Some(old) = self.history.get(line) {
-            return old.text().to_string();
+            return old.text();
         }
         let row = line - self.history.len();
         if row >= self.term.screen_lines() {

@@ -1,10 +1,20 @@
 //! Scrollback kept compactly. Lines leaving the emulator's screen are copied out of its grid
 //! (24 bytes a cell, full width) into their text and style runs, trailing blanks dropped:
 //! about a byte a cell for plain text. Capped by lines and by bytes.
+//!
+//! Lines are records packed into 64 KiB chunks (no allocation per line: a flood of short
+//! lines costs a copy each); the oldest chunk goes once no kept line is in it.
 
 use std::collections::VecDeque;
 
 use super::{TermCell, TermColor};
+
+/// Bytes of a chunk of records (a longer record gets a chunk of its own size).
+const CHUNK: usize = 64 * 1024;
+
+/// Bytes of one style run in a record: first column (2), foreground (4), background (4),
+/// flags (1).
+const RUN: usize = 11;
 
 /// The look of a run of cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -34,25 +44,42 @@ impl CellStyle {
         cell.strikeout = self.flags & Self::STRIKEOUT != 0;
         cell.wide = self.flags & Self::WIDE != 0;
     }
+
+    fn encode(self, col: u16, out: &mut Vec<u8>) {
+        out.extend_from_slice(&col.to_le_bytes());
+        out.extend_from_slice(&encode_color(self.fg));
+        out.extend_from_slice(&encode_color(self.bg));
+        out.push(self.flags);
+    }
+
+    fn decode(bytes: &[u8]) -> (u16, CellStyle) {
+        let col = u16::from_le_bytes([bytes[0], bytes[1]]);
+        let style = CellStyle {
+            fg: decode_color(&bytes[2..6]),
+            bg: decode_color(&bytes[6..10]),
+            flags: bytes[10],
+        };
+        (col, style)
+    }
 }
 
-/// One line of history.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HistoryLine {
-    /// The cells' text, in order (a wide character's second column adds nothing).
-    text: Box<str>,
-    /// Where each column's text starts in `text`, for lines that are not one byte per
-    /// column; empty for those that are (ASCII without wide characters).
-    columns: Box<[u32]>,
-    /// Style runs: the first column of each and its style.
-    runs: Box<[(u16, CellStyle)]>,
-    /// Columns stored (trailing blanks are not).
-    width: u16,
-    /// The line continues on the next one (the program's text wrapped here).
-    wrapped: bool,
+fn encode_color(c: TermColor) -> [u8; 4] {
+    match c {
+        TermColor::Default => [0, 0, 0, 0],
+        TermColor::Indexed(i) => [1, i, 0, 0],
+        TermColor::Rgb(r, g, b) => [2, r, g, b],
+    }
 }
 
-/// Builds a [`HistoryLine`] cell by cell.
+fn decode_color(b: &[u8]) -> TermColor {
+    match b[0] {
+        1 => TermColor::Indexed(b[1]),
+        2 => TermColor::Rgb(b[1], b[2], b[3]),
+        _ => TermColor::Default,
+    }
+}
+
+/// Builds a line cell by cell, reusing its buffers from line to line.
 #[derive(Default)]
 pub(crate) struct LineBuilder {
     text: String,
@@ -61,6 +88,8 @@ pub(crate) struct LineBuilder {
     width: u16,
     /// Whether every column so far is one byte.
     simple: bool,
+    /// A scratch buffer for one cell's text.
+    pub cell: String,
 }
 
 impl LineBuilder {
@@ -90,70 +119,123 @@ impl LineBuilder {
         if self.runs.last().is_none_or(|(_, s)| *s != style) {
             self.runs.push((self.width, style));
         }
-        self.width += 1;
+        self.width = self.width.saturating_add(1);
     }
 
-    /// The line built; `wrapped` when it continues on the next.
-    pub fn finish(&self, wrapped: bool) -> HistoryLine {
-        HistoryLine {
-            text: self.text.as_str().into(),
-            columns: self.columns.as_slice().into(),
-            runs: self.runs.as_slice().into(),
-            width: self.width,
-            wrapped,
+    /// Adds the next column holding one character.
+    pub fn push_char(&mut self, c: char, style: CellStyle) {
+        if self.simple && c.is_ascii() {
+            self.text.push(c);
+            if self.runs.last().is_none_or(|(_, s)| *s != style) {
+                self.runs.push((self.width, style));
+            }
+            self.width = self.width.saturating_add(1);
+        } else {
+            let mut buf = [0u8; 4];
+            self.push(c.encode_utf8(&mut buf), style);
         }
     }
 }
 
-impl HistoryLine {
-    /// Memory the line takes (its heap parts and itself).
-    fn bytes(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self.text.len()
-            + self.columns.len() * 4
-            + self.runs.len() * std::mem::size_of::<(u16, CellStyle)>()
+/// Where a line's record is.
+#[derive(Debug, Clone, Copy)]
+struct LineRef {
+    /// The chunk, counted since the history began.
+    chunk: u64,
+    offset: u32,
+    text_len: u32,
+    /// Column offsets stored (0 when the line is one byte per column).
+    columns: u16,
+    runs: u16,
+    width: u16,
+    wrapped: bool,
+}
+
+/// One line of history, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineView<'a> {
+    record: &'a [u8],
+    line: LineRef,
+}
+
+impl LineView<'_> {
+    fn text_bytes(&self) -> &[u8] {
+        &self.record[..self.line.text_len as usize]
+    }
+
+    fn column_start(&self, i: usize) -> usize {
+        let at = self.line.text_len as usize + i * 4;
+        u32::from_le_bytes([
+            self.record[at],
+            self.record[at + 1],
+            self.record[at + 2],
+            self.record[at + 3],
+        ]) as usize
+    }
+
+    fn run(&self, j: usize) -> (u16, CellStyle) {
+        let at = self.line.text_len as usize + usize::from(self.line.columns) * 4 + j * RUN;
+        CellStyle::decode(&self.record[at..at + RUN])
     }
 
     /// Writes column `col` into `out` (a blank default cell past the stored width).
     pub fn cell_into(&self, col: u16, out: &mut TermCell) {
         out.text.clear();
-        if col >= self.width {
+        if col >= self.line.width {
             out.text.push(' ');
             CellStyle::default().apply(out);
             return;
         }
         let i = usize::from(col);
-        let (start, end) = if self.columns.is_empty() {
+        let (start, end) = if self.line.columns == 0 {
             (i, i + 1)
         } else {
-            let start = self.columns[i] as usize;
-            let end = self
-                .columns
-                .get(i + 1)
-                .map_or(self.text.len(), |e| *e as usize);
-            (start, end)
+            let end = if i + 1 < usize::from(self.line.columns) {
+                self.column_start(i + 1)
+            } else {
+                self.line.text_len as usize
+            };
+            (self.column_start(i), end)
         };
-        out.text.push_str(self.text.get(start..end).unwrap_or(""));
-        let run = self.runs.partition_point(|(first, _)| *first <= col);
-        self.runs[run.saturating_sub(1)].1.apply(out);
+        let text = self.text_bytes().get(start..end).unwrap_or_default();
+        out.text.push_str(std::str::from_utf8(text).unwrap_or(" "));
+        // The last run starting at or before the column.
+        let (mut lo, mut hi) = (0, usize::from(self.line.runs));
+        while lo + 1 < hi {
+            let mid = (lo + hi) / 2;
+            if self.run(mid).0 <= col {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        if self.line.runs > 0 {
+            self.run(lo).1.apply(out);
+        }
     }
 
     /// The line's text, trailing blanks removed.
-    pub fn text(&self) -> &str {
-        self.text.trim_end()
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(self.text_bytes())
+            .trim_end()
+            .to_string()
     }
 
     /// Whether it continues on the next line.
     pub fn wrapped(&self) -> bool {
-        self.wrapped
+        self.line.wrapped
     }
 }
 
 /// Lines that left the screen, oldest first, within a limit of lines and of bytes.
 #[derive(Debug, Default)]
 pub(crate) struct History {
-    lines: VecDeque<HistoryLine>,
-    bytes: usize,
+    lines: VecDeque<LineRef>,
+    chunks: VecDeque<Vec<u8>>,
+    /// The number of the first chunk in `chunks`.
+    first_chunk: u64,
+    /// Capacity of the chunks.
+    chunk_bytes: usize,
     max_lines: usize,
     max_bytes: usize,
 }
@@ -162,22 +244,70 @@ impl History {
     /// Empty, keeping at most `max_lines` lines and `max_bytes` bytes.
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
         History {
-            lines: VecDeque::new(),
-            bytes: 0,
             max_lines,
             max_bytes,
+            ..History::default()
         }
     }
 
-    /// Adds the newest line, dropping the oldest beyond the limits.
-    pub fn push(&mut self, line: HistoryLine) {
-        self.bytes += line.bytes();
-        self.lines.push_back(line);
-        while self.lines.len() > self.max_lines || self.bytes > self.max_bytes {
-            match self.lines.pop_front() {
-                Some(old) => self.bytes -= old.bytes(),
-                None => break,
+    /// Adds the line `line` holds as the newest, dropping the oldest beyond the limits.
+    pub fn push(&mut self, line: &LineBuilder, wrapped: bool) {
+        if self.max_lines == 0 {
+            return;
+        }
+        let columns = if line.simple { 0 } else { line.columns.len() };
+        let size = line.text.len() + columns * 4 + line.runs.len() * RUN;
+        let fits = self
+            .chunks
+            .back()
+            .is_some_and(|c| c.capacity() - c.len() >= size);
+        if !fits {
+            let chunk = Vec::with_capacity(size.max(CHUNK));
+            self.chunk_bytes += chunk.capacity();
+            self.chunks.push_back(chunk);
+        }
+        let chunk_number = self.first_chunk + self.chunks.len() as u64 - 1;
+        let Some(chunk) = self.chunks.back_mut() else {
+            return;
+        };
+        let offset = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+        chunk.extend_from_slice(line.text.as_bytes());
+        if !line.simple {
+            for c in &line.columns {
+                chunk.extend_from_slice(&c.to_le_bytes());
             }
+        }
+        for (col, style) in &line.runs {
+            style.encode(*col, chunk);
+        }
+        self.lines.push_back(LineRef {
+            chunk: chunk_number,
+            offset,
+            text_len: u32::try_from(line.text.len()).unwrap_or(u32::MAX),
+            columns: u16::try_from(columns).unwrap_or(u16::MAX),
+            runs: u16::try_from(line.runs.len()).unwrap_or(u16::MAX),
+            width: line.width,
+            wrapped,
+        });
+        while self.lines.len() > self.max_lines || self.bytes() > self.max_bytes {
+            if self.lines.pop_front().is_none() {
+                break;
+            }
+            self.drop_unused_chunks();
+        }
+    }
+
+    /// Frees the oldest chunks no kept line is in (the newest one stays, being filled).
+    fn drop_unused_chunks(&mut self) {
+        let oldest_used = self
+            .lines
+            .front()
+            .map_or(self.first_chunk + self.chunks.len() as u64 - 1, |l| l.chunk);
+        while self.first_chunk < oldest_used && self.chunks.len() > 1 {
+            if let Some(old) = self.chunks.pop_front() {
+                self.chunk_bytes -= old.capacity();
+            }
+            self.first_chunk += 1;
         }
     }
 
@@ -187,12 +317,98 @@ impl History {
     }
 
     /// Line `i`, 0 the oldest.
-    pub fn get(&self, i: usize) -> Option<&HistoryLine> {
-        self.lines.get(i)
+    pub fn get(&self, i: usize) -> Option<LineView<'_>> {
+        let line = *self.lines.get(i)?;
+        let chunk = self
+            .chunks
+            .get(usize::try_from(line.chunk - self.first_chunk).ok()?)?;
+        Some(LineView {
+            record: chunk.get(line.offset as usize..)?,
+            line,
+        })
     }
 
-    /// Memory the lines take.
+    /// Memory the history takes: its chunks and the index of its lines.
     pub fn bytes(&self) -> usize {
-        self.bytes
+        self.chunk_bytes + self.lines.capacity() * std::mem::size_of::<LineRef>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, style: CellStyle) -> LineBuilder {
+        let mut b = LineBuilder::default();
+        b.start();
+        for c in text.chars() {
+            b.push_char(c, style);
+        }
+        b
+    }
+
+    #[test]
+    fn lines_round_trip_with_styles_and_wide_characters() {
+        let mut h = History::new(100, usize::MAX);
+        let red = CellStyle {
+            fg: TermColor::Indexed(1),
+            bg: TermColor::Rgb(1, 2, 3),
+            flags: CellStyle::BOLD,
+        };
+        let mut b = line("ab", red);
+        b.push("漢", CellStyle::default());
+        b.push("", CellStyle::default());
+        b.push_char('z', CellStyle::default());
+        h.push(&b, true);
+        let v = h.get(0).unwrap();
+        assert_eq!(v.text(), "ab漢z");
+        assert!(v.wrapped());
+        let mut cell = TermCell::default();
+        v.cell_into(1, &mut cell);
+        assert_eq!(
+            (cell.text.as_str(), cell.fg, cell.bg, cell.bold),
+            ("b", TermColor::Indexed(1), TermColor::Rgb(1, 2, 3), true)
+        );
+        v.cell_into(2, &mut cell);
+        assert_eq!(
+            (cell.text.as_str(), cell.fg, cell.bold),
+            ("漢", TermColor::Default, false)
+        );
+        v.cell_into(3, &mut cell);
+        assert_eq!(cell.text, "");
+        v.cell_into(4, &mut cell);
+        assert_eq!(cell.text, "z");
+        v.cell_into(9, &mut cell);
+        assert_eq!(cell.text, " ");
+    }
+
+    #[test]
+    fn limits_drop_the_oldest_lines_and_free_their_chunks() {
+        let mut h = History::new(1000, usize::MAX);
+        for i in 0..100_000 {
+            h.push(
+                &line(
+                    &format!("line {i:05} {}", "x".repeat(50)),
+                    CellStyle::default(),
+                ),
+                false,
+            );
+        }
+        assert_eq!(h.len(), 1000);
+        assert!(h.get(0).unwrap().text().starts_with("line 99000"));
+        assert!(h.bytes() < 200 * 1024, "old chunks freed: {}", h.bytes());
+        let mut h = History::new(usize::MAX, 256 * 1024);
+        for i in 0..100_000 {
+            h.push(
+                &line(
+                    &format!("line {i:05} {}", "x".repeat(50)),
+                    CellStyle::default(),
+                ),
+                false,
+            );
+        }
+        assert!(h.bytes() <= 256 * 1024);
+        assert!(h.len() > 1500, "{}", h.len());
+        assert!(h.get(h.len() - 1).unwrap().text().starts_with("line 99999"));
     }
 }
