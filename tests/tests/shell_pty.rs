@@ -284,7 +284,7 @@ fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     m.wait_text("sh · project");
     type_line(
         &mut m,
-        "timeout 5 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))",
+        "timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))",
     );
     m.wait_text("alive-42");
     let status = std::fs::read_to_string(format!("/proc/{}/status", m.pid())).unwrap();

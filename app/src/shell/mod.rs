@@ -267,9 +267,12 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     }
                 }
                 if urgent {
-                    // An echo of what the user typed: drawn now, not at the next tick.
+                    // An echo of what the user typed: drawn now, not at the next tick (a
+                    // timer would add up to a millisecond of its own granularity).
                     shell.typed_to_shell = None;
-                    last_frame = Instant::now() - FRAME_INTERVAL;
+                    shell.draw(&mut terminal)?;
+                    dirty = false;
+                    last_frame = Instant::now();
                 }
                 if shell.ws.pane_count() != panes_before {
                     // A shell that exited closed its pane.

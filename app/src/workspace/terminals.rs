@@ -130,7 +130,7 @@ impl Workspace {
                 match self.live_terminal(key, &id) {
                     Some(t) => {
                         let term = t.pane.terminal();
-                        let term = term.lock().unwrap_or_else(|e| e.into_inner());
+                        let term = term.lock();
                         let (output, truncated) = output_text(&**term, t.limit);
                         drop(term);
                         let status = t.pane.exited().map(exit_status);
@@ -299,7 +299,7 @@ impl Workspace {
             }
             let term = t.pane.terminal();
             let tail = {
-                let term = term.lock().unwrap_or_else(|e| e.into_inner());
+                let term = term.lock();
                 tail_lines(&**term, TRANSCRIPT_TAIL)
             };
             if let Some(slot) = self.sessions.get_mut(&t.session) {

@@ -9,8 +9,8 @@ mod pty;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -21,11 +21,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use alacritty_terminal::sync::FairMutex;
+
 use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
 use crate::terminal::{
-    AlacrittyEmulator, MouseReport, TermPalette, TerminalEmulator, draw_screen, encode_key,
-    encode_mouse, encode_paste,
+    AlacrittyEmulator, Damage, MouseReport, TermPalette, TerminalEmulator, draw_rows, draw_screen,
+    encode_key, encode_mouse, encode_paste,
 };
 use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
@@ -139,6 +141,8 @@ pub struct ShellPane {
     palette: Option<(String, TermPalette)>,
     /// Copy mode, while it is on.
     copy: Option<CopyMode>,
+    /// The screen as last drawn, so a frame redraws only the rows that changed.
+    drawn: Option<Buffer>,
 }
 
 impl std::fmt::Debug for ShellPane {
@@ -159,7 +163,7 @@ impl ShellPane {
     /// writes output or exits.
     pub fn spawn(spec: ShellSpec, wake: Wake) -> Result<ShellPane, ShellError> {
         let (rows, cols) = INITIAL_SIZE;
-        let term: SharedTerminal = Arc::new(Mutex::new(Box::new(
+        let term: SharedTerminal = Arc::new(FairMutex::new(Box::new(
             AlacrittyEmulator::with_scrollback_bytes(
                 rows,
                 cols,
@@ -178,6 +182,7 @@ impl ShellPane {
             screen: Rect::default(),
             palette: None,
             copy: None,
+            drawn: None,
         };
         pane.start()?;
         Ok(pane)
@@ -225,8 +230,8 @@ impl ShellPane {
         self.start()
     }
 
-    fn lock(&self) -> MutexGuard<'_, Box<dyn TerminalEmulator + Send>> {
-        self.term.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> impl std::ops::DerefMut<Target = Box<dyn TerminalEmulator + Send>> + '_ {
+        self.term.lock()
     }
 
     /// The emulator, shared (for benchmarks and the agent shell).
@@ -286,7 +291,7 @@ impl ShellPane {
     /// Handles `key`: copy mode's when it is on, else sent to the program.
     pub fn key(&mut self, key: KeyEvent) -> ShellKey {
         if let Some(copy) = self.copy.as_mut() {
-            let mut term = self.term.lock().unwrap_or_else(|e| e.into_inner());
+            let mut term = self.term.lock();
             let outcome = copy.key(key, &mut **term);
             if outcome != CopyOutcome::Stay {
                 term.scroll_to_bottom();
@@ -478,6 +483,10 @@ impl ShellPane {
                 pty.resize(size.0, size.1);
             }
         }
+        let theme_unchanged = self
+            .palette
+            .as_ref()
+            .is_some_and(|(name, _)| *name == theme.name);
         let palette = match &self.palette {
             Some((name, palette)) if *name == theme.name => palette.clone(),
             _ => {
@@ -486,8 +495,10 @@ impl ShellPane {
                 palette
             }
         };
-        let term = self.term.lock().unwrap_or_else(|e| e.into_inner());
+        let mut term = self.term.lock();
+        let damage = term.take_damage();
         if let Some(copy) = &self.copy {
+            self.drawn = None;
             let rows = inner.height.min(term.size().0);
             let matches: Vec<Vec<(u16, u16)>> = (0..rows)
                 .map(|row| copy.matches_on_row(&**term, row))
@@ -510,8 +521,31 @@ impl ShellPane {
                 .render(Rect::new(inner.right() - width, inner.y, width, 1), buf);
             return;
         }
-        draw_screen(&**term, inner, buf, &palette, &|_, _| None);
+        // Only rows the program changed are drawn again; the rest come from the last frame.
         let offset = term.scroll_offset();
+        if offset > 0 {
+            // A view into the history moves with every new line: drawn whole.
+            self.drawn = None;
+            draw_screen(&**term, inner, buf, &palette, &|_, _| None);
+        } else {
+            let local = Rect::new(0, 0, inner.width, inner.height);
+            let cached = theme_unchanged && self.drawn.as_ref().is_some_and(|d| d.area == local);
+            match (&damage, self.drawn.as_mut()) {
+                (Damage::Rows(rows), Some(drawn)) if cached => {
+                    draw_rows(&**term, local, drawn, &palette, &|_, _| None, &|y| {
+                        rows.contains(&y)
+                    });
+                }
+                _ => {
+                    let mut drawn = Buffer::empty(local);
+                    draw_screen(&**term, local, &mut drawn, &palette, &|_, _| None);
+                    self.drawn = Some(drawn);
+                }
+            }
+            if let Some(drawn) = &self.drawn {
+                copy_rows(drawn, buf, inner);
+            }
+        }
         if offset > 0 {
             // Where in the history the view is, as tmux shows it.
             let mark = format!("[{offset}/{}]", term.scrollback_lines());
@@ -556,6 +590,17 @@ impl ShellPane {
     /// `grace` if still there. The thread returned ends when they are gone.
     pub fn hangup(&mut self, grace: Duration) -> Option<JoinHandle<()>> {
         self.pty.take()?.hangup(grace)
+    }
+}
+
+/// Copies `from` (a buffer at the origin) into `to` at `at`.
+fn copy_rows(from: &Buffer, to: &mut Buffer, at: Rect) {
+    let at = at.intersection(to.area);
+    let width = usize::from(at.width.min(from.area.width));
+    for y in 0..at.height.min(from.area.height) {
+        let src = from.index_of(0, y);
+        let dst = to.index_of(at.x, at.y + y);
+        to.content[dst..dst + width].clone_from_slice(&from.content[src..src + width]);
     }
 }
 

@@ -13,13 +13,16 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use alacritty_terminal::sync::FairMutex;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 use super::{ShellError, ShellNotice, Wake};
 use crate::terminal::TerminalEmulator;
 
-/// The emulator a shell pane draws, shared with the thread that feeds it.
-pub type SharedTerminal = Arc<Mutex<Box<dyn TerminalEmulator + Send>>>;
+/// The emulator a shell pane draws, shared with the thread that feeds it. The lock is fair:
+/// a frame waiting for it gets it before the reader takes it again, so a flood cannot keep
+/// the screen from being drawn.
+pub type SharedTerminal = Arc<FairMutex<Box<dyn TerminalEmulator + Send>>>;
 
 /// How a shell's program ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,7 +253,7 @@ fn read_loop(
             Err(_) => break,
         };
         let replies = {
-            let mut term = term.lock().unwrap_or_else(|e| e.into_inner());
+            let mut term = term.lock();
             term.feed(&buf[..n]);
             term.take_replies()
         };

@@ -1,6 +1,6 @@
 //! Shell panes against real programs on real PTYs.
 
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
@@ -140,7 +140,7 @@ fn floods_of_garbage_resizes_and_long_lines_leave_the_pane_working() {
         // joined (history is not reflowed when the width changes).
         let text = {
             let term = pane.terminal();
-            let term = term.lock().unwrap();
+            let term = term.lock();
             let mut text = String::new();
             for line in 0..term.line_count() {
                 text.push_str(&term.line_text(line));
@@ -153,12 +153,16 @@ fn floods_of_garbage_resizes_and_long_lines_leave_the_pane_working() {
         if text.contains("alive-42") {
             break;
         }
-        assert!(Instant::now() < deadline, "never recovered: {:?}", screen(&mut pane));
+        assert!(
+            Instant::now() < deadline,
+            "never recovered: {:?}",
+            screen(&mut pane)
+        );
         let _ = rx.recv_timeout(Duration::from_millis(20));
     }
     // The history stayed within its byte limit.
     let term = pane.terminal();
-    let term = term.lock().unwrap();
+    let term = term.lock();
     assert!(term.scrollback_lines() <= pane.spec().scrollback_lines);
     assert!(term.scrollback_bytes() <= pane.spec().scrollback_bytes);
     drop(term);

@@ -11,11 +11,11 @@ use alacritty_terminal::event::{Event, EventListener};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
-use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::term::{Config, Term, TermDamage, TermMode};
 use alacritty_terminal::vte::ansi::{self, Processor};
 
 use super::history::{CellStyle, History, LineBuilder};
-use super::{CursorShape, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
+use super::{CursorShape, Damage, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
 
 /// Bytes fed to the `Term` at once: no piece can scroll more lines than its `Term` keeps
 /// (each line needs at least one byte), so none is lost before it is moved to the history.
@@ -219,6 +219,27 @@ fn style_of(cell: &alacritty_terminal::term::cell::Cell) -> CellStyle {
     }
 }
 
+/// Copies one cell of the grid into `out`.
+fn grid_cell_into(cell: &alacritty_terminal::term::cell::Cell, out: &mut TermCell) {
+    let flags = cell.flags;
+    out.text.clear();
+    if !flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+        out.text.push(cell.c);
+        if let Some(marks) = cell.zerowidth() {
+            out.text.extend(marks);
+        }
+    }
+    out.fg = color(cell.fg);
+    out.bg = color(cell.bg);
+    out.bold = flags.contains(Flags::BOLD);
+    out.dim = flags.contains(Flags::DIM);
+    out.italic = flags.contains(Flags::ITALIC);
+    out.underline = flags.intersects(Flags::ALL_UNDERLINES);
+    out.inverse = flags.contains(Flags::INVERSE);
+    out.strikeout = flags.contains(Flags::STRIKEOUT);
+    out.wide = flags.contains(Flags::WIDE_CHAR);
+}
+
 fn color(c: ansi::Color) -> TermColor {
     match c {
         ansi::Color::Named(named) => {
@@ -282,23 +303,24 @@ impl TerminalEmulator for AlacrittyEmulator {
         }
         let grid = self.term.grid();
         let line = Line(i32::from(row) - offset as i32);
-        let cell = &grid[line][Column(usize::from(col))];
-        let flags = cell.flags;
-        if !flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
-            out.text.push(cell.c);
-            if let Some(marks) = cell.zerowidth() {
-                out.text.extend(marks);
+        grid_cell_into(&grid[line][Column(usize::from(col))], out);
+    }
+
+    fn row_into(&self, row: u16, out: &mut Vec<TermCell>) {
+        let (rows, cols) = self.size();
+        out.resize_with(usize::from(cols), TermCell::default);
+        let offset = self.scroll_offset();
+        if row >= rows || usize::from(row) < offset {
+            for (col, cell) in out.iter_mut().enumerate() {
+                self.cell_into(row, u16::try_from(col).unwrap_or(u16::MAX), cell);
             }
+            return;
         }
-        out.fg = color(cell.fg);
-        out.bg = color(cell.bg);
-        out.bold = flags.contains(Flags::BOLD);
-        out.dim = flags.contains(Flags::DIM);
-        out.italic = flags.contains(Flags::ITALIC);
-        out.underline = flags.intersects(Flags::ALL_UNDERLINES);
-        out.inverse = flags.contains(Flags::INVERSE);
-        out.strikeout = flags.contains(Flags::STRIKEOUT);
-        out.wide = flags.contains(Flags::WIDE_CHAR);
+        let grid = self.term.grid();
+        let cells = &grid[Line(i32::from(row) - offset as i32)][..];
+        for (cell, out) in cells.iter().zip(out.iter_mut()) {
+            grid_cell_into(cell, out);
+        }
     }
 
     fn cursor(&self) -> TermCursor {
@@ -369,6 +391,17 @@ impl TerminalEmulator for AlacrittyEmulator {
 
     fn scroll_to_bottom(&mut self) {
         self.offset = 0;
+    }
+
+    fn take_damage(&mut self) -> Damage {
+        let damage = match self.term.damage() {
+            TermDamage::Full => Damage::Full,
+            TermDamage::Partial(lines) => {
+                Damage::Rows(lines.filter_map(|l| u16::try_from(l.line).ok()).collect())
+            }
+        };
+        self.term.reset_damage();
+        damage
     }
 
     fn line_text(&self, line: usize) -> String {

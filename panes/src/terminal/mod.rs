@@ -14,7 +14,7 @@ mod render;
 
 pub use alacritty::AlacrittyEmulator;
 pub use input::{MouseReport, encode_key, encode_mouse, encode_paste};
-pub use render::{TermPalette, draw_screen};
+pub use render::{TermPalette, draw_rows, draw_screen};
 
 /// A colour as a program set it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,6 +52,24 @@ pub struct TermCell {
     pub strikeout: bool,
     /// The first column of a character two columns wide.
     pub wide: bool,
+}
+
+impl TermCell {
+    /// The cell's look (colours and attributes) without its text.
+    pub fn clone_look(&self) -> TermCell {
+        TermCell {
+            text: String::new(),
+            fg: self.fg,
+            bg: self.bg,
+            bold: self.bold,
+            dim: self.dim,
+            italic: self.italic,
+            underline: self.underline,
+            inverse: self.inverse,
+            strikeout: self.strikeout,
+            wide: self.wide,
+        }
+    }
 }
 
 /// The cursor's shape.
@@ -101,6 +119,15 @@ pub struct TermModes {
     pub kitty_keys: bool,
 }
 
+/// Which rows of the screen changed since the damage was last taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Damage {
+    /// Any of them: draw everything.
+    Full,
+    /// These rows.
+    Rows(Vec<u16>),
+}
+
 /// A terminal emulator: a screen, its scrollback and its modes, driven by bytes.
 pub trait TerminalEmulator {
     /// Processes bytes a program wrote.
@@ -112,6 +139,15 @@ pub trait TerminalEmulator {
     /// Writes the cell at `row`, `col` of what is shown (scrolled back by
     /// [`Self::scroll_offset`]) into `out`, reusing its text buffer.
     fn cell_into(&self, row: u16, col: u16, out: &mut TermCell);
+    /// Writes row `row` of what is shown into `out`, one cell per column (reusing the cells'
+    /// text buffers): the way to read many cells.
+    fn row_into(&self, row: u16, out: &mut Vec<TermCell>) {
+        let (_, cols) = self.size();
+        out.resize_with(usize::from(cols), TermCell::default);
+        for (col, cell) in out.iter_mut().enumerate() {
+            self.cell_into(row, u16::try_from(col).unwrap_or(u16::MAX), cell);
+        }
+    }
     /// The cell at `row`, `col` of what is shown.
     fn cell(&self, row: u16, col: u16) -> TermCell {
         let mut cell = TermCell::default();
@@ -144,6 +180,10 @@ pub trait TerminalEmulator {
     fn scroll_by(&mut self, delta: i32);
     /// Returns the view to the live screen.
     fn scroll_to_bottom(&mut self);
+    /// The rows that changed since the last call (everything, when it cannot tell).
+    fn take_damage(&mut self) -> Damage {
+        Damage::Full
+    }
     /// Scrolls the view to `offset` lines back (clamped to the history).
     fn set_scroll_offset(&mut self, offset: usize) {
         self.scroll_to_bottom();

@@ -74,26 +74,70 @@ pub fn draw_screen(
     palette: &TermPalette,
     mark: &dyn Fn(u16, u16) -> Option<Style>,
 ) {
+    draw_rows(term, area, buf, palette, mark, &|_| true);
+}
+
+/// [`draw_screen`] for the rows `which` takes only (the others are left as they are).
+pub fn draw_rows(
+    term: &dyn TerminalEmulator,
+    area: Rect,
+    buf: &mut Buffer,
+    palette: &TermPalette,
+    mark: &dyn Fn(u16, u16) -> Option<Style>,
+    which: &dyn Fn(u16) -> bool,
+) {
     let (rows, cols) = term.size();
     let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
     let blank = Style::default().fg(palette.fg).bg(palette.bg);
-    let mut cell = TermCell::default();
+    let mut cells: Vec<TermCell> = Vec::with_capacity(usize::from(cols));
+    // Neighbouring cells mostly look alike: their style is worked out once.
+    let mut last: Option<(TermCell, Style)> = None;
+    let width = usize::from(area.width);
     for y in 0..area.height {
-        for x in 0..area.width {
-            let target = &mut buf[(area.x + x, area.y + y)];
-            if y >= rows || x >= cols {
+        if !which(y) {
+            continue;
+        }
+        let start = buf.index_of(area.x, area.y + y);
+        let targets = &mut buf.content[start..start + width];
+        if y >= rows {
+            for target in targets {
+                target.reset();
+                target.set_style(blank);
+            }
+            continue;
+        }
+        term.row_into(y, &mut cells);
+        for (x, target) in targets.iter_mut().enumerate() {
+            let Some(cell) = cells.get(x) else {
                 target.reset();
                 target.set_style(blank);
                 continue;
-            }
-            term.cell_into(y, x, &mut cell);
-            let mut style = palette.style(&cell);
-            if let Some(over) = mark(y, x) {
+            };
+            let mut style = match &last {
+                Some((seen, style)) if same_look(seen, cell) => *style,
+                _ => {
+                    let style = palette.style(cell);
+                    last = Some((cell.clone_look(), style));
+                    style
+                }
+            };
+            let col = u16::try_from(x).unwrap_or(u16::MAX);
+            if let Some(over) = mark(y, col) {
                 style = style.patch(over);
             }
             if cell.text.is_empty() {
                 // The second column of a wide character: the buffer skips it when drawing.
                 target.set_symbol("");
+            } else if cell.text.len() == 1 {
+                let b = cell.text.as_bytes()[0];
+                target.set_symbol(if b < 0x20 || b == 0x7f {
+                    " "
+                } else {
+                    &cell.text
+                });
             } else if cell.text.chars().any(char::is_control) {
                 target.set_symbol(" ");
             } else {
@@ -102,11 +146,23 @@ pub fn draw_screen(
             target.set_style(style);
         }
         // A wide character cut by the right edge of the area would spill over the border.
-        if area.width < cols && area.width > 0 {
-            term.cell_into(y, area.width - 1, &mut cell);
-            if cell.wide {
-                buf[(area.x + area.width - 1, area.y + y)].set_symbol(" ");
-            }
+        if width < cells.len() && width > 0 && cells[width - 1].wide {
+            targets_last(buf, area, y).set_symbol(" ");
         }
     }
+}
+
+fn targets_last(buf: &mut Buffer, area: Rect, y: u16) -> &mut ratatui::buffer::Cell {
+    &mut buf[(area.x + area.width - 1, area.y + y)]
+}
+
+fn same_look(a: &TermCell, b: &TermCell) -> bool {
+    a.fg == b.fg
+        && a.bg == b.bg
+        && a.bold == b.bold
+        && a.dim == b.dim
+        && a.italic == b.italic
+        && a.underline == b.underline
+        && a.inverse == b.inverse
+        && a.strikeout == b.strikeout
 }
