@@ -259,7 +259,10 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
     m.send(PREFIX);
     m.send(b"e");
     m.wait_text("commands · ");
-    m.wait_text("name?");
+    // The command's own screen (the tool call's title holds the words too).
+    m.wait_for("the command's prompt", |t| {
+        t.lines().any(|l| l.starts_with("│name?"))
+    });
     // The command waits for input: the user answers it in the agent shell pane.
     type_line(&mut m, "bob");
     m.wait_text("hello bob");

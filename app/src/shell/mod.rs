@@ -50,6 +50,11 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 /// Agent events handled in one pass of the loop at most.
 const EVENT_BATCH: usize = 256;
 
+/// Shortest time between two frames while only shells' output changes the screen and nobody
+/// typed lately: a flood is watched, not read, and the CPU goes to parsing it (tmux drops to
+/// 10 frames a second under load).
+const FLOOD_FRAME_INTERVAL: Duration = Duration::from_millis(25);
+
 /// Output of the focused shell this soon after a key is taken for its echo, drawn at once.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
@@ -198,15 +203,24 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     let mut idle_check: Option<tokio::time::Instant> = None;
     let mut dirty = true;
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
+    // Whether what waits to be drawn is shells' output alone.
+    let mut only_output = false;
     while !shell.quit {
-        let next_frame = dirty.then(|| tokio::time::Instant::from_std(last_frame + FRAME_INTERVAL));
+        let interval = if only_output && !shell.typed_lately() {
+            FLOOD_FRAME_INTERVAL
+        } else {
+            FRAME_INTERVAL
+        };
+        let next_frame = dirty.then(|| tokio::time::Instant::from_std(last_frame + interval));
         tokio::select! {
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     // A key that only went to a program changes nothing on screen until
                     // the program answers (its echo is drawn at once).
-                    dirty |= shell.terminal_event(event).await;
+                    let changed = shell.terminal_event(event).await;
+                    only_output &= !changed;
+                    dirty |= changed;
                     shell.persist();
                     idle_check = shell.stop_idle();
                 }
@@ -220,6 +234,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             () = sleep_until(next_frame), if next_frame.is_some() => {
                 shell.draw(&mut terminal)?;
                 dirty = false;
+                only_output = false;
                 last_frame = Instant::now();
             }
             Some(first) = agent_events.recv() => {
@@ -231,7 +246,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 while let Some((key, event)) = next.take() {
                     // Streamed updates change no saved state; everything else may.
                     structural |= !matches!(event, AgentEvent::Update(_));
-                    dirty |= shell.ws.agent_event(key, event);
+                    let changed = shell.ws.agent_event(key, event);
+                    only_output &= !changed;
+                    dirty |= changed;
                     handled += 1;
                     if handled < EVENT_BATCH {
                         next = agent_events.try_recv().ok();
@@ -258,6 +275,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                             (shell.ws.terminal_notice(serial, notice), ShellRequest::None)
                         }
                     };
+                    if changed && !dirty {
+                        only_output = true;
+                    }
                     dirty |= changed;
                     urgent |= changed && shell.echo_due(source);
                     shell.shell_request(request);
@@ -553,6 +573,7 @@ impl Shell {
         let id = self.ws.focused();
         if self.ws.is_agent_shell(id) {
             let Some(pane) = self.ws.agent_shell_command(id) else {
+                self.message = Some("no command here yet to type into".to_string());
                 return;
             };
             match pane.key(key) {
@@ -594,6 +615,12 @@ impl Shell {
         let event = slot.view.handle_key(key);
         let request = self.ws.pane_event(id, event);
         self.shell_request(request);
+    }
+
+    /// Whether the user typed into a shell a moment ago.
+    fn typed_lately(&self) -> bool {
+        self.typed_to_shell
+            .is_some_and(|t| t.elapsed() < Duration::from_millis(500))
     }
 
     /// Whether output from `source` is the echo of a key just typed into it (a command
