@@ -55,6 +55,13 @@ fn start(h: &Harness) -> PtyMarch {
     m
 }
 
+/// Opens a shell pane (`Ctrl-a t`) and waits for it.
+fn open_shell(m: &mut PtyMarch) {
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · project");
+}
+
 fn type_line(m: &mut PtyMarch, text: &str) {
     m.send(text.as_bytes());
     m.send(ENTER);
@@ -98,9 +105,7 @@ fn a_shell_pane_runs_commands_and_closes_when_its_shell_exits() {
     let h = harness();
     std::fs::create_dir_all(h.project().join("sub")).unwrap();
     let mut m = start(&h);
-    m.send(PREFIX);
-    m.send(b"t");
-    m.wait_text("sh · project");
+    open_shell(&mut m);
     type_line(&mut m, "echo $((6*7))");
     m.wait_text("42");
     type_line(&mut m, "cd sub && pwd");
@@ -138,9 +143,7 @@ fn a_shell_pane_runs_commands_and_closes_when_its_shell_exits() {
 fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
     let h = harness();
     let mut m = start(&h);
-    m.send(PREFIX);
-    m.send(b"t");
-    m.wait_text("sh · project");
+    open_shell(&mut m);
     // A foreground program that ignores SIGHUP, and a background job.
     type_line(&mut m, "sleep 1000 & trap '' HUP; echo started; sleep 1001");
     m.wait_text("started");
@@ -178,9 +181,7 @@ fn a_shell_pane_is_restored_in_its_directory() {
 fn the_wheel_scrolls_a_shells_history_and_typing_returns_to_the_live_screen() {
     let h = harness();
     let mut m = start(&h);
-    m.send(PREFIX);
-    m.send(b"t");
-    m.wait_text("sh · project");
+    open_shell(&mut m);
     type_line(
         &mut m,
         "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done",
@@ -220,9 +221,7 @@ fn a_missing_shell_is_reported_and_march_stays_usable() {
 fn copy_mode_searches_the_history_and_copies_the_selection() {
     let h = harness();
     let mut m = start(&h);
-    m.send(PREFIX);
-    m.send(b"t");
-    m.wait_text("sh · project");
+    open_shell(&mut m);
     type_line(
         &mut m,
         "i=0; while [ $i -lt 100 ]; do echo row-$i; i=$((i+1)); done; echo needle-HERE; echo tail",
@@ -282,9 +281,7 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
 fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     let h = harness();
     let mut m = start(&h);
-    m.send(PREFIX);
-    m.send(b"t");
-    m.wait_text("sh · project");
+    open_shell(&mut m);
     type_line(
         &mut m,
         "timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))",

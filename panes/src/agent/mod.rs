@@ -38,6 +38,7 @@ use prompt::Prompt;
 use render::Scrollback;
 use transcript::{Severity, Transcript};
 
+pub(crate) use blocks::human_duration;
 pub use completion::BUILTIN_COMMANDS;
 pub use events::{PaneEvent, ScrollAction, TurnOutcome};
 pub use permission::PermissionId;

@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::{ExitInfo, ShellPane};
+use crate::agent::human_duration;
 use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
@@ -156,7 +157,7 @@ fn entry_line(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let left = format!(" {mark} {:>6} ", human(entry.duration));
+    let left = format!(" {mark} {:>7} ", human_duration(entry.duration));
     let room = usize::from(width).saturating_sub(crate::wrap::width(&left) + dir.len() + 3);
     Line::from(vec![
         Span::styled(left, base.patch(theme.style(slot))),
@@ -167,17 +168,6 @@ fn entry_line(
         Span::styled(format!("  {dir}"), base.patch(theme.style(Slot::TextDim))),
     ])
     .style(base)
-}
-
-fn human(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60)
-    }
 }
 
 #[cfg(test)]

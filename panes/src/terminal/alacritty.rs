@@ -147,15 +147,7 @@ impl AlacrittyEmulator {
                 }
                 let mut text = std::mem::take(&mut builder.cell);
                 text.clear();
-                if !cell
-                    .flags
-                    .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
-                {
-                    text.push(if cell.c.is_control() { ' ' } else { cell.c });
-                    if let Some(marks) = cell.zerowidth() {
-                        text.extend(marks);
-                    }
-                }
+                push_cell_text(cell, &mut text);
                 builder.push(&text, style);
                 builder.cell = text;
             }
@@ -216,6 +208,20 @@ fn style_of(cell: &alacritty_terminal::term::cell::Cell) -> CellStyle {
         fg: color(cell.fg),
         bg: color(cell.bg),
         flags,
+    }
+}
+
+/// Appends what a cell shows as text: its character (a control character as a space) and
+/// combining marks; nothing for the second column of a wide character.
+fn push_cell_text(cell: &alacritty_terminal::term::cell::Cell, text: &mut String) {
+    if !cell
+        .flags
+        .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+    {
+        text.push(if cell.c.is_control() { ' ' } else { cell.c });
+        if let Some(marks) = cell.zerowidth() {
+            text.extend(marks);
+        }
     }
 }
 
@@ -414,15 +420,7 @@ impl TerminalEmulator for AlacrittyEmulator {
         }
         let mut text = String::new();
         for cell in &self.term.grid()[Line(row as i32)][..] {
-            if !cell
-                .flags
-                .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
-            {
-                text.push(if cell.c.is_control() { ' ' } else { cell.c });
-                if let Some(marks) = cell.zerowidth() {
-                    text.extend(marks);
-                }
-            }
+            push_cell_text(cell, &mut text);
         }
         text.truncate(text.trim_end().len());
         text

@@ -382,9 +382,9 @@ mod tests {
         assert_eq!(cell.text, " ");
     }
 
-    #[test]
-    fn limits_drop_the_oldest_lines_and_free_their_chunks() {
-        let mut h = History::new(1000, usize::MAX);
+    /// A history with those limits after 100,000 lines of 61 characters.
+    fn filled(max_lines: usize, max_bytes: usize) -> History {
+        let mut h = History::new(max_lines, max_bytes);
         for i in 0..100_000 {
             h.push(
                 &line(
@@ -394,19 +394,16 @@ mod tests {
                 false,
             );
         }
+        h
+    }
+
+    #[test]
+    fn limits_drop_the_oldest_lines_and_free_their_chunks() {
+        let h = filled(1000, usize::MAX);
         assert_eq!(h.len(), 1000);
         assert!(h.get(0).unwrap().text().starts_with("line 99000"));
         assert!(h.bytes() < 200 * 1024, "old chunks freed: {}", h.bytes());
-        let mut h = History::new(usize::MAX, 256 * 1024);
-        for i in 0..100_000 {
-            h.push(
-                &line(
-                    &format!("line {i:05} {}", "x".repeat(50)),
-                    CellStyle::default(),
-                ),
-                false,
-            );
-        }
+        let h = filled(usize::MAX, 256 * 1024);
         assert!(h.bytes() <= 256 * 1024);
         assert!(h.len() > 1500, "{}", h.len());
         assert!(h.get(h.len() - 1).unwrap().text().starts_with("line 99999"));
