@@ -65,6 +65,8 @@ pub struct CopyMode {
     case: SearchCase,
     /// Said in the status (no match, copied…).
     message: Option<String>,
+    /// Lines the history had dropped when positions were last counted.
+    dropped: u64,
 }
 
 /// The columns each character of `text` starts at, and the column after the last.
@@ -108,11 +110,31 @@ impl CopyMode {
             last: None,
             case,
             message: None,
+            dropped: term.lines_dropped(),
+        }
+    }
+
+    /// Keeps the cursor, the selection and a search's start on the same text after the
+    /// history dropped old lines (each drop moves every line number up by one).
+    pub fn sync(&mut self, term: &dyn TerminalEmulator) {
+        let dropped = term.lines_dropped();
+        let shift = usize::try_from(dropped.saturating_sub(self.dropped)).unwrap_or(usize::MAX);
+        self.dropped = dropped;
+        if shift == 0 {
+            return;
+        }
+        self.line = self.line.saturating_sub(shift);
+        if let Some((line, _)) = self.anchor.as_mut() {
+            *line = line.saturating_sub(shift);
+        }
+        if let Some(t) = self.typing.as_mut() {
+            t.origin.0 = t.origin.0.saturating_sub(shift);
         }
     }
 
     /// Handles `key`; the view follows the cursor.
     pub fn key(&mut self, key: KeyEvent, term: &mut dyn TerminalEmulator) -> CopyOutcome {
+        self.sync(term);
         self.message = None;
         if self.typing.is_some() {
             self.search_key(key, term);
@@ -442,9 +464,14 @@ impl CopyMode {
                 .filter(|(c, _)| *c >= from && *c <= to)
                 .map(|(_, ch)| *ch)
                 .collect();
-            out.push_str(piece.trim_end());
-            if line != l2 && !term.line_wrapped(line) {
-                out.push('\n');
+            if line != l2 && term.line_wrapped(line) {
+                // The line goes on: its blanks up to the wrap are text.
+                out.push_str(&piece);
+            } else {
+                out.push_str(piece.trim_end());
+                if line != l2 {
+                    out.push('\n');
+                }
             }
         }
         Some(out)
@@ -627,6 +654,52 @@ mod tests {
             press(&mut c, &mut t, "y"),
             CopyOutcome::Exit,
             "nothing selected"
+        );
+    }
+
+    #[test]
+    fn the_selection_stays_on_its_text_when_old_lines_are_dropped() {
+        let mut t = AlacrittyEmulator::new(3, 40, 10);
+        for i in 0..20 {
+            t.feed(format!("old {i}\r\n").as_bytes());
+        }
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "kV");
+        // More output pushes lines out of the full history.
+        for i in 0..5 {
+            t.feed(format!("new {i}\r\n").as_bytes());
+        }
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("old 19".into())
+        );
+    }
+
+    #[test]
+    fn clear_and_reset_empty_the_history() {
+        let mut t = AlacrittyEmulator::new(3, 40, 100);
+        for i in 0..20 {
+            t.feed(format!("line {i}\r\n").as_bytes());
+        }
+        assert!(t.scrollback_lines() > 0);
+        t.feed(b"\x1b[H\x1b[2J\x1b[3J");
+        assert_eq!(t.scrollback_lines(), 0);
+        for i in 0..20 {
+            t.feed(format!("line {i}\r\n").as_bytes());
+        }
+        t.feed(b"\x1bc");
+        assert_eq!(t.scrollback_lines(), 0);
+    }
+
+    #[test]
+    fn a_space_at_a_wrap_is_kept() {
+        let mut t = AlacrittyEmulator::new(5, 10, 100);
+        t.feed(b"aaaaaaaaa bbb\r\n$ ");
+        let mut c = CopyMode::enter(&t, SearchCase::Smart);
+        press(&mut c, &mut t, "kkVj");
+        assert_eq!(
+            press(&mut c, &mut t, "y"),
+            CopyOutcome::Copy("aaaaaaaaa bbb".into())
         );
     }
 

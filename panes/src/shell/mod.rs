@@ -141,6 +141,10 @@ pub struct ShellPane {
     palette: Option<(String, TermPalette)>,
     /// Copy mode, while it is on.
     copy: Option<CopyMode>,
+    /// Where the program's exit is reported, kept when the PTY is hung up.
+    exit: Option<Arc<std::sync::Mutex<Option<ExitInfo>>>>,
+    /// The directory the program was last seen in.
+    last_dir: std::sync::Mutex<Option<PathBuf>>,
     /// The screen as last drawn, so a frame redraws only the rows that changed.
     drawn: Option<Buffer>,
 }
@@ -182,6 +186,8 @@ impl ShellPane {
             screen: Rect::default(),
             palette: None,
             copy: None,
+            exit: None,
+            last_dir: std::sync::Mutex::new(None),
             drawn: None,
         };
         pane.start()?;
@@ -203,31 +209,38 @@ impl ShellPane {
             rows: self.size.0,
             cols: self.size.1,
         };
-        self.pty = Some(pty::Pty::spawn(
+        let pty = pty::Pty::spawn(
             &command,
             self.term.clone(),
             self.pending.clone(),
             self.wake.clone(),
-        )?);
+        )?;
+        self.exit = Some(pty.exit_handle());
+        self.pty = Some(pty);
         Ok(())
     }
 
     /// Starts the program again after it exited, on a cleared screen, in the directory
     /// it was last in.
     pub fn restart(&mut self) -> Result<(), ShellError> {
-        if self.exited.is_none() {
+        let Some(ended) = self.exited.take() else {
             return Ok(());
-        }
-        if let Some(dir) = self.pty.as_ref().and_then(pty::Pty::current_dir) {
+        };
+        // The program is gone, so its last directory is the one last seen.
+        if let Some(dir) = self.last_dir.lock().ok().and_then(|d| d.clone()) {
             self.spec.cwd = dir;
         }
         if let Some(old) = self.pty.take() {
             drop(old.hangup(Duration::ZERO));
         }
-        self.exited = None;
-        // A clear screen and a separator, so the old output stays above.
+        // A separator, so the old output stays above.
         self.lock().feed(b"\r\n\x1b[0m");
-        self.start()
+        let started = self.start();
+        if started.is_err() {
+            // Still ended: the mark stays and Enter can try again.
+            self.exited = Some(ended);
+        }
+        started
     }
 
     fn lock(&self) -> impl std::ops::DerefMut<Target = Box<dyn TerminalEmulator + Send>> + '_ {
@@ -244,12 +257,13 @@ impl ShellPane {
         self.pty.as_ref().and_then(pty::Pty::pid)
     }
 
-    /// The directory the program is in now (where it started, when that cannot be read).
+    /// The directory the program is in now (where it was last seen, else where it started).
     pub fn current_dir(&self) -> PathBuf {
-        self.pty
-            .as_ref()
-            .and_then(pty::Pty::current_dir)
-            .unwrap_or_else(|| self.spec.cwd.clone())
+        let mut last = self.last_dir.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(now) = self.pty.as_ref().and_then(pty::Pty::current_dir) {
+            *last = Some(now);
+        }
+        last.clone().unwrap_or_else(|| self.spec.cwd.clone())
     }
 
     /// What it runs.
@@ -279,8 +293,12 @@ impl ShellPane {
             },
             exited: None,
         };
+        let reported = self
+            .exit
+            .as_ref()
+            .and_then(|e| e.lock().unwrap_or_else(|e| e.into_inner()).clone());
         if self.exited.is_none()
-            && let Some(exit) = self.pty.as_ref().and_then(pty::Pty::exit)
+            && let Some(exit) = reported
         {
             self.exited = Some(exit.clone());
             update.exited = Some(exit);
@@ -497,6 +515,9 @@ impl ShellPane {
         };
         let mut term = self.term.lock();
         let damage = term.take_damage();
+        if let Some(copy) = self.copy.as_mut() {
+            copy.sync(&**term);
+        }
         if let Some(copy) = &self.copy {
             self.drawn = None;
             let rows = inner.height.min(term.size().0);

@@ -104,18 +104,26 @@ impl Pty {
             .map_err(|e| ShellError::Pty(e.to_string()))?;
         let (input, input_rx) = mpsc::channel::<Vec<u8>>();
         spawn_thread("march-pty-write", move || write_loop(writer, &input_rx))?;
+        // Told when the reader has read everything (every holder of the terminal closed it).
+        let (drained, drained_rx) = mpsc::channel::<()>();
         {
             let input = input.clone();
             let wake = wake.clone();
             spawn_thread("march-pty-read", move || {
                 read_loop(reader, &term, &pending, &input, &wake);
+                let _ = drained.send(());
             })?;
         }
         let exit = Arc::new(Mutex::new(None));
         {
             let exit = exit.clone();
             spawn_thread("march-pty-wait", move || {
-                let info = match child.wait() {
+                let status = child.wait();
+                // The exit is reported after the output it wrote is parsed (the reader
+                // ends once no process holds the terminal; one left in the background
+                // may hold it for good, hence the bound).
+                let _ = drained_rx.recv_timeout(Duration::from_millis(500));
+                let info = match status {
                     Ok(status) => ExitInfo {
                         code: status.exit_code(),
                         signal: status.signal().map(str::to_string),
@@ -170,6 +178,11 @@ impl Pty {
     /// How it ended, once it has.
     pub(crate) fn exit(&self) -> Option<ExitInfo> {
         self.exit.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Where its exit will be, kept past a hang-up (the waiter still reports it).
+    pub(crate) fn exit_handle(&self) -> Arc<Mutex<Option<ExitInfo>>> {
+        self.exit.clone()
     }
 
     /// The working directory of the program now (the shell's `cd`s included).

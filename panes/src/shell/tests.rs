@@ -116,6 +116,17 @@ fn hangup_kills_a_program_that_ignores_it() {
         !std::path::Path::new(&format!("/proc/{pid}")).exists(),
         "{pid} is still there"
     );
+    // Its end is still reported after the hang-up (an agent waiting on a killed command
+    // gets its answer).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pane.take_update().exited.is_none() {
+        assert!(Instant::now() < deadline, "no exit after the hang-up");
+        let _ = rx.recv_timeout(Duration::from_millis(100));
+    }
+    assert!(
+        pane.exited().is_some_and(|e| e.signal.is_some()),
+        "ended by a signal"
+    );
 }
 
 #[test]

@@ -133,7 +133,15 @@ impl AlacrittyEmulator {
         }
         for back in (1..=scrolled).rev() {
             let row = &grid[Line(-(back as i32))][..];
-            let end = row.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1);
+            let wrapped = row
+                .last()
+                .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+            // A wrapped line keeps its blanks: a space at the wrap is part of the text.
+            let end = if wrapped {
+                row.len()
+            } else {
+                row.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1)
+            };
             builder.start();
             for cell in &row[..end] {
                 let style = style_of(cell);
@@ -151,9 +159,6 @@ impl AlacrittyEmulator {
                 builder.push(&text, style);
                 builder.cell = text;
             }
-            let wrapped = row
-                .last()
-                .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
             history.push(builder, wrapped);
             if *offset > 0 {
                 // A view scrolled back stays on the lines it shows.
@@ -172,6 +177,11 @@ fn config() -> Config {
         kitty_keyboard: true,
         ..Config::default()
     }
+}
+
+/// Whether `needle` occurs in `hay`.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Whether a cell shows nothing: a space with the default background and no marks.
@@ -267,6 +277,12 @@ impl TerminalEmulator for AlacrittyEmulator {
         for piece in bytes.chunks(FEED_PIECE) {
             self.parser.advance(&mut self.term, piece);
             self.absorb_history();
+            // Erase-saved-lines (`clear`) and a full reset (`reset`) clear the scrollback,
+            // which lives here, not in the Term.
+            if contains(piece, b"\x1b[3J") || contains(piece, b"\x1bc") {
+                self.history.clear();
+                self.offset = 0;
+            }
         }
         let title = self.raised().title.clone();
         self.title = title;
@@ -399,6 +415,10 @@ impl TerminalEmulator for AlacrittyEmulator {
         self.offset = 0;
     }
 
+    fn lines_dropped(&self) -> u64 {
+        self.history.dropped()
+    }
+
     fn take_damage(&mut self) -> Damage {
         let damage = match self.term.damage() {
             TermDamage::Full => Damage::Full,
@@ -419,10 +439,17 @@ impl TerminalEmulator for AlacrittyEmulator {
             return String::new();
         }
         let mut text = String::new();
-        for cell in &self.term.grid()[Line(row as i32)][..] {
+        let cells = &self.term.grid()[Line(row as i32)][..];
+        for cell in cells {
             push_cell_text(cell, &mut text);
         }
-        text.truncate(text.trim_end().len());
+        // A wrapped line keeps its blanks: a space at the wrap is part of the text.
+        if !cells
+            .last()
+            .is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
+        {
+            text.truncate(text.trim_end().len());
+        }
         text
     }
 

@@ -214,11 +214,15 @@ impl LineView<'_> {
         }
     }
 
-    /// The line's text, trailing blanks removed.
+    /// The line's text, trailing blanks removed unless it wrapped.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(self.text_bytes())
-            .trim_end()
-            .to_string()
+        let text = String::from_utf8_lossy(self.text_bytes());
+        // A wrapped line keeps its blanks: a space at the wrap is part of the text.
+        if self.line.wrapped {
+            text.into_owned()
+        } else {
+            text.trim_end().to_string()
+        }
     }
 
     /// Whether it continues on the next line.
@@ -238,6 +242,9 @@ pub(crate) struct History {
     chunk_bytes: usize,
     max_lines: usize,
     max_bytes: usize,
+    /// Lines dropped since the history began (so positions counted from its oldest line can
+    /// be kept on the same text).
+    dropped: u64,
 }
 
 impl History {
@@ -293,6 +300,7 @@ impl History {
             if self.lines.pop_front().is_none() {
                 break;
             }
+            self.dropped += 1;
             self.drop_unused_chunks();
         }
     }
@@ -309,6 +317,20 @@ impl History {
             }
             self.first_chunk += 1;
         }
+    }
+
+    /// Drops every line (the program cleared the scrollback).
+    pub fn clear(&mut self) {
+        self.dropped += self.lines.len() as u64;
+        self.first_chunk += self.chunks.len() as u64;
+        self.lines.clear();
+        self.chunks.clear();
+        self.chunk_bytes = 0;
+    }
+
+    /// Lines dropped since the history began.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// How many lines.

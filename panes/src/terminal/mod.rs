@@ -180,6 +180,11 @@ pub trait TerminalEmulator {
     fn scroll_by(&mut self, delta: i32);
     /// Returns the view to the live screen.
     fn scroll_to_bottom(&mut self);
+    /// Lines dropped from the top of the history since it began (line numbers counted from
+    /// the oldest line move by that much).
+    fn lines_dropped(&self) -> u64 {
+        0
+    }
     /// The rows that changed since the last call (everything, when it cannot tell).
     fn take_damage(&mut self) -> Damage {
         Damage::Full
@@ -193,7 +198,8 @@ pub trait TerminalEmulator {
     fn line_count(&self) -> usize {
         self.scrollback_lines() + usize::from(self.size().0)
     }
-    /// The text of line `line` (history, then screen), trailing blanks removed.
+    /// The text of line `line` (history, then screen), trailing blanks removed unless the
+    /// line wrapped (a space at the wrap is part of the text).
     fn line_text(&self, line: usize) -> String;
     /// Whether line `line` continues on the next (it was wrapped, not ended).
     fn line_wrapped(&self, line: usize) -> bool;
