@@ -41,16 +41,9 @@ fn harness_with(turns: Vec<march_testkit::Turn>) -> Harness {
 
 /// `march` in the harness's project at 120×40, with a clean environment.
 fn start(h: &Harness) -> PtyMarch {
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let home = h.dir.path().join("home");
-    let march_home = h.march_home();
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("PATH", path.as_os_str()),
-        ("HOME", home.as_os_str()),
-        ("MARCH_HOME", march_home.as_os_str()),
-        ("PS1", OsStr::new("$ ")),
-    ];
-    let m = PtyMarch::spawn(&[], &h.project(), &env, 120, 40);
+    let ps1 = [("PS1", OsStr::new("$ "))];
+    let m = PtyMarch::spawn_clean(&[], &h.project(), &home, &h.march_home(), &ps1);
     m.wait_text("March · project");
     m
 }
@@ -60,17 +53,6 @@ fn open_shell(m: &mut PtyMarch) {
     m.send(PREFIX);
     m.send(b"t");
     m.wait_text("sh · project");
-}
-
-fn type_line(m: &mut PtyMarch, text: &str) {
-    m.send(text.as_bytes());
-    m.send(ENTER);
-}
-
-fn quit(m: &mut PtyMarch) {
-    m.send(PREFIX);
-    m.send(b"Q");
-    assert_eq!(m.wait_exit(), 0, "march exited with an error");
 }
 
 /// Live (non-zombie) processes among `pids`.
@@ -106,37 +88,34 @@ fn a_shell_pane_runs_commands_and_closes_when_its_shell_exits() {
     std::fs::create_dir_all(h.project().join("sub")).unwrap();
     let mut m = start(&h);
     open_shell(&mut m);
-    type_line(&mut m, "echo $((6*7))");
+    m.type_line("echo $((6*7))");
     m.wait_text("42");
-    type_line(&mut m, "cd sub && pwd");
+    m.type_line("cd sub && pwd");
     m.wait_text("project/sub");
     // Colours, the program's title in the border.
-    type_line(
-        &mut m,
-        "printf '\\033]0;my title\\007\\033[1;31mRED\\033[0m\\n'",
-    );
+    m.type_line("printf '\\033]0;my title\\007\\033[1;31mRED\\033[0m\\n'");
     m.wait_text("sh · my title");
     m.wait_text("RED");
     // The prefix pressed twice reaches the program: Ctrl-a is "start of line" nowhere in
     // dash, so it is simply echoed by the terminal as ^A when cat reads it.
-    type_line(&mut m, "cat -v");
+    m.type_line("cat -v");
     m.send(PREFIX);
     m.send(PREFIX);
     m.send(ENTER);
     m.wait_text("^A");
     m.send(b"\x04");
     // A failing exit keeps the pane, marked; Enter starts the shell again.
-    type_line(&mut m, "exit 3");
+    m.type_line("exit 3");
     m.wait_text("exited 3");
     m.send(ENTER);
     m.wait_for("the shell back", |t| !t.contains("exited 3"));
-    type_line(&mut m, "echo again-$((1+1))");
+    m.type_line("echo again-$((1+1))");
     m.wait_text("again-2");
     // A successful exit closes the pane: the agent pane is alone again.
-    type_line(&mut m, "exit");
+    m.type_line("exit");
     m.wait_for("the shell pane closed", |t| !t.contains("sh · "));
     assert!(shells(m.pid()).is_empty(), "the shell was reaped");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -145,12 +124,12 @@ fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
     let mut m = start(&h);
     open_shell(&mut m);
     // A foreground program that ignores SIGHUP, and a background job.
-    type_line(&mut m, "sleep 1000 & trap '' HUP; echo started; sleep 1001");
+    m.type_line("sleep 1000 & trap '' HUP; echo started; sleep 1001");
     m.wait_text("started");
     let march = m.pid();
     let before = alive(&descendants(march));
     assert!(before.len() >= 4, "runner, sh and two sleeps: {before:?}");
-    quit(&mut m);
+    m.quit();
     // Everything March started is gone: nothing left running (zombies of orphans are the
     // init's to reap).
     wait_gone(&before);
@@ -164,17 +143,17 @@ fn a_shell_pane_is_restored_in_its_directory() {
     m.send(PREFIX);
     m.send(b"T");
     m.wait_text("sh · project");
-    type_line(&mut m, "cd deep/er");
+    m.type_line("cd deep/er");
     // Any later key saves the layout with the shell's directory.
-    type_line(&mut m, "true");
+    m.type_line("true");
     std::thread::sleep(Duration::from_millis(300));
     m.send(b" ");
-    quit(&mut m);
+    m.quit();
     let mut m = start(&h);
     m.wait_text("sh · project");
-    type_line(&mut m, "pwd");
+    m.type_line("pwd");
     m.wait_text("project/deep/er");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -182,10 +161,7 @@ fn the_wheel_scrolls_a_shells_history_and_typing_returns_to_the_live_screen() {
     let h = harness();
     let mut m = start(&h);
     open_shell(&mut m);
-    type_line(
-        &mut m,
-        "i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done",
-    );
+    m.type_line("i=0; while [ $i -lt 200 ]; do echo line-$i; i=$((i+1)); done");
     m.wait_text("line-199");
     // Shift-PageUp scrolls back a page; the position shows in the corner.
     m.send(b"\x1b[5;2~");
@@ -194,11 +170,11 @@ fn the_wheel_scrolls_a_shells_history_and_typing_returns_to_the_live_screen() {
     });
     assert!(screen.contains("line-128"), "a page back: {screen}");
     // Typing goes to the shell and returns to the live screen.
-    type_line(&mut m, "echo typed");
+    m.type_line("echo typed");
     m.wait_for("the live screen", |t| {
         t.contains("typed") && t.contains("line-199")
     });
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -214,7 +190,7 @@ fn a_missing_shell_is_reported_and_march_stays_usable() {
     m.send(b"t");
     m.wait_text("cannot start /nonexistent/shell");
     assert!(!Path::new("/nonexistent/shell").exists());
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -222,8 +198,7 @@ fn copy_mode_searches_the_history_and_copies_the_selection() {
     let h = harness();
     let mut m = start(&h);
     open_shell(&mut m);
-    type_line(
-        &mut m,
+    m.type_line(
         "i=0; while [ $i -lt 100 ]; do echo row-$i; i=$((i+1)); done; echo needle-HERE; echo tail",
     );
     m.wait_text("needle-HERE");
@@ -239,9 +214,9 @@ fn copy_mode_searches_the_history_and_copies_the_selection() {
     m.send(b"v$y");
     m.wait_text("copied 6 characters");
     // Back to the live screen, typing reaches the shell again.
-    type_line(&mut m, "echo after-copy");
+    m.type_line("echo after-copy");
     m.wait_text("after-copy");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -254,7 +229,7 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
         march_testkit::Turn::text("The command said hello."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "run the greeting");
+    m.type_line("run the greeting");
     m.send(PREFIX);
     m.send(b"e");
     m.wait_text("commands · ");
@@ -263,7 +238,7 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
         t.lines().any(|l| l.starts_with("│name?"))
     });
     // The command waits for input: the user answers it in the agent shell pane.
-    type_line(&mut m, "bob");
+    m.type_line("bob");
     m.wait_text("hello bob");
     m.wait_text("✗ 3");
     m.wait_text("The command said hello.");
@@ -274,7 +249,7 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
         last.contains('3'),
         "the exit code reaches the model: {last}"
     );
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -282,10 +257,7 @@ fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     let h = harness();
     let mut m = start(&h);
     open_shell(&mut m);
-    type_line(
-        &mut m,
-        "timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))",
-    );
+    m.type_line("timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))");
     m.wait_text("alive-42");
     let status = std::fs::read_to_string(format!("/proc/{}/status", m.pid())).unwrap();
     let rss_kb: u64 = status
@@ -297,7 +269,7 @@ fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     assert!(rss_kb < 300 * 1024, "march grew to {rss_kb} KB");
     // Replies to queries in the noise may sit in the shell's input: Ctrl-U drops them.
     m.send(b"\x15");
-    type_line(&mut m, "echo still-$((2+3))");
+    m.type_line("echo still-$((2+3))");
     m.wait_text("still-5");
-    quit(&mut m);
+    m.quit();
 }

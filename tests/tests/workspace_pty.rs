@@ -8,7 +8,6 @@ mod acp_client;
 #[path = "support/pty.rs"]
 mod pty;
 
-use std::ffi::OsStr;
 use std::path::Path;
 
 use acp_client::{Harness, bash_call, write_call};
@@ -21,13 +20,7 @@ const ESC: &[u8] = b"\x1b";
 
 /// `march` in `project` at 120×40 with a clean environment: PATH, HOME and MARCH_HOME only.
 fn spawn_clean(project: &Path, home: &Path, march_home: &Path) -> PtyMarch {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("PATH", path.as_os_str()),
-        ("HOME", home.as_os_str()),
-        ("MARCH_HOME", march_home.as_os_str()),
-    ];
-    PtyMarch::spawn(&[], project, &env, 120, 40)
+    PtyMarch::spawn_clean(&[], project, home, march_home, &[])
 }
 
 fn start(h: &Harness) -> PtyMarch {
@@ -38,28 +31,17 @@ fn start(h: &Harness) -> PtyMarch {
     m
 }
 
-fn type_line(m: &mut PtyMarch, text: &str) {
-    m.send(text.as_bytes());
-    m.send(ENTER);
-}
-
-fn quit(m: &mut PtyMarch) {
-    m.send(PREFIX);
-    m.send(b"Q");
-    assert_eq!(m.wait_exit(), 0, "march exited with an error");
-}
-
 #[test]
 fn prompt_and_see_the_streamed_answer_then_quit_leaving_no_process() {
     let h = tokio_harness(vec![Turn::text("Hello from the **scripted** model.")]);
     let mut m = start(&h);
-    type_line(&mut m, "say hello");
+    m.type_line("say hello");
     let screen = m.wait_text("Hello from the scripted model.");
     assert!(screen.contains("say hello"), "{screen}");
     let pid = m.pid();
     let children = descendants(pid);
     assert!(!children.is_empty(), "no runner child");
-    quit(&mut m);
+    m.quit();
     // Dead children may stay zombies until whoever inherits them reaps them (in a container
     // without an init that may be never); only a live process is an orphan.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -87,7 +69,7 @@ fn split_and_prompt_two_agent_panes() {
         Turn::text("Second pane answer."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "one");
+    m.type_line("one");
     m.wait_text("First pane answer.");
     m.send(PREFIX);
     m.send(b"%");
@@ -95,7 +77,7 @@ fn split_and_prompt_two_agent_panes() {
     m.wait_for("a second agent pane, ready", |t| {
         t.matches("March · project").count() >= 2
     });
-    type_line(&mut m, "two");
+    m.type_line("two");
     let screen = m.wait_text("Second pane answer.");
     assert!(screen.contains("First pane answer."), "{screen}");
     // The key list opens over the panes and any key closes it.
@@ -107,7 +89,7 @@ fn split_and_prompt_two_agent_panes() {
     });
     m.send(b"x");
     m.wait_for("the key list to close", |t| !t.contains("any key closes"));
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -119,7 +101,7 @@ fn a_permission_is_granted_and_another_rejected_in_the_pane() {
         Turn::text("Understood."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "write granted");
+    m.type_line("write granted");
     m.wait_text("Allow once");
     m.send(b"a");
     m.wait_text("Wrote it.");
@@ -127,12 +109,12 @@ fn a_permission_is_granted_and_another_rejected_in_the_pane() {
         std::fs::read_to_string(h.project().join("granted.txt")).unwrap(),
         "yes"
     );
-    type_line(&mut m, "write rejected");
+    m.type_line("write rejected");
     m.wait_text("Allow once");
     m.send(b"r");
     m.wait_text("Understood.");
     assert!(!h.project().join("rejected.txt").exists());
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -147,30 +129,30 @@ fn esc_cancels_a_running_turn() {
     text.insert_str(0, "permission_mode = \"yolo\"\n");
     std::fs::write(&config, text).unwrap();
     let mut m = start(&h);
-    type_line(&mut m, "run something slow");
+    m.type_line("run something slow");
     m.wait_text("sleep 30");
     m.send(ESC);
     m.wait_text("Cancelled");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
 fn slash_model_switches_the_model_of_the_next_request() {
     let h = tokio_harness(vec![Turn::text("from m"), Turn::text("from n")]);
     let mut m = start(&h);
-    type_line(&mut m, "first");
+    m.type_line("first");
     m.wait_text("from m");
-    type_line(&mut m, "/model scripted/n");
+    m.type_line("/model scripted/n");
     m.wait_for("model n in the pane", |t| {
         t.contains("scripted/n") || t.contains(" n ")
     });
-    type_line(&mut m, "second");
+    m.type_line("second");
     m.wait_text("from n");
     let requests = h.server.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].model(), Some("m"));
     assert_eq!(requests[1].model(), Some("n"));
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -186,10 +168,10 @@ fn a_tiny_terminal_and_escape_sequences_do_no_harm() {
     m.wait_for("the full-size frame", |t| {
         t.contains("March · project") && t.contains("Message the agent")
     });
-    type_line(&mut m, "escape");
+    m.type_line("escape");
     let screen = m.wait_text("done");
     assert!(screen.contains("inert"), "{screen}");
-    quit(&mut m);
+    m.quit();
 }
 
 /// A harness (scripted server on its own runtime, kept alive by the harness's thread).
@@ -230,7 +212,7 @@ fn an_agent_that_exits_at_once_and_broken_files_leave_march_usable() {
     m.send(b"?");
     m.wait_text("any key closes");
     m.send(b"x");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -277,9 +259,9 @@ fn first_run_sets_up_a_server_by_url_then_the_agent_answers() {
         "{config}"
     );
     assert!(config.contains(&url), "{config}");
-    type_line(&mut m, "hello");
+    m.type_line("hello");
     m.wait_text("Set up and answering.");
-    quit(&mut m);
+    m.quit();
     drop(server);
 }
 
@@ -294,12 +276,12 @@ fn a_five_megabyte_single_line_answer_stays_usable() {
         Turn::text("Still responsive."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "flood me");
+    m.type_line("flood me");
     // The pane lays out the first 256 KB and says how much more there is.
     m.wait_text("more (copy the message to get all of it)");
-    type_line(&mut m, "again");
+    m.type_line("again");
     m.wait_text("Still responsive.");
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -310,17 +292,17 @@ fn resume_lists_the_projects_sessions_and_replays_the_chosen_one() {
         Turn::text("Back in the parser session."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "explain the parser");
+    m.type_line("explain the parser");
     m.wait_text("Answer about the parser.");
     // /new: a fresh session takes the pane's place.
-    type_line(&mut m, "/new");
+    m.type_line("/new");
     m.wait_for("an empty pane", |t| {
         !t.contains("Answer about the parser.") && t.contains("March · project")
     });
-    type_line(&mut m, "second topic");
+    m.type_line("second topic");
     m.wait_text("Answer in the second session.");
     // /resume alone lists both sessions by title.
-    type_line(&mut m, "/resume");
+    m.type_line("/resume");
     let screen = m.wait_for("the session list", |t| {
         t.contains("Resume a session")
             && t.contains("explain the parser")
@@ -332,7 +314,7 @@ fn resume_lists_the_projects_sessions_and_replays_the_chosen_one() {
     m.wait_for("the list to close", |t| !t.contains("Resume a session"));
     assert!(m.text().contains("Answer in the second session."));
     // /resume with words of a title opens that one, replayed from its file.
-    type_line(&mut m, "/resume parser");
+    m.type_line("/resume parser");
     let screen = m.wait_text("Answer about the parser.");
     assert!(
         !screen.contains("Answer in the second session."),
@@ -340,26 +322,19 @@ fn resume_lists_the_projects_sessions_and_replays_the_chosen_one() {
     );
     assert!(screen.contains("explain the parser"), "{screen}");
     // The resumed session goes on where it stopped.
-    type_line(&mut m, "and more");
+    m.type_line("and more");
     m.wait_text("Back in the parser session.");
     let requests = h.server.requests();
     let last = &requests.last().unwrap().raw_body;
     assert!(last.contains("explain the parser"), "{last}");
     assert!(!last.contains("second topic"), "{last}");
-    quit(&mut m);
+    m.quit();
 }
 
 /// `march ARGS` from `cwd` with the harness's clean environment.
 fn spawn_in(h: &Harness, cwd: &Path, args: &[&str]) -> PtyMarch {
-    let path = std::env::var_os("PATH").unwrap_or_default();
     let home = h.dir.path().join("home");
-    let march_home = h.march_home();
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("PATH", path.as_os_str()),
-        ("HOME", home.as_os_str()),
-        ("MARCH_HOME", march_home.as_os_str()),
-    ];
-    PtyMarch::spawn(args, cwd, &env, 120, 40)
+    PtyMarch::spawn_clean(args, cwd, &home, &h.march_home(), &[])
 }
 
 /// The live `march runner` child of `march` working in `project`.
@@ -401,7 +376,7 @@ fn two_projects_attention_crash_restart_and_restore() {
         t.contains("1:api") && t.contains("2:web")
     });
     m.wait_text("March · api");
-    type_line(&mut m, "hello api");
+    m.type_line("hello api");
     m.wait_text("Answer from api.");
 
     // Prompt the web project, then go back to api before its question arrives.
@@ -439,7 +414,7 @@ fn two_projects_attention_crash_restart_and_restore() {
     m.send(PREFIX);
     m.send(b"1");
     m.wait_text("Answer from api.");
-    type_line(&mut m, "stream please");
+    m.type_line("stream please");
     m.wait_text("Part one.");
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(web_runner as i32).unwrap(),
@@ -468,7 +443,7 @@ fn two_projects_attention_crash_restart_and_restore() {
     m.send(PREFIX);
     m.send(b"%");
     m.wait_for("two web panes", |t| t.matches("March · web").count() == 2);
-    quit(&mut m);
+    m.quit();
 
     // Started again on the same directories: tabs, the split and transcripts are back.
     let mut m = spawn_in(&h, &root, &["api", "web"]);
@@ -484,13 +459,13 @@ fn two_projects_attention_crash_restart_and_restore() {
     // A second march on the same workspace says so and does not save.
     let mut second = spawn_in(&h, &root, &["api", "web"]);
     second.wait_text("another march has this workspace open");
-    quit(&mut second);
-    quit(&mut m);
+    second.quit();
+    m.quit();
     // --fresh starts clean.
     let mut m = spawn_in(&h, &root, &["--fresh", "api", "web"]);
     m.wait_text("March · api");
     assert!(!m.text().contains("Part two done."));
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -513,7 +488,7 @@ fn an_agent_that_cannot_start_is_explained_in_the_supervisor() {
     });
     m.send(ESC);
     m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
-    quit(&mut m);
+    m.quit();
 }
 
 /// `march` in the harness's project, without waiting for an agent.
@@ -528,13 +503,13 @@ fn the_switcher_finds_saved_sessions_and_shows_them_here_or_in_a_split() {
         Turn::text("Beta answer."),
     ]);
     let mut m = start(&h);
-    type_line(&mut m, "alpha topic");
+    m.type_line("alpha topic");
     m.wait_text("Alpha answer.");
-    type_line(&mut m, "/new");
+    m.type_line("/new");
     m.wait_for("a fresh session", |t| {
         !t.contains("Alpha answer.") && t.contains("March · project")
     });
-    type_line(&mut m, "beta topic");
+    m.type_line("beta topic");
     m.wait_text("Beta answer.");
     // The first session was stopped with /new: the switcher finds it saved on disk.
     m.send(PREFIX);
@@ -569,7 +544,7 @@ fn the_switcher_finds_saved_sessions_and_shows_them_here_or_in_a_split() {
     m.wait_for("both sessions side by side", |t| {
         t.contains("Alpha answer.") && t.contains("Beta answer.") && !t.contains("Sessions ·")
     });
-    quit(&mut m);
+    m.quit();
 }
 
 /// Live `march runner` processes under `march`.
@@ -592,7 +567,7 @@ fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
     text.push_str("\n[workspace]\nstop_idle_after = 1\n");
     std::fs::write(&config, text).unwrap();
     let mut m = start(&h);
-    type_line(&mut m, "first topic");
+    m.type_line("first topic");
     m.wait_text("First answer.");
     // A second pane with its own session, then the first session shown there too: the
     // second session is out of sight.
@@ -625,7 +600,7 @@ fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
     m.send(b"\t");
     m.wait_text("Restarting the agent");
     // Typed while it starts, the prompt waits for it.
-    type_line(&mut m, "still there?");
+    m.type_line("still there?");
     m.wait_text("Back again.");
     assert_eq!(live_runners(pid), 2);
     // Closing its pane stops its runner at once.
@@ -639,7 +614,7 @@ fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    quit(&mut m);
+    m.quit();
 }
 
 #[test]
@@ -665,9 +640,9 @@ fn a_project_deleted_while_open_is_reported_and_march_stays_usable() {
     m.send(PREFIX);
     m.send(b"1");
     m.wait_text("March · keep");
-    type_line(&mut m, "are you there?");
+    m.type_line("are you there?");
     m.wait_text("Still here.");
-    quit(&mut m);
+    m.quit();
 }
 
 /// Whether the picker's first entry, right under the typed `other`, is the project `other`
@@ -716,5 +691,5 @@ fn the_project_picker_opens_a_neighbour_or_a_typed_path_in_a_tab() {
     m.wait_for("the other tab again", |t| {
         t.contains("March · other") && !t.contains("4:")
     });
-    quit(&mut m);
+    m.quit();
 }

@@ -138,6 +138,38 @@ impl PtyMarch {
         self.wait_for(&format!("`{needle}` on screen"), |t| t.contains(needle))
     }
 
+    /// `march ARGS` in `cwd` at 120×40 with a clean environment: PATH, HOME, MARCH_HOME and
+    /// `extra` only.
+    pub fn spawn_clean(
+        args: &[&str],
+        cwd: &Path,
+        home: &Path,
+        march_home: &Path,
+        extra: &[(&str, &std::ffi::OsStr)],
+    ) -> PtyMarch {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut env: Vec<(&str, &std::ffi::OsStr)> = vec![
+            ("PATH", path.as_os_str()),
+            ("HOME", home.as_os_str()),
+            ("MARCH_HOME", march_home.as_os_str()),
+        ];
+        env.extend_from_slice(extra);
+        PtyMarch::spawn(args, cwd, &env, 120, 40)
+    }
+
+    /// Types `text` and Enter.
+    pub fn type_line(&mut self, text: &str) {
+        self.send(text.as_bytes());
+        self.send(b"\r");
+    }
+
+    /// Quits with `Ctrl-a Q` and checks March exited cleanly.
+    pub fn quit(&mut self) {
+        self.send(b"\x01");
+        self.send(b"Q");
+        assert_eq!(self.wait_exit(), 0, "march exited with an error");
+    }
+
     /// Type `bytes` as the user would.
     pub fn send(&mut self, bytes: &[u8]) {
         self.writer
