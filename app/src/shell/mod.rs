@@ -221,8 +221,13 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     let changed = shell.terminal_event(event).await;
                     only_output &= !changed;
                     dirty |= changed;
-                    shell.persist();
-                    idle_check = shell.stop_idle();
+                    // Typing into a program changes no layout: no save (and no reading of
+                    // every shell's directory) on that path. A `cd` is saved with the next
+                    // change, and at quit.
+                    if changed {
+                        shell.persist();
+                        idle_check = shell.stop_idle();
+                    }
                 }
                 Some(Err(e)) => {
                     tracing::error!("terminal input failed: {e}");

@@ -415,11 +415,6 @@ impl ShellPane {
         }
     }
 
-    /// Whether the program asked for mouse reports.
-    pub fn wants_mouse(&self) -> bool {
-        self.lock().modes().mouse_reporting
-    }
-
     /// Tells the program the pane gained or lost focus, when it asked to know.
     pub fn focus(&mut self, focused: bool) {
         if self.lock().modes().focus_reports {

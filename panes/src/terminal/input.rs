@@ -5,18 +5,23 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::TermModes;
 
+/// The modifiers as bits, in the order every encoding here counts them: shift 1, alt 2,
+/// ctrl 4, super 8.
+fn modifier_bits(m: KeyModifiers) -> u8 {
+    [
+        (KeyModifiers::SHIFT, 1),
+        (KeyModifiers::ALT, 2),
+        (KeyModifiers::CONTROL, 4),
+        (KeyModifiers::SUPER, 8),
+    ]
+    .into_iter()
+    .filter(|(flag, _)| m.contains(*flag))
+    .fold(0, |bits, (_, bit)| bits | bit)
+}
+
 /// xterm's modifier parameter: 1 plus shift 1, alt 2, ctrl 4; `None` without modifiers.
 fn modifier_param(m: KeyModifiers) -> Option<u8> {
-    let mut p = 0;
-    if m.contains(KeyModifiers::SHIFT) {
-        p += 1;
-    }
-    if m.contains(KeyModifiers::ALT) {
-        p += 2;
-    }
-    if m.contains(KeyModifiers::CONTROL) {
-        p += 4;
-    }
+    let p = modifier_bits(m) & 7;
     (p > 0).then_some(p + 1)
 }
 
@@ -117,17 +122,7 @@ pub fn encode_key(key: KeyEvent, modes: &TermModes) -> Option<Vec<u8>> {
 /// Enter, Tab, Backspace with Shift). Other keys keep their legacy bytes, as the protocol's
 /// first level says.
 fn kitty_key(code: KeyCode, m: KeyModifiers) -> Option<Vec<u8>> {
-    let mut mods = 0u8;
-    for (flag, bit) in [
-        (KeyModifiers::SHIFT, 1),
-        (KeyModifiers::ALT, 2),
-        (KeyModifiers::CONTROL, 4),
-        (KeyModifiers::SUPER, 8),
-    ] {
-        if m.contains(flag) {
-            mods |= bit;
-        }
-    }
+    let mods = modifier_bits(m);
     let number = match code {
         KeyCode::Esc => 27,
         KeyCode::Enter | KeyCode::Tab | KeyCode::Backspace if mods == 0 => return None,
@@ -179,15 +174,8 @@ pub fn encode_mouse(
         MouseReport::WheelUp => 64,
         MouseReport::WheelDown => 65,
     };
-    if m.contains(KeyModifiers::SHIFT) {
-        button += 4;
-    }
-    if m.contains(KeyModifiers::ALT) {
-        button += 8;
-    }
-    if m.contains(KeyModifiers::CONTROL) {
-        button += 16;
-    }
+    // Shift 4, alt 8, ctrl 16.
+    button += u32::from(modifier_bits(m) & 7) << 2;
     let (x, y) = (u32::from(col) + 1, u32::from(row) + 1);
     if modes.sgr_mouse {
         let end = if matches!(event, MouseReport::Release(_)) {
