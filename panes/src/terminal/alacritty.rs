@@ -239,7 +239,10 @@ fn push_cell_text(cell: &alacritty_terminal::term::cell::Cell, text: &mut String
 fn grid_cell_into(cell: &alacritty_terminal::term::cell::Cell, out: &mut TermCell) {
     let flags = cell.flags;
     out.text.clear();
-    if !flags.intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER) {
+    if flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
+        // The last column of a row whose wide character went on to the next row: a blank.
+        out.text.push(' ');
+    } else if !flags.contains(Flags::WIDE_CHAR_SPACER) {
         out.text.push(cell.c);
         if let Some(marks) = cell.zerowidth() {
             out.text.extend(marks);

@@ -129,8 +129,10 @@ pub fn draw_rows(
                 style = style.patch(over);
             }
             if cell.text.is_empty() {
-                // The second column of a wide character: the buffer skips it when drawing.
-                target.set_symbol("");
+                // The second column of a wide character is skipped when the buffer is drawn;
+                // an empty cell anywhere else would shift the rest of the row on the screen.
+                let after_wide = x > 0 && cells.get(x - 1).is_some_and(|c| c.wide);
+                target.set_symbol(if after_wide { "" } else { " " });
             } else if cell.text.len() == 1 {
                 let b = cell.text.as_bytes()[0];
                 target.set_symbol(if b < 0x20 || b == 0x7f {

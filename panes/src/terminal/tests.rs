@@ -1,6 +1,7 @@
 //! The emulator against byte streams of the kinds real programs write.
 
 use super::*;
+use ratatui::buffer::Buffer;
 
 fn term(rows: u16, cols: u16) -> AlacrittyEmulator {
     AlacrittyEmulator::new(rows, cols, 1000)
@@ -195,4 +196,110 @@ fn scrollback_capped_by_lines_when_they_come_first() {
         500,
         "the line limit holds after a resize"
     );
+}
+
+#[test]
+fn a_wide_character_that_does_not_fit_leaves_a_blank_at_the_row_end() {
+    let mut t = term(3, 10);
+    t.feed("123456789日".as_bytes());
+    assert_eq!(t.cell(0, 9).text, " ");
+    assert_eq!(t.cell(1, 0).text, "日");
+}
+
+/// Collects what a ratatui backend writes.
+#[derive(Clone, Default)]
+struct Written(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Written {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Random bytes (invalid UTF-8, controls, wide and combining characters, wide characters
+/// at the row end) drawn between two borders and sent through ratatui's terminal backend:
+/// an outer terminal shows every cell where March put it, frame after frame.
+#[test]
+fn random_output_reaches_the_outer_terminal_cell_for_cell() {
+    use ratatui::Terminal;
+    use ratatui::backend::CrosstermBackend;
+    use ratatui::layout::Rect;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut random = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 24) as u8
+    };
+    let palette = TermPalette::new(&crate::theme::Theme::default());
+    let (rows, cols) = (20u16, 42u16);
+    for round in 0..40 {
+        let mut t = term(rows, cols - 2);
+        let written = Written::default();
+        let viewport = ratatui::Viewport::Fixed(Rect::new(0, 0, cols, rows));
+        let mut terminal = Terminal::with_options(
+            CrosstermBackend::new(written.clone()),
+            ratatui::TerminalOptions { viewport },
+        )
+        .unwrap();
+        let mut outer = vt100::Parser::new(rows, cols, 0);
+        let mut drawn = Buffer::empty(Rect::new(0, 0, cols, rows));
+        for frame in 0..20 {
+            let noise: Vec<u8> = (0..2000).map(|_| random()).collect();
+            t.feed(&noise);
+            // A reset now and then, so the noise is also seen in the normal modes.
+            if frame % 2 == 0 {
+                t.feed(b"\x1bc");
+                let noise: Vec<u8> = (0..300).map(|_| random()).collect();
+                t.feed(&noise);
+            }
+            terminal
+                .draw(|f| {
+                    let buf = f.buffer_mut();
+                    draw_screen(
+                        &t,
+                        Rect::new(1, 0, cols - 2, rows),
+                        buf,
+                        &palette,
+                        &|_, _| None,
+                    );
+                    for y in 0..rows {
+                        buf[(0, y)].set_symbol("│");
+                        buf[(cols - 1, y)].set_symbol("│");
+                    }
+                    drawn = buf.clone();
+                })
+                .unwrap();
+            let bytes = std::mem::take(&mut *written.0.lock().unwrap());
+            // vt100 drops U+FFFD where a terminal shows it: a stand-in of the same width.
+            let bytes = String::from_utf8(bytes).unwrap().replace('\u{fffd}', "?");
+            outer.process(bytes.as_bytes());
+            for y in 0..rows {
+                let shown: Vec<String> = (0..cols)
+                    .map(|x| {
+                        outer
+                            .screen()
+                            .cell(y, x)
+                            .map(|c| c.contents().to_string())
+                            .unwrap_or_default()
+                    })
+                    .collect();
+                let meant: Vec<String> = (0..cols)
+                    .map(|x| drawn[(x, y)].symbol().replace('\u{fffd}', "?"))
+                    .collect();
+                let same = shown
+                    .iter()
+                    .zip(&meant)
+                    .all(|(s, m)| s == m || (s.is_empty() && m == " "));
+                assert!(
+                    same,
+                    "round {round} frame {frame} row {y}:\n{shown:?}\n{meant:?}"
+                );
+            }
+        }
+    }
 }

@@ -80,6 +80,7 @@ impl PtyMarch {
             let mut buf = [0u8; 8192];
             // An OSC sequence cut by a read boundary, kept until its end arrives.
             let mut pending: Vec<u8> = Vec::new();
+            let mut carry: Vec<u8> = Vec::new();
             loop {
                 let n = match reader.read(&mut buf) {
                     Ok(0) | Err(_) => 0,
@@ -91,7 +92,9 @@ impl PtyMarch {
                     feed.changed.notify_all();
                     return;
                 }
-                guard.0.process(&buf[..n]);
+                guard
+                    .0
+                    .process(&stand_in_replacements(&mut carry, &buf[..n]));
                 record_signals(&buf[..n], &mut pending, &feed.signals);
                 feed.changed.notify_all();
             }
@@ -289,5 +292,31 @@ pub fn descendants(pid: u32) -> Vec<u32> {
             frontier.push(*child);
         }
     }
+    out
+}
+
+/// The bytes to give `vt100`, with U+FFFD as `?`: `vt100` drops the replacement character
+/// where a terminal shows it in one column. `carry` keeps the start of one cut by a read.
+fn stand_in_replacements(carry: &mut Vec<u8>, bytes: &[u8]) -> Vec<u8> {
+    const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
+    let mut all = std::mem::take(carry);
+    all.extend_from_slice(bytes);
+    let keep = (1..REPLACEMENT.len())
+        .rev()
+        .find(|&k| all.len() >= k && all.ends_with(&REPLACEMENT[..k]))
+        .unwrap_or(0);
+    carry.extend_from_slice(&all[all.len() - keep..]);
+    all.truncate(all.len() - keep);
+    let mut out = Vec::with_capacity(all.len());
+    let mut rest = all.as_slice();
+    while let Some(at) = rest
+        .windows(REPLACEMENT.len())
+        .position(|w| w == REPLACEMENT)
+    {
+        out.extend_from_slice(&rest[..at]);
+        out.push(b'?');
+        rest = &rest[at + REPLACEMENT.len()..];
+    }
+    out.extend_from_slice(rest);
     out
 }
