@@ -3,8 +3,8 @@
 
 use march_panes::highlight::Highlighter;
 use march_panes::theme::Theme;
-use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
 
 use super::hints;
 use super::supervisor::SupervisorView;
@@ -29,22 +29,21 @@ pub(super) struct Overlays<'a> {
     pub list: Option<&'a Switcher>,
 }
 
-/// Draw the workspace into `frame`.
+/// Draws the workspace into `buf` (all of it); where the cursor goes.
 pub(super) fn draw(
-    frame: &mut Frame<'_>,
+    buf: &mut Buffer,
     ws: &mut Workspace,
     theme: &Theme,
     highlighter: &Highlighter,
     overlays: &Overlays<'_>,
-) {
-    let area = frame.area();
+) -> Option<Position> {
+    let area = buf.area;
     // Nothing fits: draw nothing rather than something broken.
     if area.height < 2 || area.width < 2 {
-        return;
+        return None;
     }
     let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
     let bar = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-    let buf = frame.buffer_mut();
     ws.render(panes, buf, theme, highlighter);
     let ctx = StatusContext {
         prefix_pending: overlays.prefix_pending,
@@ -66,8 +65,14 @@ pub(super) fn draw(
         );
     }
     if overlays.supervisor.is_some() || overlays.list.is_some() {
-        return;
+        return None;
     }
+    cursor(ws)
+}
+
+/// Where the cursor goes when no list or overlay covers the panes: the focused shell's
+/// program's cursor, or the focused agent pane's input cursor.
+pub(super) fn cursor(ws: &Workspace) -> Option<Position> {
     let focused = ws.focused();
     let cursor = match ws.shell(focused) {
         Some(shell) => shell.pane.cursor_position(),
@@ -76,9 +81,7 @@ pub(super) fn draw(
             None => s.view.cursor_position(),
         }),
     };
-    if let Some((x, y)) = cursor {
-        frame.set_cursor_position((x, y));
-    }
+    cursor.map(|(x, y)| Position::new(x, y))
 }
 
 #[cfg(test)]
@@ -115,11 +118,24 @@ mod tests {
         )
     }
 
+    /// [`draw`] in a ratatui frame.
+    fn test_draw(
+        f: &mut ratatui::Frame<'_>,
+        ws: &mut Workspace,
+        theme: &Theme,
+        hl: &Highlighter,
+        overlays: &Overlays<'_>,
+    ) {
+        if let Some(at) = draw(f.buffer_mut(), ws, theme, hl, overlays) {
+            f.set_cursor_position(at);
+        }
+    }
+
     fn render(ws: &mut Workspace, overlays: &Overlays<'_>, theme: &Theme) -> Terminal<TestBackend> {
         let mut terminal = Terminal::new(TestBackend::new(100, 24)).unwrap();
         let hl = Highlighter::new();
         terminal
-            .draw(|f| draw(f, ws, theme, &hl, overlays))
+            .draw(|f| test_draw(f, ws, theme, &hl, overlays))
             .unwrap();
         terminal
     }
@@ -363,7 +379,7 @@ mod tests {
                 list: None,
             };
             terminal
-                .draw(|f| draw(f, &mut ws, &theme, &hl, &overlays))
+                .draw(|f| test_draw(f, &mut ws, &theme, &hl, &overlays))
                 .unwrap();
         }
     }

@@ -8,7 +8,9 @@
 mod commands;
 mod frame;
 mod hints;
+mod input;
 mod projects;
+mod screen;
 mod supervisor;
 mod switch;
 pub mod terminal;
@@ -19,27 +21,27 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use crossterm::cursor::SetCursorStyle;
-use crossterm::event::{Event, EventStream, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
 use crossterm::execute;
-use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
-use futures_util::StreamExt;
 use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
 use march_panes::shell::ShellKey;
 use march_panes::terminal::CursorShape;
 use march_panes::theme::{Theme, load_theme};
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
+use crate::workspace::layout::PaneId;
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
+use input::TerminalInput;
 use projects::ProjectPicker;
+use screen::Screen;
 use supervisor::{SupervisorAction, SupervisorView};
 use switch::SessionSwitcher;
 use terminal::TerminalGuard;
@@ -174,7 +176,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
     // No `clear()`: it asks the terminal where the cursor is, which some never answer; the
     // alternate screen starts empty and the first frame draws every cell.
-    let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut screen: Out = Screen::new(io::BufWriter::with_capacity(1 << 16, io::stdout()));
     let mut shell = Shell {
         ws: workspace,
         store,
@@ -198,10 +200,13 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         cursor_shape: None,
         quit: false,
     };
-    let mut input = EventStream::new();
+    let mut input = TerminalInput::new();
     // When to look for idle background sessions whose runners may stop.
     let mut idle_check: Option<tokio::time::Instant> = None;
-    let mut dirty = true;
+    let mut redraw = Redraw {
+        full: true,
+        shells: Vec::new(),
+    };
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
     // Whether what waits to be drawn is shells' output alone.
     let mut only_output = false;
@@ -211,7 +216,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         } else {
             FRAME_INTERVAL
         };
-        let next_frame = dirty.then(|| tokio::time::Instant::from_std(last_frame + interval));
+        let next_frame = redraw
+            .due()
+            .then(|| tokio::time::Instant::from_std(last_frame + interval));
         tokio::select! {
             biased;
             event = input.next() => match event {
@@ -220,7 +227,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     // the program answers (its echo is drawn at once).
                     let changed = shell.terminal_event(event).await;
                     only_output &= !changed;
-                    dirty |= changed;
+                    redraw.full |= changed;
                     // Typing into a program changes no layout: no save (and no reading of
                     // every shell's directory) on that path. A `cd` is saved with the next
                     // change, and at quit.
@@ -237,8 +244,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             },
             // A due frame goes before more events, so a flood of them cannot hold it back.
             () = sleep_until(next_frame), if next_frame.is_some() => {
-                shell.draw(&mut terminal)?;
-                dirty = false;
+                shell.draw(&mut screen, &mut redraw)?;
                 only_output = false;
                 last_frame = Instant::now();
             }
@@ -253,7 +259,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     structural |= !matches!(event, AgentEvent::Update(_));
                     let changed = shell.ws.agent_event(key, event);
                     only_output &= !changed;
-                    dirty |= changed;
+                    redraw.full |= changed;
                     handled += 1;
                     if handled < EVENT_BATCH {
                         next = agent_events.try_recv().ok();
@@ -280,10 +286,16 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                             (shell.ws.terminal_notice(serial, notice), ShellRequest::None)
                         }
                     };
-                    if changed && !dirty {
+                    if changed && !redraw.due() {
                         only_output = true;
                     }
-                    dirty |= changed;
+                    if changed {
+                        match source {
+                            // Its rows alone, when nothing else changed with them.
+                            ShellSource::Pane(id) => redraw.shell(id),
+                            ShellSource::Terminal(_) => redraw.full = true,
+                        }
+                    }
                     urgent |= changed && shell.echo_due(source);
                     shell.shell_request(request);
                     handled += 1;
@@ -295,8 +307,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     // An echo of what the user typed: drawn now, not at the next tick (a
                     // timer would add up to a millisecond of its own granularity).
                     shell.typed_to_shell = None;
-                    shell.draw(&mut terminal)?;
-                    dirty = false;
+                    shell.draw(&mut screen, &mut redraw)?;
                     last_frame = Instant::now();
                 }
                 if shell.ws.pane_count() != panes_before {
@@ -306,7 +317,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
-                dirty = true;
+                redraw.full = true;
             }
         }
     }
@@ -315,7 +326,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         stats.write();
     }
     shell.ws.shutdown().await;
-    drop(terminal);
+    drop(screen);
     drop(guard);
     Ok(())
 }
@@ -354,6 +365,37 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
                 "default_agent = \"{name}\" names no [agents.{name}] table in config.toml"
             ),
         },
+    }
+}
+
+/// The terminal March draws on.
+type Out = Screen<io::BufWriter<io::Stdout>>;
+
+/// What waits to be drawn.
+struct Redraw {
+    /// Something besides shells' output changed: a whole frame.
+    full: bool,
+    /// Shell panes whose programs wrote output since the last frame.
+    shells: Vec<PaneId>,
+}
+
+impl Redraw {
+    /// Whether anything waits.
+    fn due(&self) -> bool {
+        self.full || !self.shells.is_empty()
+    }
+
+    /// Shell pane `id` has output to draw.
+    fn shell(&mut self, id: PaneId) {
+        if !self.shells.contains(&id) {
+            self.shells.push(id);
+        }
+    }
+
+    /// Everything waiting was drawn.
+    fn done(&mut self) {
+        self.full = false;
+        self.shells.clear();
     }
 }
 
@@ -396,12 +438,15 @@ fn thread_cpu() -> Duration {
 }
 
 impl Shell {
-    fn draw(&mut self, terminal: &mut Terminal<CrosstermBackend<io::Stdout>>) -> io::Result<()> {
+    /// Draws what changed: the rows programs wrote in shell panes `shells` when that is all
+    /// (and no overlay covers the panes), else a whole frame.
+    fn draw(&mut self, screen: &mut Out, redraw: &mut Redraw) -> io::Result<()> {
         let timed = self
             .frame_stats
             .is_some()
             .then(|| (Instant::now(), thread_cpu()));
-        let result = self.draw_frame(terminal);
+        let result = self.draw_frame(screen, redraw);
+        redraw.done();
         if let (Some((wall, cpu)), Some(stats)) = (timed, self.frame_stats.as_mut()) {
             let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
             stats.frames.push((
@@ -412,26 +457,43 @@ impl Shell {
         result
     }
 
-    fn draw_frame(
-        &mut self,
-        terminal: &mut Terminal<CrosstermBackend<io::Stdout>>,
-    ) -> io::Result<()> {
-        execute!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
-        let overlays = frame::Overlays {
-            keymap: &self.keymap,
-            prefix_pending: self.dispatcher.prefix_pending(),
-            help: self.help,
-            message: self.message.clone(),
-            supervisor: self.supervisor.as_ref(),
-            list: self
-                .projects
-                .as_ref()
-                .map(|p| &p.view)
-                .or(self.switcher.as_ref().map(|s| &s.view)),
-        };
-        let drawn = terminal
-            .draw(|f| frame::draw(f, &mut self.ws, &self.theme, &self.highlighter, &overlays))
-            .map(drop);
+    fn draw_frame(&mut self, screen: &mut Out, redraw: &Redraw) -> io::Result<()> {
+        let covered = self.help
+            || self.dispatcher.prefix_pending()
+            || self.supervisor.is_some()
+            || self.switcher.is_some()
+            || self.projects.is_some();
+        let screen_cursor = screen.cursor();
+        let patched = !redraw.full
+            && !covered
+            && screen.patch(|buf| {
+                let areas = self
+                    .ws
+                    .render_shell_rows(&redraw.shells, buf, &self.theme)?;
+                let cursor = match self.ws.focused_shell() {
+                    Some(_) => frame::cursor(&self.ws),
+                    None => screen_cursor,
+                };
+                Some((areas, cursor))
+            })?;
+        if !patched {
+            let overlays = frame::Overlays {
+                keymap: &self.keymap,
+                prefix_pending: self.dispatcher.prefix_pending(),
+                help: self.help,
+                message: self.message.clone(),
+                supervisor: self.supervisor.as_ref(),
+                list: self
+                    .projects
+                    .as_ref()
+                    .map(|p| &p.view)
+                    .or(self.switcher.as_ref().map(|s| &s.view)),
+            };
+            let (cols, rows) = crossterm::terminal::size()?;
+            screen.frame(Rect::new(0, 0, cols, rows), |buf| {
+                frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
+            })?;
+        }
         // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
         let shape = self.ws.focused_shell().map(|p| p.cursor_shape());
         if shape != self.cursor_shape {
@@ -442,11 +504,9 @@ impl Shell {
                 Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
                 Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
             };
-            execute!(terminal.backend_mut(), style)?;
+            execute!(io::stdout(), style)?;
         }
-        let ended = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
-        drawn?;
-        ended
+        Ok(())
     }
 
     /// Handles a terminal event; whether the screen may have changed.

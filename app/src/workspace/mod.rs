@@ -122,6 +122,8 @@ pub struct Workspace {
     panes: BTreeMap<PaneId, SessionKey>,
     /// The shell panes.
     shells: BTreeMap<PaneId, ShellSlot>,
+    /// The shell panes the last frame drew.
+    shells_on_screen: Vec<PaneId>,
     /// Agent shell panes: which session's commands each shows.
     agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
     /// Commands agents run in terminals March owns, oldest first.
@@ -162,6 +164,7 @@ impl Workspace {
             active: 0,
             panes: BTreeMap::new(),
             shells: BTreeMap::new(),
+            shells_on_screen: Vec::new(),
             agent_shells: BTreeMap::new(),
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
@@ -447,8 +450,10 @@ impl Workspace {
         let mut rects = self.tab().layout.rects(area);
         // A session shown twice keeps the cursor of its focused pane: draw that one last.
         rects.sort_by_key(|(id, _)| *id == focused);
+        self.shells_on_screen.clear();
         for (id, rect) in rects {
             if let Some(shell) = self.shells.get_mut(&id) {
+                self.shells_on_screen.push(id);
                 let title = shell.pane.border_title(&project_name(&shell.project));
                 shell.pane.render(rect, buf, theme, &title, id == focused);
                 continue;

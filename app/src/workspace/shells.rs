@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use march_core::config::{SearchCaseName, ShellConfig, ShellExit};
 use march_panes::shell::{SearchCase, ShellNotice, ShellPane, ShellSpec, Wake};
+use march_panes::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 
 use super::layout::{Axis, PaneId};
 use super::{ShellRequest, Workspace};
@@ -138,6 +141,23 @@ impl Workspace {
         }
         let visible = notice == ShellNotice::Exited || self.tab().layout.contains(id);
         (visible, request)
+    }
+
+    /// Draws again the rows programs changed in shell panes `ids` (those not on screen are
+    /// skipped), into `buf` where the last frame drew them: the areas drawn, or `None` when
+    /// a whole frame is needed (a pane closed, or something besides its rows changed).
+    pub fn render_shell_rows(
+        &mut self,
+        ids: &[PaneId],
+        buf: &mut Buffer,
+        theme: &Theme,
+    ) -> Option<Vec<Rect>> {
+        let mut areas = Vec::new();
+        for id in ids.iter().filter(|id| self.shells_on_screen.contains(id)) {
+            let slot = self.shells.get_mut(id)?;
+            areas.extend(slot.pane.render_changed_rows(buf, theme)?);
+        }
+        Some(areas)
     }
 
     /// Hangs up the shell of pane `id` (closed): its programs get SIGHUP, and are killed

@@ -147,6 +147,8 @@ pub struct ShellPane {
     last_dir: std::sync::Mutex<Option<PathBuf>>,
     /// The screen as last drawn, so a frame redraws only the rows that changed.
     drawn: Option<Buffer>,
+    /// The program's title when the border was last drawn.
+    title_drawn: Option<String>,
 }
 
 impl std::fmt::Debug for ShellPane {
@@ -189,6 +191,7 @@ impl ShellPane {
             exit: None,
             last_dir: std::sync::Mutex::new(None),
             drawn: None,
+            title_drawn: None,
         };
         pane.start()?;
         Ok(pane)
@@ -362,7 +365,7 @@ impl ShellPane {
 
     /// Sends raw bytes to the program; false when it is gone.
     pub fn write(&mut self, bytes: Vec<u8>) -> bool {
-        match &self.pty {
+        match &mut self.pty {
             Some(pty) if self.exited.is_none() => {
                 pty.write(bytes);
                 true
@@ -474,6 +477,8 @@ impl ShellPane {
         title: &str,
         focused: bool,
     ) {
+        let program_title = self.lock().title().map(String::from);
+        self.title_drawn = program_title;
         let title = truncate(title, usize::from(rect.width.saturating_sub(4)));
         let block = pane_block(&title, focused, theme);
         let inner = block.inner(rect);
@@ -581,6 +586,52 @@ impl ShellPane {
         }
     }
 
+    /// Draws again the rows the program changed since the pane was last drawn, into `buf`
+    /// where the pane was last drawn, when nothing else about the pane changed: the areas
+    /// drawn. `None` when the pane must be drawn whole, with its border (copy mode, a view
+    /// into the history, a new title, a new theme, an exit, never drawn).
+    pub fn render_changed_rows(&mut self, buf: &mut Buffer, theme: &Theme) -> Option<Vec<Rect>> {
+        let inner = self.screen;
+        let local = Rect::new(0, 0, inner.width, inner.height);
+        let palette = match &self.palette {
+            Some((name, palette)) if *name == theme.name => palette.clone(),
+            _ => return None,
+        };
+        if self.copy.is_some()
+            || self.exited.is_some()
+            || inner.area() == 0
+            || !self.drawn.as_ref().is_some_and(|d| d.area == local)
+        {
+            return None;
+        }
+        let mut term = self.term.lock();
+        if term.scroll_offset() > 0 || term.title() != self.title_drawn.as_deref() {
+            return None;
+        }
+        self.mark_drawn();
+        let drawn = self.drawn.as_mut()?;
+        let rows: Vec<u16> = match term.take_damage() {
+            Damage::Rows(rows) => {
+                draw_rows(&**term, local, drawn, &palette, &|_, _| None, &|y| {
+                    rows.contains(&y)
+                });
+                rows.into_iter().filter(|&y| y < inner.height).collect()
+            }
+            Damage::Full => {
+                draw_screen(&**term, local, drawn, &palette, &|_, _| None);
+                (0..inner.height).collect()
+            }
+        };
+        let areas: Vec<Rect> = rows
+            .iter()
+            .map(|&y| Rect::new(inner.x, inner.y + y, inner.width, 1))
+            .collect();
+        for &y in &rows {
+            copy_row(drawn, y, buf, inner);
+        }
+        Some(areas)
+    }
+
     /// Where the terminal's cursor goes when this pane is focused: the program's cursor,
     /// unless it hid it or the view is scrolled back.
     pub fn cursor_position(&self) -> Option<(u16, u16)> {
@@ -611,13 +662,21 @@ impl ShellPane {
 
 /// Copies `from` (a buffer at the origin) into `to` at `at`.
 fn copy_rows(from: &Buffer, to: &mut Buffer, at: Rect) {
-    let at = at.intersection(to.area);
-    let width = usize::from(at.width.min(from.area.width));
     for y in 0..at.height.min(from.area.height) {
-        let src = from.index_of(0, y);
-        let dst = to.index_of(at.x, at.y + y);
-        to.content[dst..dst + width].clone_from_slice(&from.content[src..src + width]);
+        copy_row(from, y, to, at);
     }
+}
+
+/// Copies row `y` of `from` (a buffer at the origin) into `to` at `at`.
+fn copy_row(from: &Buffer, y: u16, to: &mut Buffer, at: Rect) {
+    let at = at.intersection(to.area);
+    if y >= at.height.min(from.area.height) {
+        return;
+    }
+    let width = usize::from(at.width.min(from.area.width));
+    let src = from.index_of(0, y);
+    let dst = to.index_of(at.x, at.y + y);
+    to.content[dst..dst + width].clone_from_slice(&from.content[src..src + width]);
 }
 
 impl Drop for ShellPane {

@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -43,10 +43,39 @@ impl ExitInfo {
 /// Bytes read from the PTY at once.
 const READ_SIZE: usize = 64 * 1024;
 
+/// Input written from the caller's thread at most, when nothing waits before it and the
+/// PTY takes it now: a keystroke need not wake the writer thread.
+const DIRECT_INPUT: usize = 64;
+
+/// Input on its way to the program: queued for the writer thread, which counts down what
+/// it has not written yet.
+#[derive(Clone)]
+struct InputQueue {
+    tx: mpsc::Sender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl InputQueue {
+    fn send(&self, bytes: Vec<u8>) {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        if self.tx.send(bytes).is_err() {
+            // The program is gone; input to it is moot.
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Nothing is waiting to be written.
+    fn idle(&self) -> bool {
+        self.queued.load(Ordering::Acquire) == 0
+    }
+}
+
 /// A running program on a PTY.
 pub(crate) struct Pty {
     master: Box<dyn MasterPty + Send>,
-    input: mpsc::Sender<Vec<u8>>,
+    input: InputQueue,
+    /// The PTY, written directly for small input (see [`DIRECT_INPUT`]).
+    direct: Option<filedescriptor::FileDescriptor>,
     pid: Option<i32>,
     exit: Arc<Mutex<Option<ExitInfo>>>,
 }
@@ -102,8 +131,21 @@ impl Pty {
             .master
             .take_writer()
             .map_err(|e| ShellError::Pty(e.to_string()))?;
-        let (input, input_rx) = mpsc::channel::<Vec<u8>>();
-        spawn_thread("march-pty-write", move || write_loop(writer, &input_rx))?;
+        let (tx, input_rx) = mpsc::channel::<Vec<u8>>();
+        let input = InputQueue {
+            tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+        };
+        {
+            let queued = input.queued.clone();
+            spawn_thread("march-pty-write", move || {
+                write_loop(writer, &input_rx, &queued);
+            })?;
+        }
+        let direct = pair
+            .master
+            .as_raw_fd()
+            .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
         // Told when the reader has read everything (every holder of the terminal closed it).
         let (drained, drained_rx) = mpsc::channel::<()>();
         {
@@ -143,6 +185,7 @@ impl Pty {
         Ok(Pty {
             master: pair.master,
             input,
+            direct,
             pid,
             exit,
         })
@@ -150,11 +193,27 @@ impl Pty {
 
     /// Queues `bytes` for the program (written by the writer thread, so a program that
     /// does not read never blocks the caller).
-    pub(crate) fn write(&self, bytes: Vec<u8>) {
-        if !bytes.is_empty() {
-            // A closed channel means the program is gone; input to it is moot.
-            let _ = self.input.send(bytes);
+    pub(crate) fn write(&mut self, bytes: Vec<u8>) {
+        if bytes.is_empty() {
+            return;
         }
+        // A keystroke goes straight in when it cannot block: nothing queued before it, and
+        // the PTY has room now (a program that stopped reading fills it, and then the
+        // writer thread waits instead of the caller).
+        if bytes.len() <= DIRECT_INPUT
+            && self.input.idle()
+            && let Some(direct) = self.direct.as_mut()
+            && writable_now(direct)
+        {
+            match direct.write(&bytes) {
+                Ok(n) if n == bytes.len() => return,
+                Ok(n) => return self.input.send(bytes[n..].to_vec()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The program is gone; input to it is moot.
+                Err(_) => return,
+            }
+        }
+        self.input.send(bytes);
     }
 
     /// Tells the program its new size (SIGWINCH).
@@ -236,24 +295,38 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), She
         .map_err(|e| ShellError::Pty(format!("cannot start a thread: {e}")))
 }
 
-fn write_loop(mut writer: Box<dyn Write + Send>, input: &mpsc::Receiver<Vec<u8>>) {
+fn write_loop(
+    mut writer: Box<dyn Write + Send>,
+    input: &mpsc::Receiver<Vec<u8>>,
+    queued: &AtomicUsize,
+) {
     while let Ok(bytes) = input.recv() {
-        if writer
-            .write_all(&bytes)
-            .and_then(|()| writer.flush())
-            .is_err()
-        {
+        let written = writer.write_all(&bytes).and_then(|()| writer.flush());
+        queued.fetch_sub(1, Ordering::AcqRel);
+        if written.is_err() {
             // The program is gone; what is left to write goes nowhere.
             return;
         }
     }
 }
 
+/// Whether `fd` takes a write without waiting.
+fn writable_now(fd: &filedescriptor::FileDescriptor) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut poll = [filedescriptor::pollfd {
+        fd: fd.as_raw_fd(),
+        events: filedescriptor::POLLOUT,
+        revents: 0,
+    }];
+    filedescriptor::poll(&mut poll, Some(Duration::ZERO)).is_ok_and(|n| n == 1)
+        && poll[0].revents & filedescriptor::POLLOUT != 0
+}
+
 fn read_loop(
     mut reader: Box<dyn Read + Send>,
     term: &SharedTerminal,
     pending: &AtomicBool,
-    input: &mpsc::Sender<Vec<u8>>,
+    input: &InputQueue,
     wake: &Wake,
 ) {
     let mut buf = vec![0u8; READ_SIZE];
@@ -271,7 +344,7 @@ fn read_loop(
             term.take_replies()
         };
         if !replies.is_empty() {
-            let _ = input.send(replies);
+            input.send(replies);
         }
         if !pending.swap(true, Ordering::AcqRel) {
             wake(ShellNotice::Output);

@@ -1,6 +1,8 @@
 //! Drawing an emulator's screen into a ratatui buffer: the colours a program chose, with the
 //! 16 ANSI colours and the defaults taken from the theme.
 
+use std::cell::RefCell;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -86,13 +88,32 @@ pub fn draw_rows(
     mark: &dyn Fn(u16, u16) -> Option<Style>,
     which: &dyn Fn(u16) -> bool,
 ) {
-    let (rows, cols) = term.size();
+    ROW.with_borrow_mut(|cells| {
+        draw_rows_with(term, area, buf, palette, mark, which, cells);
+    });
+}
+
+thread_local! {
+    /// A row's cells, kept from one draw to the next: at 200 columns they take 11 KiB,
+    /// whose allocation per frame (with one string per cell) showed in the cost of an echo.
+    static ROW: RefCell<Vec<TermCell>> = const { RefCell::new(Vec::new()) };
+}
+
+fn draw_rows_with(
+    term: &dyn TerminalEmulator,
+    area: Rect,
+    buf: &mut Buffer,
+    palette: &TermPalette,
+    mark: &dyn Fn(u16, u16) -> Option<Style>,
+    which: &dyn Fn(u16) -> bool,
+    cells: &mut Vec<TermCell>,
+) {
+    let (rows, _) = term.size();
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
     }
     let blank = Style::default().fg(palette.fg).bg(palette.bg);
-    let mut cells: Vec<TermCell> = Vec::with_capacity(usize::from(cols));
     // Neighbouring cells mostly look alike: their style is worked out once.
     let mut last: Option<(TermCell, Style)> = None;
     let width = usize::from(area.width);
@@ -109,7 +130,7 @@ pub fn draw_rows(
             }
             continue;
         }
-        term.row_into(y, &mut cells);
+        term.row_into(y, cells);
         for (x, target) in targets.iter_mut().enumerate() {
             let Some(cell) = cells.get(x) else {
                 target.reset();

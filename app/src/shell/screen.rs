@@ -1,0 +1,329 @@
+//! What the outer terminal shows, kept as a buffer, and the two ways it changes: a whole
+//! frame (everything drawn again, only the differences written) and a patch (some rows of
+//! some panes drawn again, compared and written on their own: a shell's echo costs the rows
+//! it changed, not the 10,000 cells of a full-screen frame).
+//!
+//! ratatui's `Terminal` has the first only: it keeps no buffer of what is shown that the app
+//! may change outside a whole frame.
+
+use std::io::{self, Write};
+
+use crossterm::queue;
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use ratatui::backend::{Backend, ClearType, CrosstermBackend};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+
+/// The outer terminal: what it shows and the writer to it.
+pub struct Screen<W: Write> {
+    backend: CrosstermBackend<W>,
+    /// What the terminal shows.
+    shown: Buffer,
+    /// Where the next frame or patch is drawn; between two of them, stale.
+    next: Buffer,
+    /// Where the cursor was left visible, or `None` when hidden.
+    cursor: Option<Position>,
+    /// Cells a patch writes, as (x, y).
+    changed: Vec<(u16, u16)>,
+    /// Copies of a patched area as shown and as drawn, to compare.
+    area_shown: Buffer,
+    area_next: Buffer,
+}
+
+impl<W: Write> Screen<W> {
+    /// A screen on `writer`, its size asked of the terminal at the first frame.
+    pub fn new(writer: W) -> Screen<W> {
+        Screen {
+            backend: CrosstermBackend::new(writer),
+            shown: Buffer::empty(Rect::default()),
+            next: Buffer::empty(Rect::default()),
+            cursor: None,
+            changed: Vec::new(),
+            area_shown: Buffer::empty(Rect::default()),
+            area_next: Buffer::empty(Rect::default()),
+        }
+    }
+
+    /// Draws a whole frame of `size` (the terminal's size, asked by the caller): `draw`
+    /// fills the buffer and says where the cursor goes; what differs from the screen is
+    /// written.
+    pub fn frame(
+        &mut self,
+        size: Rect,
+        draw: impl FnOnce(&mut Buffer) -> Option<Position>,
+    ) -> io::Result<()> {
+        queue!(self.backend, BeginSynchronizedUpdate)?;
+        if self.shown.area != size {
+            // Everything is written again: what the terminal kept after a resize is unknown.
+            self.shown = Buffer::empty(size);
+            self.next = Buffer::empty(size);
+            self.backend.clear_region(ClearType::All)?;
+            self.cursor = None;
+            self.backend.hide_cursor()?;
+        } else {
+            self.next.reset();
+        }
+        let cursor = draw(&mut self.next);
+        let updates = self.shown.diff(&self.next);
+        self.backend.draw(updates.into_iter())?;
+        std::mem::swap(&mut self.shown, &mut self.next);
+        self.finish(cursor)
+    }
+
+    /// Draws again some rows only: `draw` fills them in a buffer whose other cells are stale
+    /// and not looked at, and returns the areas it drew and where the cursor goes, or `None`
+    /// when a whole frame is needed instead (then nothing is written and `false` returned).
+    pub fn patch(
+        &mut self,
+        draw: impl FnOnce(&mut Buffer) -> Option<(Vec<Rect>, Option<Position>)>,
+    ) -> io::Result<bool> {
+        if self.shown.area.is_empty() {
+            return Ok(false);
+        }
+        let Some((areas, cursor)) = draw(&mut self.next) else {
+            return Ok(false);
+        };
+        queue!(self.backend, BeginSynchronizedUpdate)?;
+        self.changed.clear();
+        for area in &areas {
+            let area = area.intersection(self.shown.area);
+            // ratatui's diff, wide characters and all, on copies of the area's cells.
+            copy_area(&self.shown, area, &mut self.area_shown);
+            copy_area(&self.next, area, &mut self.area_next);
+            let changes = self.area_shown.diff_iter(&self.area_next);
+            self.changed.extend(changes.map(|(x, y, _)| (x, y)));
+        }
+        let next = &self.next;
+        let updates = self.changed.iter().map(|&(x, y)| (x, y, &next[(x, y)]));
+        self.backend.draw(updates)?;
+        for area in &areas {
+            let area = area.intersection(self.shown.area);
+            let width = usize::from(area.width);
+            for y in area.top()..area.bottom() {
+                let at = self.shown.index_of(area.x, y);
+                self.shown.content[at..at + width].clone_from_slice(&next.content[at..at + width]);
+            }
+        }
+        self.finish(cursor)?;
+        Ok(true)
+    }
+
+    /// Where the cursor was left, `None` when hidden.
+    pub fn cursor(&self) -> Option<Position> {
+        self.cursor
+    }
+
+    /// Places or hides the cursor and ends the update.
+    fn finish(&mut self, cursor: Option<Position>) -> io::Result<()> {
+        match cursor {
+            Some(at) => {
+                // Drawing moved the terminal's cursor: it is placed on every frame.
+                self.backend.set_cursor_position(at)?;
+                if self.cursor.is_none() {
+                    self.backend.show_cursor()?;
+                }
+            }
+            None if self.cursor.is_some() => self.backend.hide_cursor()?,
+            None => {}
+        }
+        self.cursor = cursor;
+        queue!(self.backend, EndSynchronizedUpdate)?;
+        Backend::flush(&mut self.backend)
+    }
+
+    /// What the terminal shows, for tests.
+    #[cfg(test)]
+    pub fn shown(&self) -> &Buffer {
+        &self.shown
+    }
+}
+
+/// Makes `to` a copy of `area` of `from`.
+fn copy_area(from: &Buffer, area: Rect, to: &mut Buffer) {
+    to.area = area;
+    to.content.clear();
+    for y in area.top()..area.bottom() {
+        let at = from.index_of(area.x, y);
+        to.content
+            .extend_from_slice(&from.content[at..at + usize::from(area.width)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::{Color, Style};
+
+    /// Collects what the screen writes.
+    #[derive(Clone, Default)]
+    struct Written(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Written {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    struct Probe {
+        screen: Screen<Written>,
+        out: Written,
+    }
+
+    impl std::ops::Deref for Probe {
+        type Target = Screen<Written>;
+        fn deref(&self) -> &Screen<Written> {
+            &self.screen
+        }
+    }
+
+    impl std::ops::DerefMut for Probe {
+        fn deref_mut(&mut self) -> &mut Screen<Written> {
+            &mut self.screen
+        }
+    }
+
+    fn screen() -> Probe {
+        let out = Written::default();
+        Probe {
+            screen: Screen::new(out.clone()),
+            out,
+        }
+    }
+
+    fn written(s: &mut Probe) -> String {
+        String::from_utf8(std::mem::take(&mut *s.out.0.borrow_mut())).unwrap()
+    }
+
+    /// Feeds what was written into an outer terminal model and returns its rows.
+    fn outer_rows(bytes: &str, size: Rect) -> Vec<String> {
+        let mut parser = vt100::Parser::new(size.height, size.width, 0);
+        parser.process(bytes.as_bytes());
+        parser.screen().rows(0, size.width).collect()
+    }
+
+    #[test]
+    fn a_frame_writes_only_what_changed() {
+        let mut s = screen();
+        let size = Rect::new(0, 0, 20, 3);
+        s.frame(size, |b| {
+            b.set_string(0, 0, "hello world", Style::default());
+            None
+        })
+        .unwrap();
+        let first = written(&mut s);
+        assert!(
+            first.contains("hello") && first.contains("world"),
+            "{first:?}"
+        );
+        s.frame(size, |b| {
+            b.set_string(0, 0, "hello there", Style::default());
+            Some(Position::new(3, 1))
+        })
+        .unwrap();
+        let second = written(&mut s);
+        assert!(
+            second.contains("there") && !second.contains("hello"),
+            "{second:?}"
+        );
+        let rows = outer_rows(&(first + &second), size);
+        assert_eq!(rows[0].trim_end(), "hello there");
+    }
+
+    #[test]
+    fn a_patch_compares_its_rows_only_and_keeps_the_rest() {
+        let mut s = screen();
+        let size = Rect::new(0, 0, 20, 4);
+        s.frame(size, |b| {
+            b.set_string(0, 0, "│status", Style::default());
+            b.set_string(0, 1, "│$ ", Style::default());
+            None
+        })
+        .unwrap();
+        let mut all = written(&mut s);
+        // The patch's buffer is stale outside its area; what is there must not be written.
+        let drawn = s
+            .patch(|b| {
+                b.set_string(1, 1, "$ ", Style::default());
+                b.set_string(3, 1, "a", Style::default().fg(Color::Red));
+                b.set_string(0, 3, "junk", Style::default());
+                Some((vec![Rect::new(1, 1, 10, 1)], Some(Position::new(4, 1))))
+            })
+            .unwrap();
+        assert!(drawn);
+        assert_eq!(s.cursor(), Some(Position::new(4, 1)));
+        let patch = written(&mut s);
+        assert!(!patch.contains("junk") && !patch.contains('$'), "{patch:?}");
+        all.push_str(&patch);
+        let rows = outer_rows(&all, size);
+        assert_eq!(rows[1].trim_end(), "│$ a");
+        assert_eq!(rows[3].trim_end(), "");
+        assert_eq!(s.shown()[(3, 1)].symbol(), "a");
+        assert_eq!(s.shown()[(0, 3)].symbol(), " ");
+        // The next frame starts from what is shown, patch included.
+        s.frame(size, |b| {
+            b.set_string(0, 0, "│status", Style::default());
+            b.set_string(0, 1, "│$ ", Style::default());
+            None
+        })
+        .unwrap();
+        all.push_str(&written(&mut s));
+        assert_eq!(outer_rows(&all, size)[1].trim_end(), "│$");
+    }
+
+    #[test]
+    fn a_patch_rewrites_cells_a_wide_character_covered() {
+        let mut s = screen();
+        let size = Rect::new(0, 0, 10, 2);
+        s.frame(size, |b| {
+            b.set_string(0, 0, "日本", Style::default());
+            None
+        })
+        .unwrap();
+        let mut all = written(&mut s);
+        s.patch(|b| {
+            for x in 0..10 {
+                b[(x, 0)].reset();
+            }
+            b.set_string(0, 0, "ab", Style::default());
+            Some((vec![Rect::new(0, 0, 10, 1)], None))
+        })
+        .unwrap();
+        all.push_str(&written(&mut s));
+        assert_eq!(outer_rows(&all, size)[0].trim_end(), "ab");
+    }
+
+    #[test]
+    fn a_patch_that_needs_a_frame_writes_nothing() {
+        let mut s = screen();
+        assert!(
+            !s.patch(|_| Some((Vec::new(), None))).unwrap(),
+            "no frame yet"
+        );
+        s.frame(Rect::new(0, 0, 10, 2), |_| None).unwrap();
+        written(&mut s);
+        assert!(!s.patch(|_| None).unwrap());
+        assert_eq!(written(&mut s), "");
+    }
+
+    #[test]
+    fn a_resize_writes_everything_again() {
+        let mut s = screen();
+        s.frame(Rect::new(0, 0, 10, 2), |b| {
+            b.set_string(0, 0, "one", Style::default());
+            None
+        })
+        .unwrap();
+        written(&mut s);
+        s.frame(Rect::new(0, 0, 12, 2), |b| {
+            b.set_string(0, 0, "one", Style::default());
+            None
+        })
+        .unwrap();
+        let again = written(&mut s);
+        assert!(again.contains("one"), "{again:?}");
+    }
+}
