@@ -137,11 +137,7 @@ impl AlacrittyEmulator {
                 .last()
                 .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
             // A wrapped line keeps its blanks: a space at the wrap is part of the text.
-            let end = if wrapped {
-                row.len()
-            } else {
-                row.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1)
-            };
+            let end = if wrapped { row.len() } else { content_end(row) };
             builder.start();
             for cell in &row[..end] {
                 let style = style_of(cell);
@@ -179,23 +175,44 @@ fn config() -> Config {
     }
 }
 
-/// Whether `needle` occurs in `hay`.
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+/// Whether `piece` erases the saved lines (`ESC [ 3 J`) or resets the terminal (`ESC c`).
+fn clears_history(piece: &[u8]) -> bool {
+    memchr::memchr_iter(0x1b, piece).any(|at| {
+        let rest = &piece[at + 1..];
+        rest.starts_with(b"[3J") || rest.starts_with(b"c")
+    })
 }
 
-/// Whether a cell shows nothing: a space with the default background and no marks.
+/// Whether a cell shows nothing: a space with the default background and no marks. (`&`,
+/// not `&&`: no branch per test, in the loop that runs over every scrolled-off cell.)
 fn is_blank(c: &alacritty_terminal::term::cell::Cell) -> bool {
-    c.c == ' '
-        && c.bg == ansi::Color::Named(ansi::NamedColor::Background)
-        && c.extra.is_none()
-        && !c.flags.intersects(
+    (c.c == ' ')
+        & (c.bg == ansi::Color::Named(ansi::NamedColor::Background))
+        & c.extra.is_none()
+        & !c.flags.intersects(
             Flags::INVERSE
                 | Flags::ALL_UNDERLINES
                 | Flags::STRIKEOUT
                 | Flags::WIDE_CHAR_SPACER
                 | Flags::LEADING_WIDE_CHAR_SPACER,
         )
+}
+
+/// The columns of `row` up to its last one that shows something. Rows are mostly blank
+/// on the right: those are passed eight cells at a time.
+fn content_end(row: &[alacritty_terminal::term::cell::Cell]) -> usize {
+    let mut end = row.len();
+    while end >= 8
+        && row[end - 8..end]
+            .iter()
+            .fold(true, |all, c| all & is_blank(c))
+    {
+        end -= 8;
+    }
+    while end > 0 && is_blank(&row[end - 1]) {
+        end -= 1;
+    }
+    end
 }
 
 fn style_of(cell: &alacritty_terminal::term::cell::Cell) -> CellStyle {
@@ -282,7 +299,7 @@ impl TerminalEmulator for AlacrittyEmulator {
             self.absorb_history();
             // Erase-saved-lines (`clear`) and a full reset (`reset`) clear the scrollback,
             // which lives here, not in the Term.
-            if contains(piece, b"\x1b[3J") || contains(piece, b"\x1bc") {
+            if clears_history(piece) {
                 self.history.clear();
                 self.offset = 0;
             }
