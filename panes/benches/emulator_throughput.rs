@@ -11,7 +11,8 @@
 //! - seq: the output of `seq 1 5000000`.
 //!
 //! Also: March's emulator (alacritty_terminal plus the compact history it moves scrolled
-//! lines into), and the cost of one frame of a 200×50 shell pane.
+//! lines into), the cost of one frame of a 200×50 shell pane, and of a resize that reflows
+//! 10,000 lines of history.
 //!
 //! Run: `cargo bench -p march-panes --bench emulator_throughput`.
 
@@ -181,6 +182,23 @@ fn main() {
             median(march)
         );
     }
+    // A resize reflows the history: 10,000 full lines of 200 columns cut to 120 and back.
+    use march_panes::terminal::{AlacrittyEmulator, TerminalEmulator};
+    let lines = workload::full_lines(10_050, usize::from(COLS));
+    let mut reflows = Vec::new();
+    for _ in 0..RUNS {
+        let mut term = AlacrittyEmulator::new(ROWS, COLS, SCROLLBACK);
+        term.feed(&lines);
+        let start = Instant::now();
+        term.resize(ROWS, 120);
+        term.resize(ROWS, COLS);
+        reflows.push(start.elapsed().as_secs_f64() * 1e3 / 2.0);
+        black_box(term.scrollback_lines());
+    }
+    println!(
+        "resize {COLS} -> 120 columns with {SCROLLBACK} lines of history: {:.1} ms",
+        median(reflows)
+    );
     let (march, reference) = frames(&workloads[0].1);
     println!(
         "frame at {COLS}x{ROWS} (draw into a buffer + diff), mixed: march {march:.0} us, vt100 copy {reference:.0} us"

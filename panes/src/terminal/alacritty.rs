@@ -17,9 +17,15 @@ use alacritty_terminal::vte::ansi::{self, Processor};
 use super::history::{CellStyle, History, LineBuilder};
 use super::{CursorShape, Damage, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
 
-/// Bytes fed to the `Term` at once: no piece can scroll more lines than its `Term` keeps
-/// (each line needs at least one byte), so none is lost before it is moved to the history.
+/// Bytes fed to the `Term` at most at once. A byte scrolls a line at most, except the
+/// sequences that scroll the screen by many (scroll-up, erase-display), which end a piece;
+/// each of those scrolls at most a screen. So no piece scrolls more lines than the `Term`
+/// keeps ([`TERM_HISTORY`]), and none is lost before it is moved to the history.
 const FEED_PIECE: usize = 1024;
+
+/// Lines the `Term` keeps until they are moved out: a piece's bytes and one screen of up to
+/// 1,024 rows.
+const TERM_HISTORY: usize = FEED_PIECE + 1024;
 
 /// What the terminal raised while processing bytes.
 #[derive(Default)]
@@ -78,6 +84,9 @@ pub struct AlacrittyEmulator {
     /// How far the view is scrolled back into the history, in lines.
     offset: usize,
     builder: LineBuilder,
+    /// The start of a control sequence the last input ended in, fed with the next (so a
+    /// sequence that ends a piece is seen whole).
+    carry: Vec<u8>,
 }
 
 impl std::fmt::Debug for AlacrittyEmulator {
@@ -110,6 +119,7 @@ impl AlacrittyEmulator {
             history: History::new(max_lines, max_bytes),
             offset: 0,
             builder: LineBuilder::default(),
+            carry: Vec::new(),
         }
     }
 
@@ -169,18 +179,54 @@ impl AlacrittyEmulator {
 /// ask for the kitty keyboard protocol (keys are encoded for it when they do).
 fn config() -> Config {
     Config {
-        scrolling_history: FEED_PIECE + 64,
+        scrolling_history: TERM_HISTORY,
         kitty_keyboard: true,
         ..Config::default()
     }
 }
 
-/// Whether `piece` erases the saved lines (`ESC [ 3 J`) or resets the terminal (`ESC c`).
-fn clears_history(piece: &[u8]) -> bool {
-    memchr::memchr_iter(0x1b, piece).any(|at| {
-        let rest = &piece[at + 1..];
-        rest.starts_with(b"[3J") || rest.starts_with(b"c")
-    })
+/// The length of the control sequence `bytes` ends in before its end, if short: a lone
+/// `ESC`, or `ESC [` and parameters without a final byte.
+fn unfinished_tail(bytes: &[u8]) -> usize {
+    let window = &bytes[bytes.len().saturating_sub(32)..];
+    let Some(at) = memchr::memrchr(0x1b, window) else {
+        return 0;
+    };
+    let tail = &window[at..];
+    let unfinished = match tail.get(1) {
+        None => true,
+        Some(b'[') => tail[2..].iter().all(|b| !(0x40..=0x7e).contains(b)),
+        Some(_) => false,
+    };
+    if unfinished { tail.len() } else { 0 }
+}
+
+/// How many bytes of `bytes` to feed next: at most [`FEED_PIECE`], ending after the first
+/// sequence that scrolls by a screen or clears the history (`CSI … S`, `CSI … J`, `ESC c`),
+/// and before a control sequence the limit would cut (so a piece's end is seen whole).
+fn next_piece(bytes: &[u8]) -> usize {
+    let limit = bytes.len().min(FEED_PIECE);
+    let piece = &bytes[..limit];
+    for at in memchr::memchr_iter(0x1b, piece) {
+        match piece.get(at + 1) {
+            Some(b'c') => return at + 2,
+            Some(b'[') => {}
+            Some(_) => continue,
+            None if at > 0 && limit < bytes.len() => return at,
+            None => return limit,
+        }
+        // The final byte ends a CSI: the first in 0x40..=0x7e after its parameters.
+        match piece[at + 2..]
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+        {
+            Some(i) if matches!(piece[at + 2 + i], b'S' | b'J') => return at + 3 + i,
+            Some(_) => {}
+            None if at > 0 && limit < bytes.len() => return at,
+            None => return limit,
+        }
+    }
+    limit
 }
 
 /// Whether a cell shows nothing: a space with the default background and no marks. (`&`,
@@ -294,12 +340,26 @@ fn color(c: ansi::Color) -> TermColor {
 
 impl TerminalEmulator for AlacrittyEmulator {
     fn feed(&mut self, bytes: &[u8]) {
-        for piece in bytes.chunks(FEED_PIECE) {
+        let joined;
+        let input = if self.carry.is_empty() {
+            bytes
+        } else {
+            let mut all = std::mem::take(&mut self.carry);
+            all.extend_from_slice(bytes);
+            joined = all;
+            &joined[..]
+        };
+        let (mut rest, unfinished) = input.split_at(input.len() - unfinished_tail(input));
+        self.carry.extend_from_slice(unfinished);
+        while !rest.is_empty() {
+            let (piece, after) = rest.split_at(next_piece(rest));
+            rest = after;
             self.parser.advance(&mut self.term, piece);
             self.absorb_history();
             // Erase-saved-lines (`clear`) and a full reset (`reset`) clear the scrollback,
-            // which lives here, not in the Term.
-            if clears_history(piece) {
+            // which lives here, not in the Term; they end a piece, so what scrolled before
+            // them is gone and what comes after is kept.
+            if piece.ends_with(b"\x1b[3J") || piece.ends_with(b"\x1bc") {
                 self.history.clear();
                 self.offset = 0;
             }
@@ -309,6 +369,12 @@ impl TerminalEmulator for AlacrittyEmulator {
     }
 
     fn resize(&mut self, rows: u16, cols: u16) {
+        let (_, was) = self.size();
+        if cols.max(1) != was {
+            // The screen reflows in the Term; the history, kept here, the same way.
+            self.history.reflow(cols.max(1));
+            self.offset = self.offset.min(self.history.len());
+        }
         self.term.resize(Size {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),

@@ -122,6 +122,25 @@ impl LineBuilder {
         self.width = self.width.saturating_add(1);
     }
 
+    /// Adds columns of one byte each (ASCII text from a line of one byte a column), all in
+    /// `style`.
+    fn push_bytes(&mut self, bytes: &[u8], style: CellStyle) {
+        let text = std::str::from_utf8(bytes).unwrap_or_default();
+        if !self.simple {
+            for c in text.chars() {
+                self.push_char(c, style);
+            }
+            return;
+        }
+        self.text.push_str(text);
+        if self.runs.last().is_none_or(|(_, s)| *s != style) {
+            self.runs.push((self.width, style));
+        }
+        self.width = self
+            .width
+            .saturating_add(u16::try_from(text.len()).unwrap_or(u16::MAX));
+    }
+
     /// Adds the next column holding one character.
     pub fn push_char(&mut self, c: char, style: CellStyle) {
         if self.simple && c.is_ascii() {
@@ -229,6 +248,64 @@ impl LineView<'_> {
     pub fn wrapped(&self) -> bool {
         self.line.wrapped
     }
+
+    /// Calls `f` with the text and style of each run, left to right, for a line of one byte
+    /// a column.
+    fn for_each_run(&self, mut f: impl FnMut(&[u8], CellStyle)) {
+        let text = self.text_bytes();
+        let runs = usize::from(self.line.runs);
+        if runs == 0 {
+            f(text, CellStyle::default());
+            return;
+        }
+        for run in 0..runs {
+            let (start, style) = self.run(run);
+            let end = if run + 1 < runs {
+                usize::from(self.run(run + 1).0)
+            } else {
+                text.len()
+            };
+            f(text.get(usize::from(start)..end).unwrap_or_default(), style);
+        }
+    }
+
+    /// Calls `f` with each column's text and style, left to right.
+    fn for_each_column(&self, mut f: impl FnMut(&str, CellStyle)) {
+        let text = self.text_bytes();
+        let runs = usize::from(self.line.runs);
+        let next_start = |run: usize| {
+            if run + 1 < runs {
+                self.run(run + 1).0
+            } else {
+                u16::MAX
+            }
+        };
+        let mut run = 0;
+        let mut style = if runs > 0 {
+            self.run(0).1
+        } else {
+            CellStyle::default()
+        };
+        let mut next = next_start(0);
+        let columns = usize::from(self.line.columns);
+        for col in 0..self.line.width {
+            while col >= next {
+                run += 1;
+                style = self.run(run).1;
+                next = next_start(run);
+            }
+            let i = usize::from(col);
+            let (start, end) = if columns == 0 {
+                (i, i + 1)
+            } else if i + 1 < columns {
+                (self.column_start(i), self.column_start(i + 1))
+            } else {
+                (self.column_start(i), text.len())
+            };
+            let column = text.get(start..end).unwrap_or_default();
+            f(std::str::from_utf8(column).unwrap_or(" "), style);
+        }
+    }
 }
 
 /// Lines that left the screen, oldest first, within a limit of lines and of bytes.
@@ -317,6 +394,77 @@ impl History {
             }
             self.first_chunk += 1;
         }
+    }
+
+    /// Wraps the lines again at `cols` columns, as the screen is after a resize: a line and
+    /// the lines it continues on are joined and cut anew, a wide character that does not fit
+    /// going whole to the next line.
+    pub fn reflow(&mut self, cols: u16) {
+        if cols == 0 || self.lines.is_empty() {
+            return;
+        }
+        let mut out = History {
+            max_lines: self.max_lines,
+            max_bytes: self.max_bytes,
+            dropped: self.dropped,
+            ..History::default()
+        };
+        let mut row = LineBuilder::default();
+        row.start();
+        for i in 0..self.lines.len() {
+            let Some(line) = self.get(i) else {
+                continue;
+            };
+            if line.line.columns == 0 {
+                // One byte a column: cut by runs, a slice at a time.
+                line.for_each_run(|mut text, style| {
+                    while !text.is_empty() {
+                        if row.width >= cols {
+                            out.push(&row, true);
+                            row.start();
+                        }
+                        let room = usize::from(cols - row.width).min(text.len());
+                        let (now, rest) = text.split_at(room);
+                        row.push_bytes(now, style);
+                        text = rest;
+                    }
+                });
+                if !line.wrapped() {
+                    out.push(&row, false);
+                    row.start();
+                }
+                continue;
+            }
+            let mut after_wide = false;
+            line.for_each_column(|text, style| {
+                if text.is_empty() {
+                    // The second column of a wide character goes with its first; an empty
+                    // column anywhere else is the gap a wide character left at a row's end.
+                    if after_wide {
+                        row.push("", style);
+                    }
+                    after_wide = false;
+                    return;
+                }
+                let wide = style.flags & CellStyle::WIDE != 0;
+                let width = if wide { 2 } else { 1 };
+                if row.width + width > cols && row.width > 0 {
+                    out.push(&row, true);
+                    row.start();
+                }
+                row.push(text, style);
+                after_wide = wide;
+            });
+            if !line.wrapped() {
+                out.push(&row, false);
+                row.start();
+            }
+        }
+        if row.width > 0 {
+            // The last line goes on at the top of the screen.
+            out.push(&row, true);
+        }
+        *self = out;
     }
 
     /// Drops every line (the program cleared the scrollback).
@@ -429,5 +577,66 @@ mod tests {
         assert!(h.bytes() <= 256 * 1024);
         assert!(h.len() > 1500, "{}", h.len());
         assert!(h.get(h.len() - 1).unwrap().text().starts_with("line 99999"));
+    }
+
+    /// The rows of `h` as text, with `|` after each that wraps.
+    fn rows(h: &History) -> Vec<String> {
+        (0..h.len())
+            .map(|i| {
+                let v = h.get(i).unwrap();
+                let text = String::from_utf8_lossy(v.text_bytes()).into_owned();
+                if v.wrapped() { text + "|" } else { text }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reflow_joins_wrapped_lines_and_cuts_them_at_the_new_width() {
+        let mut h = History::new(100, usize::MAX);
+        let red = CellStyle {
+            fg: TermColor::Indexed(1),
+            ..CellStyle::default()
+        };
+        let mut b = line("abcd", CellStyle::default());
+        for c in "ef".chars() {
+            b.push_char(c, red);
+        }
+        h.push(&b, true);
+        h.push(&line("gh", CellStyle::default()), false);
+        h.push(&line("0123456789", CellStyle::default()), false);
+        h.reflow(4);
+        assert_eq!(rows(&h), ["abcd|", "efgh", "0123|", "4567|", "89"]);
+        let mut cell = TermCell::default();
+        h.get(1).unwrap().cell_into(0, &mut cell);
+        assert_eq!((cell.text.as_str(), cell.fg), ("e", TermColor::Indexed(1)));
+        h.get(1).unwrap().cell_into(2, &mut cell);
+        assert_eq!((cell.text.as_str(), cell.fg), ("g", TermColor::Default));
+        // Wider again: the lines come back whole.
+        h.reflow(20);
+        assert_eq!(rows(&h), ["abcdefgh", "0123456789"]);
+    }
+
+    #[test]
+    fn reflow_moves_a_wide_character_that_does_not_fit_whole() {
+        let mut h = History::new(100, usize::MAX);
+        let wide = CellStyle {
+            flags: CellStyle::WIDE,
+            ..CellStyle::default()
+        };
+        let mut b = line("ab", CellStyle::default());
+        b.push("漢", wide);
+        b.push("", wide);
+        b.push_char('z', CellStyle::default());
+        h.push(&b, false);
+        h.reflow(3);
+        assert_eq!(rows(&h), ["ab|", "漢z"]);
+        let mut cell = TermCell::default();
+        let second = h.get(1).unwrap();
+        second.cell_into(0, &mut cell);
+        assert!(cell.wide && cell.text == "漢");
+        second.cell_into(1, &mut cell);
+        assert_eq!(cell.text, "");
+        second.cell_into(2, &mut cell);
+        assert_eq!(cell.text, "z");
     }
 }

@@ -303,3 +303,57 @@ fn random_output_reaches_the_outer_terminal_cell_for_cell() {
         }
     }
 }
+
+#[test]
+fn the_history_reflows_with_the_screen_on_resize() {
+    let mut t = term(4, 20);
+    for i in 0..10 {
+        t.feed(format!("line {i} {}\r\n", "x".repeat(12)).as_bytes());
+    }
+    let history = t.scrollback_lines();
+    assert!(history >= 6, "{history}");
+    assert_eq!(t.line_text(0), "line 0 xxxxxxxxxxxx");
+    t.resize(4, 10);
+    // Each 19-character line takes two rows now, the first marked as wrapping.
+    assert_eq!(t.line_text(0), "line 0 xxx");
+    assert!(t.line_wrapped(0));
+    assert_eq!(t.line_text(1), "xxxxxxxxx");
+    assert!(!t.line_wrapped(1));
+    assert!(t.scrollback_lines() >= 2 * history);
+    t.resize(4, 30);
+    assert_eq!(t.line_text(0), "line 0 xxxxxxxxxxxx");
+    assert!(!t.line_wrapped(0));
+}
+
+#[test]
+fn screens_scrolled_at_once_all_reach_the_history() {
+    // Each `CSI 50 S` scrolls a whole screen: a read of them scrolls more lines than the
+    // emulator keeps between two pieces, unless each ends one.
+    let mut t = AlacrittyEmulator::new(50, 20, 10_000);
+    let mut bytes = Vec::new();
+    for i in 0..100 {
+        bytes.extend_from_slice(format!("\x1b[Hscreen {i}\x1b[50S").as_bytes());
+    }
+    t.feed(&bytes);
+    assert_eq!(t.scrollback_lines(), 5000);
+    assert_eq!(t.line_text(0), "screen 0");
+    assert_eq!(t.line_text(50), "screen 1");
+    assert_eq!(t.line_text(4950), "screen 99");
+}
+
+#[test]
+fn clear_empties_the_history_even_when_split_across_reads() {
+    let mut t = term(3, 20);
+    for i in 0..10 {
+        t.feed(format!("old {i}\r\n").as_bytes());
+    }
+    assert!(t.scrollback_lines() > 0);
+    // `clear`'s bytes, cut inside the erase-saved-lines sequence, then new lines.
+    t.feed(b"\x1b[H\x1b[2J\x1b[3");
+    t.feed(b"J");
+    assert_eq!(t.scrollback_lines(), 0);
+    for i in 0..5 {
+        t.feed(format!("new {i}\r\n").as_bytes());
+    }
+    assert_eq!(t.line_text(0), "new 0");
+}
