@@ -149,7 +149,21 @@ impl AlacrittyEmulator {
             // A wrapped line keeps its blanks: a space at the wrap is part of the text.
             let end = if wrapped { row.len() } else { content_end(row) };
             builder.start();
-            for cell in &row[..end] {
+            let cells = &row[..end];
+            if let Some(first) = cells.first()
+                && uniform_ascii(cells, &mut builder.bytes)
+            {
+                // Most lines: printable ASCII in one look, copied as one run.
+                let bytes = std::mem::take(&mut builder.bytes);
+                builder.push_bytes(&bytes, style_of(first));
+                builder.bytes = bytes;
+                history.push(builder, wrapped);
+                if *offset > 0 {
+                    *offset = (*offset + 1).min(history.len());
+                }
+                continue;
+            }
+            for cell in cells {
                 let style = style_of(cell);
                 let plain = cell.extra.is_none()
                     && !cell
@@ -227,6 +241,28 @@ fn next_piece(bytes: &[u8]) -> usize {
         }
     }
     limit
+}
+
+/// Whether `cells` are all printable ASCII characters without marks, in the colours and
+/// attributes of the first; their characters are put in `bytes` either way. (`&`, not `&&`:
+/// one branch a cell.)
+fn uniform_ascii(cells: &[alacritty_terminal::term::cell::Cell], bytes: &mut Vec<u8>) -> bool {
+    bytes.clear();
+    let Some(first) = cells.first() else {
+        return true;
+    };
+    let look = first.flags | Flags::WRAPLINE;
+    let mut uniform = true;
+    for c in cells {
+        let code = c.c as u32;
+        uniform &= (code.wrapping_sub(0x20) < 0x5f)
+            & (c.fg == first.fg)
+            & (c.bg == first.bg)
+            & ((c.flags | Flags::WRAPLINE) == look)
+            & c.extra.is_none();
+        bytes.push(code as u8);
+    }
+    uniform
 }
 
 /// Whether a cell shows nothing: a space with the default background and no marks. (`&`,

@@ -90,6 +90,8 @@ pub(crate) struct LineBuilder {
     simple: bool,
     /// A scratch buffer for one cell's text.
     pub cell: String,
+    /// A scratch buffer for a line's bytes.
+    pub bytes: Vec<u8>,
 }
 
 impl LineBuilder {
@@ -124,7 +126,7 @@ impl LineBuilder {
 
     /// Adds columns of one byte each (ASCII text from a line of one byte a column), all in
     /// `style`.
-    fn push_bytes(&mut self, bytes: &[u8], style: CellStyle) {
+    pub fn push_bytes(&mut self, bytes: &[u8], style: CellStyle) {
         let text = std::str::from_utf8(bytes).unwrap_or_default();
         if !self.simple {
             for c in text.chars() {

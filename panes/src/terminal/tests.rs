@@ -357,3 +357,24 @@ fn clear_empties_the_history_even_when_split_across_reads() {
     }
     assert_eq!(t.line_text(0), "new 0");
 }
+
+#[test]
+fn history_lines_of_one_look_and_of_many_read_back_the_same() {
+    let mut t = AlacrittyEmulator::new(2, 20, 100);
+    // One look throughout (copied as one run), a bold tail, a tab, a wrapped line.
+    t.feed(b"\x1b[1;32mall green\x1b[0m\r\nplain \x1b[1mbold\x1b[0m\r\na\tb\r\n");
+    t.feed(b"0123456789012345678901234\r\n\r\n\r\n");
+    let lines = i32::try_from(t.scrollback_lines()).unwrap();
+    t.scroll_by(lines);
+    assert_eq!(t.row_text(0), "all green");
+    let green = t.cell(0, 8);
+    assert!(green.bold && green.fg == TermColor::Indexed(2), "{green:?}");
+    assert_eq!(t.cell(0, 9).fg, TermColor::Default, "past the line's end");
+    assert_eq!(t.row_text(1), "plain bold");
+    assert!(!t.cell(1, 5).bold && t.cell(1, 6).bold);
+    t.scroll_by(-2);
+    assert_eq!(t.row_text(0), "a       b");
+    assert_eq!(t.row_text(1), "01234567890123456789");
+    assert!(t.line_wrapped(3));
+    assert_eq!(t.line_text(4), "01234");
+}
