@@ -9,6 +9,7 @@
 //! and view kept current) while it is open, shown or not.
 
 pub mod agent;
+pub mod changes;
 mod first_run;
 pub mod layout;
 pub mod persist;
@@ -133,6 +134,8 @@ pub struct Workspace {
     router: OutputRouter,
     next_id: u64,
     launcher: AgentLauncher,
+    /// Every file change sessions' agents reported.
+    changes: changes::ChangeLog,
     /// The area panes were last laid out in (for focus by direction and mouse drags).
     pane_area: Rect,
     /// Whether the terminal window has the user's focus (from focus events).
@@ -170,6 +173,9 @@ impl Workspace {
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),
             next_id: 1,
+            changes: changes::ChangeLog::new(
+                launcher.paths.as_ref().map(|p| p.data_dir.join("changes")),
+            ),
             launcher,
             pane_area: Rect::default(),
             terminal_focused: true,

@@ -5,11 +5,13 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
+    SessionUpdate, ToolCallContent,
 };
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::setup::SetupView;
 
 use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpen};
+use super::changes::{ChangeLog, FileChange};
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
@@ -149,6 +151,9 @@ impl Workspace {
             }
             AgentEvent::Update(n) => {
                 slot.last_activity = Some(std::time::SystemTime::now());
+                if let Some(session) = &slot.session_id {
+                    record_changes(&mut self.changes, &session.0, &n.update);
+                }
                 // Out of sight, the view is kept current but nothing needs drawing.
                 return view.apply(&n.update) && self.is_visible(key);
             }
@@ -468,9 +473,58 @@ fn resume_match(sessions: &[SessionChoice], query: &str) -> Result<SessionId, St
     }
 }
 
+/// Records the file changes a session update reports (the diff content of a tool call).
+fn record_changes(log: &mut ChangeLog, session: &str, update: &SessionUpdate) {
+    let (call, content) = match update {
+        SessionUpdate::ToolCall(tc) => (&tc.tool_call_id, &tc.content),
+        SessionUpdate::ToolCallUpdate(u) => match &u.fields.content {
+            Some(content) => (&u.tool_call_id, content),
+            None => return,
+        },
+        _ => return,
+    };
+    for item in content {
+        if let ToolCallContent::Diff(d) = item {
+            let change = FileChange::new(&call.0, &d.path, d.old_text.as_deref(), &d.new_text);
+            log.record(session, change);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_diff_content_of_tool_calls_is_recorded_once_per_edit() {
+        use agent_client_protocol::v1::schema::{
+            Diff, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+        };
+        let mut log = ChangeLog::new(None);
+        let diff = |new: &str| {
+            ToolCallContent::Diff(Diff::new("/p/a.rs", new).old_text("old\n".to_string()))
+        };
+        let started = SessionUpdate::ToolCall(
+            ToolCall::new("c1".to_string(), "edit a.rs").content(vec![diff("new\n")]),
+        );
+        let ended = |new: &str| {
+            SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                "c1".to_string(),
+                ToolCallUpdateFields::new()
+                    .status(ToolCallStatus::Completed)
+                    .content(vec![diff(new)]),
+            ))
+        };
+        record_changes(&mut log, "s", &started);
+        record_changes(&mut log, "s", &ended("new\n"));
+        assert_eq!(log.changes("s").len(), 1);
+        record_changes(&mut log, "s", &ended("newer\n"));
+        let changes = log.changes("s");
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].before.as_deref(), Some("old\n"));
+        assert_eq!(changes[0].after.as_deref(), Some("newer\n"));
+        assert_eq!(changes[0].path, Path::new("/p/a.rs"));
+    }
 
     fn choice(id: &str, title: Option<&str>) -> SessionChoice {
         SessionChoice {

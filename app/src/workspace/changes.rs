@@ -1,0 +1,244 @@
+//! Every file change a session's agent made, in order, as the agent reported it (the diff
+//! content of its tool calls): what the diff pane shows and reverts. Kept per session in the
+//! data dir, one JSON change a line appended to `changes/<session id>.jsonl`, so it outlives
+//! the runner and March; the transcript is not its store.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// A file's text kept at most, before and after; a larger change is kept by its sizes only.
+pub const MAX_TEXT: usize = 8 << 20;
+
+/// One change to one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The tool call that made it.
+    pub tool_call: String,
+    /// The file (absolute, as the agent named it).
+    pub path: PathBuf,
+    /// The text before (`None`: the file was new), unless too large.
+    pub before: Option<String>,
+    /// The text after, unless too large.
+    pub after: Option<String>,
+    /// Bytes before and after, when the texts were too large to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_large: Option<(usize, usize)>,
+    /// When it was recorded, in milliseconds since the epoch.
+    pub at_ms: u64,
+}
+
+impl FileChange {
+    /// A change of `path` from `before` to `after` by `tool_call`, now.
+    pub fn new(tool_call: &str, path: &Path, before: Option<&str>, after: &str) -> FileChange {
+        let before_len = before.map_or(0, str::len);
+        let large = before_len > MAX_TEXT || after.len() > MAX_TEXT;
+        FileChange {
+            tool_call: tool_call.to_string(),
+            path: path.to_path_buf(),
+            before: if large {
+                None
+            } else {
+                before.map(str::to_string)
+            },
+            after: (!large).then(|| after.to_string()),
+            too_large: large.then_some((before_len, after.len())),
+            at_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    /// Whether `other` records the same edit (an agent may report a call's diff more than
+    /// once: when it starts, as it updates, when it ends).
+    fn same_edit(&self, other: &FileChange) -> bool {
+        self.tool_call == other.tool_call
+            && self.path == other.path
+            && self.before == other.before
+            && self.after == other.after
+            && self.too_large == other.too_large
+    }
+}
+
+/// The changes of every session seen, loaded from the data dir when first asked for.
+#[derive(Debug, Default)]
+pub struct ChangeLog {
+    /// Where the files are; `None` keeps changes in memory only (tests without a data dir).
+    dir: Option<PathBuf>,
+    sessions: HashMap<String, Vec<FileChange>>,
+}
+
+impl ChangeLog {
+    /// A log stored under `dir`.
+    pub fn new(dir: Option<PathBuf>) -> ChangeLog {
+        ChangeLog {
+            dir,
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Records `change` for `session`: the newest, unless it repeats the last report of the
+    /// same tool call and file; a later report of that call and file with other texts
+    /// replaces it. Whether anything changed.
+    pub fn record(&mut self, session: &str, change: FileChange) -> bool {
+        let file = self.file(session);
+        let changes = self.load(session);
+        if let Some(same) = changes
+            .iter_mut()
+            .rev()
+            .find(|c| c.tool_call == change.tool_call && c.path == change.path)
+        {
+            if same.same_edit(&change) {
+                return false;
+            }
+            *same = change.clone();
+        } else {
+            changes.push(change.clone());
+        }
+        if let Some(file) = file
+            && let Err(e) = append(&file, &change)
+        {
+            tracing::warn!("cannot keep a file change in {}: {e}", file.display());
+        }
+        true
+    }
+
+    /// The changes `session` made, oldest first.
+    // Read by the diff pane, which is the next step of issue 9; until then only by tests.
+    #[allow(dead_code)]
+    pub fn changes(&mut self, session: &str) -> &[FileChange] {
+        self.load(session)
+    }
+
+    fn file(&self, session: &str) -> Option<PathBuf> {
+        // Session ids are the agent's; only safe characters make the file name.
+        let name: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(self.dir.as_ref()?.join(format!("{name}.jsonl")))
+    }
+
+    fn load(&mut self, session: &str) -> &mut Vec<FileChange> {
+        if !self.sessions.contains_key(session) {
+            let loaded = self.file(session).map(|f| read(&f)).unwrap_or_default();
+            self.sessions.insert(session.to_string(), loaded);
+        }
+        self.sessions.entry(session.to_string()).or_default()
+    }
+}
+
+/// Appends `change` to `file` as one line.
+fn append(file: &Path, change: &FileChange) -> std::io::Result<()> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut line = serde_json::to_vec(change).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)?
+        .write_all(&line)
+}
+
+/// The changes in `file`: a later line for the same tool call and file replaces the earlier
+/// in its place; a line that does not parse (cut by a crash) is skipped.
+fn read(file: &Path) -> Vec<FileChange> {
+    let Ok(f) = std::fs::File::open(file) else {
+        return Vec::new();
+    };
+    let mut changes: Vec<FileChange> = Vec::new();
+    for line in std::io::BufReader::new(f)
+        .split(b'\n')
+        .map_while(Result::ok)
+    {
+        let Ok(change) = serde_json::from_slice::<FileChange>(&line) else {
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                tracing::warn!("skipped a damaged line in {}", file.display());
+            }
+            continue;
+        };
+        match changes
+            .iter_mut()
+            .rev()
+            .find(|c| c.tool_call == change.tool_call && c.path == change.path)
+        {
+            Some(same) => *same = change,
+            None => changes.push(change),
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(call: &str, path: &str, before: Option<&str>, after: &str) -> FileChange {
+        FileChange::new(call, Path::new(path), before, after)
+    }
+
+    #[test]
+    fn changes_are_kept_in_order_and_outlive_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        assert!(log.record("s/1", change("c1", "/p/a.rs", None, "fn a() {}\n")));
+        assert!(log.record("s/1", change("c2", "/p/b.rs", Some("x\n"), "y\n")));
+        // The same report again changes nothing; a later one with other text replaces it.
+        assert!(!log.record("s/1", change("c2", "/p/b.rs", Some("x\n"), "y\n")));
+        assert!(log.record("s/1", change("c2", "/p/b.rs", Some("x\n"), "z\n")));
+        assert!(log.record("other", change("c9", "/p/c.rs", None, "c\n")));
+        let kept = |log: &mut ChangeLog| -> Vec<(String, Option<String>)> {
+            log.changes("s/1")
+                .iter()
+                .map(|c| (c.tool_call.clone(), c.after.clone()))
+                .collect()
+        };
+        let expected = vec![
+            ("c1".to_string(), Some("fn a() {}\n".to_string())),
+            ("c2".to_string(), Some("z\n".to_string())),
+        ];
+        assert_eq!(kept(&mut log), expected);
+        // A new log on the same directory (March started again) reads the same.
+        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        assert_eq!(kept(&mut again), expected);
+        assert_eq!(again.changes("other").len(), 1);
+        assert!(again.changes("never").is_empty());
+    }
+
+    #[test]
+    fn a_damaged_line_is_skipped_and_huge_texts_are_kept_by_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        let huge = "x".repeat(MAX_TEXT + 1);
+        assert!(log.record("s", change("c1", "/p/big.txt", Some("small"), &huge)));
+        assert!(log.record("s", change("c2", "/p/ok.txt", None, "ok\n")));
+        let file = dir.path().join("s.jsonl");
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.extend_from_slice(b"{\"tool_call\": \"c3\", \"pa");
+        std::fs::write(&file, bytes).unwrap();
+        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        let changes = again.changes("s");
+        assert_eq!(changes.len(), 2);
+        assert_eq!(changes[0].too_large, Some((5, MAX_TEXT + 1)));
+        assert_eq!(
+            (changes[0].before.as_deref(), changes[0].after.as_deref()),
+            (None, None)
+        );
+        assert_eq!(changes[1].after.as_deref(), Some("ok\n"));
+        assert!(
+            std::fs::metadata(&file).unwrap().len() < 1024,
+            "no huge text on disk"
+        );
+    }
+}
