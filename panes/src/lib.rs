@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod chrome;
+pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod osc52;

@@ -1,0 +1,377 @@
+//! The diff pane's view: the files a session changed with their counts above, the selected
+//! file's change below, unified or side by side, the words that changed inside a changed line
+//! marked. Text from files is sanitized before it is drawn.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::model::{DiffLine, FileDiff, LineKind, NoDiff};
+use crate::chrome::pane_block;
+use crate::sanitize::sanitize_line;
+use crate::theme::{Slot, Theme};
+
+/// How a file's change is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffLayout {
+    /// One column: removed lines above the added ones.
+    Unified,
+    /// Old text on the left, new on the right, changed lines side by side.
+    SideBySide,
+}
+
+/// Files listed above the change at most.
+const LIST_ROWS: usize = 6;
+
+/// One row of the change as drawn.
+#[derive(Debug, Clone, PartialEq)]
+enum Row {
+    /// A hunk's header.
+    Header(String),
+    /// A line, in the unified layout.
+    Line(DiffLine),
+    /// Old and new, in the side-by-side layout.
+    Pair(Option<DiffLine>, Option<DiffLine>),
+    /// Why there is nothing to show.
+    Note(String),
+}
+
+/// A diff pane.
+#[derive(Debug, Clone)]
+pub struct DiffView {
+    title: String,
+    files: Vec<FileDiff>,
+    selected: usize,
+    layout: DiffLayout,
+    /// The first row of the change shown.
+    scroll: usize,
+    rows: Vec<Row>,
+    /// Rows of the change the last draw had room for.
+    height: usize,
+}
+
+impl DiffView {
+    /// A view of `files` (in the order changed), titled `title`.
+    pub fn new(title: &str, files: Vec<FileDiff>) -> DiffView {
+        let mut view = DiffView {
+            title: title.to_string(),
+            files,
+            selected: 0,
+            layout: DiffLayout::Unified,
+            scroll: 0,
+            rows: Vec::new(),
+            height: 0,
+        };
+        view.build();
+        view
+    }
+
+    /// The files shown.
+    pub fn files(&self) -> &[FileDiff] {
+        &self.files
+    }
+
+    /// The selected file, if any.
+    pub fn selected(&self) -> Option<&FileDiff> {
+        self.files.get(self.selected)
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> DiffLayout {
+        self.layout
+    }
+
+    /// Switches between unified and side by side.
+    pub fn toggle_layout(&mut self) {
+        self.layout = match self.layout {
+            DiffLayout::Unified => DiffLayout::SideBySide,
+            DiffLayout::SideBySide => DiffLayout::Unified,
+        };
+        self.build();
+    }
+
+    /// Selects the file `delta` places on (clamped), showing its start.
+    pub fn select_file(&mut self, delta: isize) {
+        if self.files.is_empty() {
+            return;
+        }
+        let last = self.files.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+        self.build();
+    }
+
+    /// Moves to the next hunk (`forward`) or the previous one; past the last hunk of a file,
+    /// on to the next file's first (and back).
+    pub fn jump_hunk(&mut self, forward: bool) {
+        let headers: Vec<usize> = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| matches!(r, Row::Header(_)))
+            .map(|(i, _)| i)
+            .collect();
+        let target = if forward {
+            headers.iter().find(|&&i| i > self.scroll).copied()
+        } else {
+            headers.iter().rev().find(|&&i| i < self.scroll).copied()
+        };
+        match target {
+            Some(row) => self.scroll = row,
+            None if forward && self.selected + 1 < self.files.len() => self.select_file(1),
+            None if !forward && self.selected > 0 => {
+                self.select_file(-1);
+                let last = self.rows.iter().rposition(|r| matches!(r, Row::Header(_)));
+                self.scroll = last.unwrap_or(0);
+            }
+            None => {}
+        }
+    }
+
+    /// Scrolls the change by `lines` (negative: up).
+    pub fn scroll(&mut self, lines: isize) {
+        let last = self.rows.len().saturating_sub(self.height.max(1));
+        self.scroll = self.scroll.saturating_add_signed(lines).min(last);
+    }
+
+    /// Rows of the selected file's change as laid out now.
+    fn build(&mut self) {
+        self.scroll = 0;
+        self.rows.clear();
+        let Some(file) = self.files.get(self.selected) else {
+            return;
+        };
+        if let Some(none) = file.none {
+            self.rows.push(Row::Note(match none {
+                NoDiff::Unchanged => "no change".to_string(),
+                NoDiff::Binary => "binary file: not shown".to_string(),
+                NoDiff::TooLarge(before, after) => format!(
+                    "too large to diff here: {} before, {} after",
+                    bytes(before),
+                    bytes(after)
+                ),
+            }));
+            return;
+        }
+        for hunk in &file.hunks {
+            self.rows.push(Row::Header(hunk.header()));
+            match self.layout {
+                DiffLayout::Unified => {
+                    self.rows.extend(hunk.lines.iter().cloned().map(Row::Line));
+                }
+                DiffLayout::SideBySide => pair_up(&hunk.lines, &mut self.rows),
+            }
+        }
+    }
+
+    /// Draws the pane into `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+        let title = match self.files.len() {
+            1 => format!("{} · 1 file changed", self.title),
+            n => format!("{} · {n} files changed", self.title),
+        };
+        let block = pane_block(&sanitize_line(&title), focused, theme);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        if self.files.is_empty() {
+            Line::styled("no file changes yet", theme.style(Slot::Hint)).render(inner, buf);
+            return;
+        }
+        // The file list, scrolled to keep the selection in sight.
+        let list = self
+            .files
+            .len()
+            .min(LIST_ROWS)
+            .min(usize::from(inner.height) / 3)
+            .max(1);
+        let first = self.selected.saturating_sub(list - 1);
+        for (row, (i, file)) in self
+            .files
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(list)
+            .enumerate()
+        {
+            let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
+            let mark = if i == self.selected { "▸ " } else { "  " };
+            let mut spans = vec![
+                Span::styled(mark, theme.style(Slot::TitleFocused)),
+                Span::styled(
+                    sanitize_line(&file.path).into_owned(),
+                    theme.style(Slot::Text),
+                ),
+                Span::raw(" "),
+                Span::styled(format!("+{}", file.added), theme.style(Slot::DiffAdded)),
+                Span::raw(" "),
+                Span::styled(format!("-{}", file.removed), theme.style(Slot::DiffRemoved)),
+            ];
+            if file.created {
+                spans.push(Span::styled(" new", theme.style(Slot::Hint)));
+            } else if file.deleted {
+                spans.push(Span::styled(" deleted", theme.style(Slot::Hint)));
+            }
+            let mut line = Line::from(spans);
+            if i == self.selected {
+                line = line.style(theme.style(Slot::Selection));
+            }
+            line.render(Rect::new(inner.x, y, inner.width, 1), buf);
+        }
+        let top = inner.y + u16::try_from(list).unwrap_or(u16::MAX);
+        if top >= inner.bottom() {
+            return;
+        }
+        let rule = "─".repeat(usize::from(inner.width));
+        Line::styled(rule, theme.style(Slot::Border))
+            .render(Rect::new(inner.x, top, inner.width, 1), buf);
+        let body = Rect::new(
+            inner.x,
+            top + 1,
+            inner.width,
+            inner.bottom().saturating_sub(top + 1),
+        );
+        self.height = usize::from(body.height);
+        self.scroll = self.scroll.min(self.rows.len().saturating_sub(1));
+        let gutter = self.gutter_width();
+        for (i, row) in self
+            .rows
+            .iter()
+            .skip(self.scroll)
+            .take(self.height)
+            .enumerate()
+        {
+            let y = body.y + u16::try_from(i).unwrap_or(u16::MAX);
+            let at = Rect::new(body.x, y, body.width, 1);
+            match row {
+                Row::Header(h) => {
+                    Line::styled(h.clone(), theme.style(Slot::DiffHeader)).render(at, buf)
+                }
+                Row::Note(n) => Line::styled(n.clone(), theme.style(Slot::Hint)).render(at, buf),
+                Row::Line(l) => unified_line(l, gutter, theme).render(at, buf),
+                Row::Pair(old, new) => {
+                    let half = body.width / 2;
+                    let left = Rect::new(body.x, y, half, 1);
+                    let right = Rect::new(body.x + half, y, body.width - half, 1);
+                    if let Some(l) = old {
+                        side_line(l, l.old, gutter, theme).render(left, buf);
+                    }
+                    if let Some(l) = new {
+                        side_line(l, l.new, gutter, theme).render(right, buf);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Columns for line numbers: as many as the largest number in the file needs.
+    fn gutter_width(&self) -> usize {
+        let largest = self
+            .selected()
+            .and_then(|f| f.hunks.last())
+            .and_then(|h| h.lines.iter().filter_map(|l| l.old.max(l.new)).max())
+            .unwrap_or(1);
+        largest.to_string().len()
+    }
+}
+
+/// Pairs a hunk's lines for the side-by-side layout: context on both sides; a run of removed
+/// lines beside the added lines that follow it.
+fn pair_up(lines: &[DiffLine], rows: &mut Vec<Row>) {
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].kind == LineKind::Context {
+            rows.push(Row::Pair(Some(lines[i].clone()), Some(lines[i].clone())));
+            i += 1;
+            continue;
+        }
+        let removed: Vec<&DiffLine> = lines[i..]
+            .iter()
+            .take_while(|l| l.kind == LineKind::Removed)
+            .collect();
+        i += removed.len();
+        let added: Vec<&DiffLine> = lines[i..]
+            .iter()
+            .take_while(|l| l.kind == LineKind::Added)
+            .collect();
+        i += added.len();
+        for k in 0..removed.len().max(added.len()) {
+            rows.push(Row::Pair(
+                removed.get(k).map(|l| (*l).clone()),
+                added.get(k).map(|l| (*l).clone()),
+            ));
+        }
+    }
+}
+
+/// The style and sign of a line of kind `kind`.
+fn look(kind: LineKind, theme: &Theme) -> (Style, &'static str) {
+    match kind {
+        LineKind::Added => (theme.style(Slot::DiffAdded), "+"),
+        LineKind::Removed => (theme.style(Slot::DiffRemoved), "-"),
+        LineKind::Context => (theme.style(Slot::DiffContext), " "),
+    }
+}
+
+/// `old new +text` for the unified layout.
+fn unified_line(l: &DiffLine, gutter: usize, theme: &Theme) -> Line<'static> {
+    let (style, sign) = look(l.kind, theme);
+    let number =
+        |n: Option<usize>| n.map_or_else(|| " ".repeat(gutter), |n| format!("{n:>gutter$}"));
+    let mut spans = vec![Span::styled(
+        format!("{} {} ", number(l.old), number(l.new)),
+        theme.style(Slot::Hint),
+    )];
+    spans.push(Span::styled(sign, style));
+    spans.extend(text_spans(l, style));
+    Line::from(spans)
+}
+
+/// `n +text` for one side of the side-by-side layout.
+fn side_line(l: &DiffLine, number: Option<usize>, gutter: usize, theme: &Theme) -> Line<'static> {
+    let (style, sign) = look(l.kind, theme);
+    let number = number.map_or_else(|| " ".repeat(gutter), |n| format!("{n:>gutter$}"));
+    let mut spans = vec![Span::styled(format!("{number} "), theme.style(Slot::Hint))];
+    spans.push(Span::styled(sign, style));
+    spans.extend(text_spans(l, style));
+    Line::from(spans)
+}
+
+/// The line's text in `style`, the words that changed reversed; each piece sanitized and its
+/// tabs widened.
+fn text_spans(l: &DiffLine, style: Style) -> Vec<Span<'static>> {
+    let marked = style.add_modifier(Modifier::REVERSED);
+    let mut spans = Vec::new();
+    let mut at = 0;
+    let piece = |text: &str, style: Style, spans: &mut Vec<Span<'static>>| {
+        if !text.is_empty() {
+            let clean = sanitize_line(text).replace('\t', "    ");
+            spans.push(Span::styled(clean, style));
+        }
+    };
+    for range in &l.changed {
+        let (start, end) = (range.start.min(l.text.len()), range.end.min(l.text.len()));
+        if start < at || !l.text.is_char_boundary(start) || !l.text.is_char_boundary(end) {
+            continue;
+        }
+        piece(&l.text[at..start], style, &mut spans);
+        piece(&l.text[start..end], marked, &mut spans);
+        at = end;
+    }
+    piece(&l.text[at..], style, &mut spans);
+    spans
+}
+
+/// `n` bytes, readably.
+fn bytes(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{:.1} MiB", n as f64 / f64::from(1u32 << 20))
+    } else if n >= 1 << 10 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{n} B")
+    }
+}
