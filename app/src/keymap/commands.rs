@@ -49,6 +49,12 @@ commands! {
     PaneAgentShell = "pane.agent-shell", "Show the commands the agent runs, live, below its pane.";
     AgentShellPrev = "agent-shell.prev", "Show the previous command in the agent shell pane.";
     AgentShellNext = "agent-shell.next", "Show the next command in the agent shell pane.";
+    PaneDiff = "pane.diff", "Show the files the focused session changed, as diffs, beside its pane.";
+    DiffNextHunk = "diff.next-hunk", "Go to the next change in the diff pane (on into the next file).";
+    DiffPrevHunk = "diff.prev-hunk", "Go to the previous change in the diff pane.";
+    DiffNextFile = "diff.next-file", "Show the next changed file in the diff pane.";
+    DiffPrevFile = "diff.prev-file", "Show the previous changed file in the diff pane.";
+    DiffLayout = "diff.layout", "Switch the diff pane between unified and side by side.";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
     PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
     PaneFocusUp = "pane.focus-up", "Focus the pane above.";

@@ -203,8 +203,8 @@ impl Loader<'_> {
         }
     }
 
-    /// Bindings this file made that can never fire: the prefix key, or an `[agent]` or
-    /// `[shell]` key that `[direct]` takes first.
+    /// Bindings this file made that can never fire: the prefix key, or an `[agent]`,
+    /// `[shell]` or `[diff]` key that `[direct]` takes first.
     fn report_shadowed(&mut self) {
         let mut shadowed: Vec<(usize, String)> = Vec::new();
         for (&(context, key), &line) in &self.seen {
@@ -217,11 +217,13 @@ impl Loader<'_> {
                     line,
                     format!("[{table}] `{key}` is the prefix key, so it never reaches [{table}]"),
                 ));
-            } else if matches!(context, KeyContext::Agent | KeyContext::Shell)
-                && self
-                    .keymap
-                    .bindings
-                    .contains_key(&(KeyContext::Direct, key))
+            } else if matches!(
+                context,
+                KeyContext::Agent | KeyContext::Shell | KeyContext::Diff
+            ) && self
+                .keymap
+                .bindings
+                .contains_key(&(KeyContext::Direct, key))
             {
                 shadowed.push((
                     line,

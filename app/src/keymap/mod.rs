@@ -36,6 +36,8 @@ pub enum KeyContext {
     Agent,
     /// `[shell]`: keys in a focused shell pane.
     Shell,
+    /// `[diff]`: keys in a focused diff pane.
+    Diff,
 }
 
 impl KeyContext {
@@ -45,6 +47,7 @@ impl KeyContext {
         KeyContext::Direct,
         KeyContext::Agent,
         KeyContext::Shell,
+        KeyContext::Diff,
     ];
 
     /// The TOML table that holds this context's bindings.
@@ -54,6 +57,7 @@ impl KeyContext {
             KeyContext::Direct => "direct",
             KeyContext::Agent => "agent",
             KeyContext::Shell => "shell",
+            KeyContext::Diff => "diff",
         }
     }
 
@@ -75,6 +79,7 @@ impl KeyContext {
                 "Keys in a focused agent pane; other keys go to the prompt editor."
             }
             KeyContext::Shell => "Keys in a focused shell pane; other keys go to its program.",
+            KeyContext::Diff => "Keys in a focused diff pane.",
         }
     }
 }

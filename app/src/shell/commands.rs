@@ -86,6 +86,25 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
                 shell.message = Some("focus an agent pane to see its commands".to_string());
             }
         }
+        C::PaneDiff => {
+            if !ws.open_diff() {
+                shell.message = Some("focus an agent pane to see what it changed".to_string());
+            }
+        }
+        C::DiffNextHunk | C::DiffPrevHunk | C::DiffNextFile | C::DiffPrevFile | C::DiffLayout => {
+            let id = ws.focused();
+            let Some(view) = ws.diff_mut(id) else {
+                shell.message = Some("not a diff pane".to_string());
+                return ShellRequest::None;
+            };
+            match command {
+                C::DiffNextHunk => view.jump_hunk(true),
+                C::DiffPrevHunk => view.jump_hunk(false),
+                C::DiffNextFile => view.select_file(1),
+                C::DiffPrevFile => view.select_file(-1),
+                _ => view.toggle_layout(),
+            }
+        }
         C::AgentShellPrev | C::AgentShellNext => {
             let delta = if command == C::AgentShellNext { 1 } else { -1 };
             if !ws.agent_shell_select(delta) {
@@ -149,6 +168,18 @@ fn grow(shell: &mut Shell, direction: Direction) {
 fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
     use Command as C;
     let id = shell.ws.focused();
+    if let Some(view) = shell.ws.diff_mut(id) {
+        match command {
+            C::ScrollLineUp => view.scroll(-1),
+            C::ScrollLineDown => view.scroll(1),
+            C::ScrollPageUp => view.scroll_pages(-1),
+            C::ScrollPageDown => view.scroll_pages(1),
+            C::ScrollTop => view.scroll(isize::MIN),
+            C::ScrollBottom => view.scroll(isize::MAX),
+            _ => {}
+        }
+        return ShellRequest::None;
+    }
     if let Some(pane) = shell.ws.focused_shell() {
         match command {
             C::ScrollLineUp => pane.scroll(1),

@@ -612,7 +612,9 @@ impl Shell {
             .slot(self.ws.focused())
             .is_some_and(|s| s.setup.is_some());
         let focused = self.ws.focused();
-        let context = if self.ws.shell(focused).is_some() || self.ws.is_agent_shell(focused) {
+        let context = if self.ws.is_diff(focused) {
+            KeyContext::Diff
+        } else if self.ws.shell(focused).is_some() || self.ws.is_agent_shell(focused) {
             KeyContext::Shell
         } else if in_setup {
             KeyContext::Direct
@@ -636,6 +638,10 @@ impl Shell {
     /// A key no binding took goes to the focused pane.
     fn key_to_pane(&mut self, key: KeyEvent) {
         let id = self.ws.focused();
+        if self.ws.is_diff(id) {
+            // A diff pane takes its own keys only.
+            return;
+        }
         if self.ws.is_agent_shell(id) {
             let Some(pane) = self.ws.agent_shell_command(id) else {
                 self.message = Some("no command here yet to type into".to_string());

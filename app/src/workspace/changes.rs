@@ -107,8 +107,6 @@ impl ChangeLog {
     }
 
     /// The changes `session` made, oldest first.
-    // Read by the diff pane, which is the next step of issue 9; until then only by tests.
-    #[allow(dead_code)]
     pub fn changes(&mut self, session: &str) -> &[FileChange] {
         self.load(session)
     }

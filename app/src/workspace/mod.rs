@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod changes;
+pub mod diffs;
 mod first_run;
 pub mod layout;
 pub mod persist;
@@ -127,6 +128,8 @@ pub struct Workspace {
     shells_on_screen: Vec<PaneId>,
     /// Agent shell panes: which session's commands each shows.
     agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
+    /// Diff panes: the session whose changes each shows.
+    diffs: BTreeMap<PaneId, (SessionKey, march_panes::diff::DiffView)>,
     /// Commands agents run in terminals March owns, oldest first.
     terminals: Vec<CommandTerminal>,
     /// Every open session, shown or not.
@@ -169,6 +172,7 @@ impl Workspace {
             shells: BTreeMap::new(),
             shells_on_screen: Vec::new(),
             agent_shells: BTreeMap::new(),
+            diffs: BTreeMap::new(),
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),
@@ -224,7 +228,7 @@ impl Workspace {
 
     /// How many panes there are, in all tabs.
     pub fn pane_count(&self) -> usize {
-        self.panes.len() + self.shells.len() + self.agent_shells.len()
+        self.panes.len() + self.shells.len() + self.agent_shells.len() + self.diffs.len()
     }
 
     /// The active tab.
@@ -301,7 +305,10 @@ impl Workspace {
             .map(|s| s.project.clone())
             .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
             .or_else(|| {
-                let (key, _) = self.agent_shells.get(&id)?;
+                let key = match self.agent_shells.get(&id) {
+                    Some((key, _)) => key,
+                    None => &self.diffs.get(&id)?.0,
+                };
                 self.sessions.get(key).map(|s| s.project.clone())
             })
             .unwrap_or_else(|| self.tab().project.clone())
@@ -364,6 +371,7 @@ impl Workspace {
         }
         self.hang_up_shell(id);
         self.agent_shells.remove(&id);
+        self.diffs.remove(&id);
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
@@ -466,6 +474,10 @@ impl Workspace {
             }
             if self.agent_shells.contains_key(&id) {
                 self.render_agent_shell(id, rect, buf, theme, id == focused);
+                continue;
+            }
+            if self.diffs.contains_key(&id) {
+                self.render_diff(id, rect, buf, theme, id == focused);
                 continue;
             }
             let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {

@@ -151,11 +151,13 @@ impl Workspace {
             }
             AgentEvent::Update(n) => {
                 slot.last_activity = Some(std::time::SystemTime::now());
-                if let Some(session) = &slot.session_id {
-                    record_changes(&mut self.changes, &session.0, &n.update);
-                }
+                let recorded = slot.session_id.as_ref().is_some_and(|session| {
+                    record_changes(&mut self.changes, &session.0, &n.update)
+                });
                 // Out of sight, the view is kept current but nothing needs drawing.
-                return view.apply(&n.update) && self.is_visible(key);
+                let drawn = view.apply(&n.update) && self.is_visible(key);
+                // A diff pane of the session shows a change it made.
+                return (recorded && self.refresh_diffs(key)) || drawn;
             }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
@@ -473,22 +475,25 @@ fn resume_match(sessions: &[SessionChoice], query: &str) -> Result<SessionId, St
     }
 }
 
-/// Records the file changes a session update reports (the diff content of a tool call).
-fn record_changes(log: &mut ChangeLog, session: &str, update: &SessionUpdate) {
+/// Records the file changes a session update reports (the diff content of a tool call);
+/// whether there were new ones.
+fn record_changes(log: &mut ChangeLog, session: &str, update: &SessionUpdate) -> bool {
     let (call, content) = match update {
         SessionUpdate::ToolCall(tc) => (&tc.tool_call_id, &tc.content),
         SessionUpdate::ToolCallUpdate(u) => match &u.fields.content {
             Some(content) => (&u.tool_call_id, content),
-            None => return,
+            None => return false,
         },
-        _ => return,
+        _ => return false,
     };
+    let mut recorded = false;
     for item in content {
         if let ToolCallContent::Diff(d) = item {
             let change = FileChange::new(&call.0, &d.path, d.old_text.as_deref(), &d.new_text);
-            log.record(session, change);
+            recorded |= log.record(session, change);
         }
     }
+    recorded
 }
 
 #[cfg(test)]

@@ -68,6 +68,20 @@ impl DiffView {
         view
     }
 
+    /// Shows `files` instead (the session changed more), keeping the selected file, where
+    /// it still is, and the layout.
+    pub fn set_files(&mut self, files: Vec<FileDiff>) {
+        let path = self.selected().map(|f| f.path.clone());
+        let scroll = self.scroll;
+        self.files = files;
+        let kept = path.and_then(|p| self.files.iter().position(|f| f.path == p));
+        self.selected = kept.unwrap_or(0);
+        self.build();
+        if kept.is_some() {
+            self.scroll = scroll.min(self.rows.len().saturating_sub(1));
+        }
+    }
+
     /// The files shown.
     pub fn files(&self) -> &[FileDiff] {
         &self.files
@@ -133,6 +147,12 @@ impl DiffView {
     pub fn scroll(&mut self, lines: isize) {
         let last = self.rows.len().saturating_sub(self.height.max(1));
         self.scroll = self.scroll.saturating_add_signed(lines).min(last);
+    }
+
+    /// Scrolls the change by `pages` pages (negative: up).
+    pub fn scroll_pages(&mut self, pages: isize) {
+        let page = isize::try_from(self.height.saturating_sub(1).max(1)).unwrap_or(1);
+        self.scroll(pages.saturating_mul(page));
     }
 
     /// Rows of the selected file's change as laid out now.
