@@ -55,6 +55,8 @@ commands! {
     DiffNextFile = "diff.next-file", "Show the next changed file in the diff pane.";
     DiffPrevFile = "diff.prev-file", "Show the previous changed file in the diff pane.";
     DiffLayout = "diff.layout", "Switch the diff pane between unified and side by side.";
+    DiffRevertHunk = "diff.revert-hunk", "Undo the change at the top of the diff pane in its file (press twice).";
+    DiffRevertFile = "diff.revert-file", "Put the diff pane's file back as it was before the session (press twice).";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
     PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
     PaneFocusUp = "pane.focus-up", "Focus the pane above.";

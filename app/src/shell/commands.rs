@@ -15,6 +15,8 @@ use super::switch::SessionSwitcher;
 /// Run `command`; what the Shell should do afterwards.
 pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
     use Command as C;
+    // A revert waits for the same key again; any other command disarms it.
+    let armed = shell.revert_armed.take();
     let ws = &mut shell.ws;
     match command {
         C::AppQuit => return ShellRequest::Quit,
@@ -90,6 +92,34 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             if !ws.open_diff() {
                 shell.message = Some("focus an agent pane to see what it changed".to_string());
             }
+        }
+        C::DiffRevertHunk | C::DiffRevertFile => {
+            let id = ws.focused();
+            let whole = command == C::DiffRevertFile;
+            if armed != Some((id, whole)) {
+                // Nothing is written on the first press: it says what the second would do.
+                let what = ws
+                    .diff_mut(id)
+                    .and_then(|v| v.selected())
+                    .map(|f| f.path.clone());
+                shell.message = Some(match what {
+                    None => "no change here to revert".to_string(),
+                    Some(path) => {
+                        shell.revert_armed = Some((id, whole));
+                        let key = if whole { "R" } else { "r" };
+                        let scope = if whole {
+                            "all the session's changes to"
+                        } else {
+                            "this change in"
+                        };
+                        format!("press {key} again to undo {scope} {path}")
+                    }
+                });
+                return ShellRequest::None;
+            }
+            shell.message = Some(match ws.revert(id, whole) {
+                Ok(done) | Err(done) => done,
+            });
         }
         C::DiffNextHunk | C::DiffPrevHunk | C::DiffNextFile | C::DiffPrevFile | C::DiffLayout => {
             let id = ws.focused();

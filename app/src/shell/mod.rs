@@ -98,6 +98,9 @@ struct Shell {
     typed_to_shell: Option<Instant>,
     /// The cursor shape last set on the terminal.
     cursor_shape: Option<march_panes::terminal::CursorShape>,
+    /// A diff pane's revert pressed once (the pane, whether of the whole file): the same key
+    /// again does it.
+    revert_armed: Option<(PaneId, bool)>,
     quit: bool,
 }
 
@@ -198,6 +201,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         log_dir: paths.log_dir(),
         typed_to_shell: None,
         cursor_shape: None,
+        revert_armed: None,
         quit: false,
     };
     let mut input = TerminalInput::new();

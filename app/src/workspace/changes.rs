@@ -29,6 +29,9 @@ pub struct FileChange {
     pub too_large: Option<(usize, usize)>,
     /// When it was recorded, in milliseconds since the epoch.
     pub at_ms: u64,
+    /// The change deleted the file (`after` is then empty).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 impl FileChange {
@@ -49,6 +52,15 @@ impl FileChange {
             at_ms: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            deleted: false,
+        }
+    }
+
+    /// The deletion of `path`, whose text was `before`, by `tool_call`, now.
+    pub fn deletion(tool_call: &str, path: &Path, before: &str) -> FileChange {
+        FileChange {
+            deleted: true,
+            ..FileChange::new(tool_call, path, Some(before), "")
         }
     }
 
@@ -60,6 +72,7 @@ impl FileChange {
             && self.before == other.before
             && self.after == other.after
             && self.too_large == other.too_large
+            && self.deleted == other.deleted
     }
 }
 

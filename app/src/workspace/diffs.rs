@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use march_panes::diff::{DiffView, FileDiff, NoDiff};
+use march_panes::diff::{DiffView, FileDiff, Hunk, NoDiff};
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -83,6 +83,83 @@ impl Workspace {
         panes.iter().any(|pane| self.tab().layout.contains(*pane))
     }
 
+    /// Reverts the hunk at the top of diff pane `id` (or its whole file): the file goes back
+    /// to what it was before the session changed it there, if it is still as the session
+    /// left it. What was done, or why nothing was.
+    pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
+        let (key, view) = self.diffs.get(&id).ok_or("not a diff pane")?;
+        let key = *key;
+        let index = view.selected_index();
+        let hunk = view.current_hunk();
+        let shown = view
+            .selected()
+            .map(|f| f.path.clone())
+            .ok_or("no file to revert")?;
+        let session = self
+            .sessions
+            .get(&key)
+            .and_then(|s| s.session_id.as_ref())
+            .map(|s| s.0.to_string())
+            .ok_or("the session has no changes")?;
+        let changes = self.changes.changes(&session);
+        let path = touched_paths(changes)
+            .get(index)
+            .cloned()
+            .ok_or("no file to revert")?;
+        let first = changes.iter().find(|c| c.path == path);
+        let last = changes.iter().rfind(|c| c.path == path);
+        let (Some(first), Some(last)) = (first, last) else {
+            return Err("no file to revert".to_string());
+        };
+        if first.too_large.is_some() || last.too_large.is_some() {
+            return Err(format!("{shown} is too large to revert here"));
+        }
+        let before = first.before.clone();
+        let after = (!last.deleted).then(|| last.after.clone().unwrap_or_default());
+        let on_disk = match std::fs::read(&path) {
+            Ok(bytes) => {
+                Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not text"))?)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        };
+        if on_disk != after {
+            return Err(format!(
+                "{shown} changed on disk since the session's edit: not reverted"
+            ));
+        }
+        let target = match (whole_file, hunk) {
+            (true, _) | (false, None) => before.clone(),
+            (false, Some(n)) => {
+                let diff = FileDiff::new(&shown, before.as_deref(), after.as_deref());
+                let hunk = diff.hunks.get(n).ok_or("no change here to revert")?;
+                Some(revert_hunk(
+                    before.as_deref().unwrap_or(""),
+                    after.as_deref().unwrap_or(""),
+                    hunk,
+                ))
+            }
+        };
+        let tool_call = format!("march-revert-{}", self.changes.changes(&session).len());
+        let change = match &target {
+            Some(text) => {
+                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+                FileChange::new(&tool_call, &path, on_disk.as_deref(), text)
+            }
+            None => {
+                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
+                FileChange::deletion(&tool_call, &path, on_disk.as_deref().unwrap_or(""))
+            }
+        };
+        self.changes.record(&session, change);
+        self.refresh_diffs(key);
+        Ok(match (whole_file || hunk.is_none(), &target) {
+            (true, None) => format!("deleted {shown}, which the session created"),
+            (true, Some(_)) => format!("reverted {shown}"),
+            (false, _) => format!("reverted a change in {shown}"),
+        })
+    }
+
     fn diff_title(&self, key: SessionKey) -> String {
         let project = self
             .sessions
@@ -103,6 +180,60 @@ impl Workspace {
         };
         net_changes(self.changes.changes(&session), &project)
     }
+}
+
+/// The files `changes` touch, in the order first touched.
+fn touched_paths(changes: &[FileChange]) -> Vec<std::path::PathBuf> {
+    let mut order: Vec<std::path::PathBuf> = Vec::new();
+    for change in changes {
+        if !order.contains(&change.path) {
+            order.push(change.path.clone());
+        }
+    }
+    order
+}
+
+/// `after` with `hunk` (a hunk of the diff from `before` to `after`) undone: its lines of
+/// the new text replaced by its lines of the old, line endings as they were.
+fn revert_hunk(before: &str, after: &str, hunk: &Hunk) -> String {
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let new: Vec<&str> = after.split_inclusive('\n').collect();
+    let old_lines: Vec<usize> = hunk.lines.iter().filter_map(|l| l.old).collect();
+    let new_lines: Vec<usize> = hunk.lines.iter().filter_map(|l| l.new).collect();
+    // Where the hunk sits in the new text: its first new line, or (all removed) just after
+    // the new line that precedes its first old one.
+    let (start, end) = match (new_lines.first(), new_lines.last()) {
+        (Some(first), Some(last)) => (first - 1, *last),
+        _ => {
+            let at = old_lines.first().map_or(0, |first| first - 1);
+            (at.min(new.len()), at.min(new.len()))
+        }
+    };
+    let mut out = String::with_capacity(after.len());
+    out.extend(new[..start.min(new.len())].iter().copied());
+    for n in old_lines {
+        if let Some(line) = old.get(n - 1) {
+            out.push_str(line);
+        }
+    }
+    out.extend(new[end.min(new.len())..].iter().copied());
+    out
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a crash leaves the old
+/// file or the new, never half of one; the file keeps its permissions.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.march-revert"));
+    std::fs::write(&temp, text)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        std::fs::set_permissions(&temp, meta.permissions())?;
+    }
+    std::fs::rename(&temp, path)
 }
 
 /// The net change of each file `changes` touch, in the order first touched: from the text
@@ -137,7 +268,12 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<FileDiff> {
                 diff.none = Some(NoDiff::TooLarge(before, after));
                 return diff;
             }
-            FileDiff::new(&shown, first.before.as_deref(), last.after.as_deref())
+            let after = if last.deleted {
+                None
+            } else {
+                last.after.as_deref()
+            };
+            FileDiff::new(&shown, first.before.as_deref(), after)
         })
         .collect()
 }
@@ -212,6 +348,62 @@ mod tests {
     }
 
     #[test]
+    fn revert_puts_back_a_hunk_or_a_file_unless_it_changed_on_disk() {
+        use agent_client_protocol::v1::schema::SessionId;
+
+        use crate::workspace::AgentLauncher;
+        use crate::workspace::agent::AgentSpec;
+
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().to_path_buf();
+        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
+        let launcher = AgentLauncher {
+            spec: AgentSpec::march(Path::new("/usr/bin/march")),
+            mode: None,
+            events,
+            paths: None,
+            shell_events,
+            shell: march_core::config::ShellConfig::default(),
+        };
+        let mut ws = Workspace::new(launcher, vec![project.clone()]);
+        ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
+        let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\n");
+        let edited = project.join("a.txt");
+        let created = project.join("new.txt");
+        std::fs::write(&edited, &after).unwrap();
+        std::fs::write(&created, "made\n").unwrap();
+        ws.changes
+            .record("s", FileChange::new("c1", &edited, Some(&before), &after));
+        ws.changes
+            .record("s", FileChange::new("c2", &created, None, "made\n"));
+        assert!(ws.open_diff());
+        let pane = ws.focused();
+        // The view starts at the first hunk: undo it only.
+        let done = ws.revert(pane, false).unwrap();
+        assert_eq!(done, "reverted a change in a.txt");
+        assert_eq!(
+            std::fs::read_to_string(&edited).unwrap(),
+            before.replace("line 18\n", "line eighteen\n")
+        );
+        assert_eq!(ws.diff_mut(pane).unwrap().files()[0].hunks.len(), 1);
+        // Changed on disk since: refused, nothing written.
+        std::fs::write(&edited, "someone else\n").unwrap();
+        let refused = ws.revert(pane, true).unwrap_err();
+        assert!(refused.contains("changed on disk"), "{refused}");
+        assert_eq!(std::fs::read_to_string(&edited).unwrap(), "someone else\n");
+        // A file the session created goes away.
+        ws.diff_mut(pane).unwrap().select_file(1);
+        let done = ws.revert(pane, true).unwrap();
+        assert_eq!(done, "deleted new.txt, which the session created");
+        assert!(!created.exists());
+        assert!(ws.diff_mut(pane).unwrap().files()[1].deleted);
+    }
+
+    #[test]
     fn a_file_changed_twice_shows_its_net_change_in_first_touched_order() {
         let project = Path::new("/p");
         let changes = vec![
@@ -230,6 +422,27 @@ mod tests {
         assert_eq!(lines, ["one", "three"]);
         assert_eq!(files[1].path, "/elsewhere/b.txt");
         assert!(files[1].created);
+    }
+
+    #[test]
+    fn reverting_one_hunk_leaves_the_others() {
+        let before: String = (1..=20).map(|i| format!("line {i}\r\n")).collect();
+        let after = before
+            .replace("line 2\r\n", "line two\r\n")
+            .replace("line 18\r\n", "line 18\r\nextra\r\n");
+        let diff = FileDiff::new("f", Some(&before), Some(&after));
+        assert_eq!(diff.hunks.len(), 2);
+        let first_undone = revert_hunk(&before, &after, &diff.hunks[0]);
+        assert_eq!(
+            first_undone,
+            before.replace("line 18\r\n", "line 18\r\nextra\r\n")
+        );
+        let second_undone = revert_hunk(&before, &after, &diff.hunks[1]);
+        assert_eq!(second_undone, before.replace("line 2\r\n", "line two\r\n"));
+        // A hunk that only removed lines comes back in its place.
+        let shorter = before.replace("line 10\r\n", "");
+        let diff = FileDiff::new("f", Some(&before), Some(&shorter));
+        assert_eq!(revert_hunk(&before, &shorter, &diff.hunks[0]), before);
     }
 
     #[test]

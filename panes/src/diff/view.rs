@@ -92,6 +92,21 @@ impl DiffView {
         self.files.get(self.selected)
     }
 
+    /// The selected file's place in the list.
+    pub fn selected_index(&self) -> usize {
+        self.selected
+    }
+
+    /// The hunk at the top of the view (the last one starting at or above it).
+    pub fn current_hunk(&self) -> Option<usize> {
+        let headers = self.rows[..=self.scroll.min(self.rows.len().saturating_sub(1))]
+            .iter()
+            .filter(|r| matches!(r, Row::Header(_)))
+            .count();
+        let hunks = self.selected()?.hunks.len();
+        (hunks > 0).then(|| headers.saturating_sub(1).min(hunks - 1))
+    }
+
     /// The layout.
     pub fn layout(&self) -> DiffLayout {
         self.layout
