@@ -85,7 +85,7 @@ fn split_and_prompt_two_agent_panes() {
     m.send(b"?");
     // The terminal may show a frame half drawn; wait for the whole list.
     m.wait_for("the key list", |t| {
-        t.contains("any key closes") && t.contains("in an agent pane")
+        t.contains("any key closes") && t.contains("docs/KEYMAPS.md lists every key")
     });
     m.send(b"x");
     m.wait_for("the key list to close", |t| !t.contains("any key closes"));
