@@ -96,6 +96,13 @@ pub enum AgentEvent {
         /// Its models, or why they could not be listed.
         result: Result<Vec<String>, String>,
     },
+    /// The session's file changes, diffed off the loop's thread for its diff panes.
+    Diffed {
+        /// Which request this answers (only the latest is shown).
+        generation: u64,
+        /// The net change of each file.
+        files: Vec<march_panes::diff::FileDiff>,
+    },
 }
 
 /// Which program backs a pane.

@@ -9,6 +9,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::Workspace;
+use super::agent::AgentEvent;
 use super::changes::FileChange;
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
@@ -34,9 +35,10 @@ impl Workspace {
                     self.close_pane(pane);
                 }
                 let pane = PaneId(self.next_id());
-                let view = DiffView::new(&self.diff_title(key), self.session_diffs(key));
+                let view = DiffView::new(&self.diff_title(key), Vec::new());
                 self.diffs.insert(pane, (key, view));
                 self.tab_mut().layout.split(Axis::Horizontal, pane);
+                self.refresh_diffs(key);
             }
         }
         true
@@ -66,21 +68,61 @@ impl Workspace {
         }
     }
 
-    /// Session `key` changed files: its diff panes show the changes now. Whether one shows
-    /// in the active tab.
+    /// Session `key` changed files: its diff panes are brought up to date. The diffs are
+    /// computed on a blocking thread (a large file takes a while) and come back as an
+    /// [`AgentEvent::Diffed`]; without a runtime (tests), at once. Whether a pane of the
+    /// session shows in the active tab.
     pub(super) fn refresh_diffs(&mut self, key: SessionKey) -> bool {
         if !self.diffs.values().any(|(k, _)| *k == key) {
             return false;
         }
-        let files = self.session_diffs(key);
-        let mut panes = Vec::new();
-        for (pane, (k, view)) in &mut self.diffs {
-            if *k == key {
-                view.set_files(files.clone());
-                panes.push(*pane);
+        let inputs = self.diff_inputs(key);
+        self.diff_generation += 1;
+        let generation = self.diff_generation;
+        self.diff_waiting.insert(key, generation);
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let events = self.launcher.events.clone();
+                for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
+                    view.set_pending(true);
+                }
+                drop(runtime.spawn_blocking(move || {
+                    let files = inputs.into_iter().map(DiffInput::diff).collect();
+                    let _ = events.send((key, AgentEvent::Diffed { generation, files }));
+                }));
+                self.diff_shows(key)
+            }
+            Err(_) => {
+                let files = inputs.into_iter().map(DiffInput::diff).collect();
+                self.diffed(key, generation, files)
             }
         }
-        panes.iter().any(|pane| self.tab().layout.contains(*pane))
+    }
+
+    /// The diffs of session `key`'s changes came: its diff panes show them, unless newer
+    /// ones were asked for since. Whether a pane of the session shows in the active tab.
+    pub(super) fn diffed(
+        &mut self,
+        key: SessionKey,
+        generation: u64,
+        files: Vec<FileDiff>,
+    ) -> bool {
+        if self.diff_waiting.get(&key) != Some(&generation) {
+            return false;
+        }
+        self.diff_waiting.remove(&key);
+        for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
+            view.set_files(files.clone());
+            view.set_pending(false);
+        }
+        self.diff_shows(key)
+    }
+
+    fn diff_shows(&self, key: SessionKey) -> bool {
+        let layout = &self.tab().layout;
+        self.diffs
+            .iter()
+            .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
     }
 
     /// Reverts the hunk at the top of diff pane `id` (or its whole file): the file goes back
@@ -169,8 +211,8 @@ impl Workspace {
         format!("changes · {project}")
     }
 
-    /// The net change of each file session `key` changed.
-    fn session_diffs(&mut self, key: SessionKey) -> Vec<FileDiff> {
+    /// What diffing session `key`'s changes takes: each file's net change.
+    fn diff_inputs(&mut self, key: SessionKey) -> Vec<DiffInput> {
         let Some(slot) = self.sessions.get(&key) else {
             return Vec::new();
         };
@@ -179,6 +221,33 @@ impl Workspace {
             return Vec::new();
         };
         net_changes(self.changes.changes(&session), &project)
+    }
+}
+
+/// One file's net change, to diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffInput {
+    /// The file as shown (relative to the project when under it).
+    shown: String,
+    /// Before the session's first change of it (`None`: it did not exist).
+    before: Option<String>,
+    /// After its last (`None`: deleted).
+    after: Option<String>,
+    /// Sizes, when a change was too large to keep.
+    too_large: Option<(usize, usize)>,
+}
+
+impl DiffInput {
+    /// The diff.
+    pub fn diff(self) -> FileDiff {
+        match self.too_large {
+            Some((before, after)) => {
+                let mut diff = FileDiff::new(&self.shown, Some(""), Some(""));
+                diff.none = Some(NoDiff::TooLarge(before, after));
+                diff
+            }
+            None => FileDiff::new(&self.shown, self.before.as_deref(), self.after.as_deref()),
+        }
     }
 }
 
@@ -239,41 +308,27 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 /// The net change of each file `changes` touch, in the order first touched: from the text
 /// before the first change to the text after the last. Paths under `project` are shown
 /// relative to it.
-pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<FileDiff> {
-    let mut order: Vec<&Path> = Vec::new();
-    for change in changes {
-        if !order.contains(&change.path.as_path()) {
-            order.push(&change.path);
-        }
-    }
-    order
+pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
+    touched_paths(changes)
         .into_iter()
         .map(|path| {
             let shown = path
                 .strip_prefix(project)
-                .unwrap_or(path)
+                .unwrap_or(&path)
                 .to_string_lossy()
                 .into_owned();
             let first = changes.iter().find(|c| c.path == path);
             let last = changes.iter().rfind(|c| c.path == path);
-            let (Some(first), Some(last)) = (first, last) else {
-                return FileDiff::new(&shown, None, None);
-            };
-            let large = changes
+            let too_large = changes
                 .iter()
                 .filter(|c| c.path == path)
                 .find_map(|c| c.too_large);
-            if let Some((before, after)) = large {
-                let mut diff = FileDiff::new(&shown, Some(""), Some(""));
-                diff.none = Some(NoDiff::TooLarge(before, after));
-                return diff;
+            DiffInput {
+                shown,
+                before: first.and_then(|c| c.before.clone()),
+                after: last.filter(|c| !c.deleted).and_then(|c| c.after.clone()),
+                too_large,
             }
-            let after = if last.deleted {
-                None
-            } else {
-                last.after.as_deref()
-            };
-            FileDiff::new(&shown, first.before.as_deref(), after)
         })
         .collect()
 }
@@ -411,7 +466,10 @@ mod tests {
             FileChange::new("c2", Path::new("/elsewhere/b.txt"), None, "new\n"),
             FileChange::new("c3", Path::new("/p/src/a.rs"), Some("two\n"), "three\n"),
         ];
-        let files = net_changes(&changes, project);
+        let files: Vec<FileDiff> = net_changes(&changes, project)
+            .into_iter()
+            .map(DiffInput::diff)
+            .collect();
         assert_eq!(files.len(), 2);
         assert_eq!(files[0].path, "src/a.rs");
         let lines: Vec<&str> = files[0].hunks[0]
@@ -422,6 +480,77 @@ mod tests {
         assert_eq!(lines, ["one", "three"]);
         assert_eq!(files[1].path, "/elsewhere/b.txt");
         assert!(files[1].created);
+    }
+
+    #[tokio::test]
+    async fn with_a_runtime_the_diffs_are_computed_off_the_loop_and_the_latest_kept() {
+        use agent_client_protocol::v1::schema::SessionId;
+
+        use crate::workspace::AgentLauncher;
+        use crate::workspace::agent::AgentSpec;
+
+        let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
+        let launcher = AgentLauncher {
+            spec: AgentSpec::march(Path::new("/usr/bin/march")),
+            mode: None,
+            events,
+            paths: None,
+            shell_events,
+            shell: march_core::config::ShellConfig::default(),
+        };
+        let mut ws = Workspace::new(launcher, vec!["/work/project".into()]);
+        let key = ws.focused_session().unwrap();
+        ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
+        let a = Path::new("/work/project/a.rs");
+        ws.changes
+            .record("s", FileChange::new("c1", a, Some("1\n"), "2\n"));
+        assert!(ws.open_diff());
+        let pane = ws.focused();
+        assert!(
+            ws.diff_mut(pane).unwrap().files().is_empty(),
+            "not yet diffed"
+        );
+        // A second change before the first diffs came: only the latest diffs are shown.
+        ws.changes
+            .record("s", FileChange::new("c2", a, Some("2\n"), "3\n"));
+        assert!(ws.refresh_diffs(key));
+        let mut results = Vec::new();
+        while results.len() < 2 {
+            let (from, event) = rx.recv().await.unwrap();
+            assert_eq!(from, key);
+            if let AgentEvent::Diffed { generation, files } = event {
+                results.push((generation, files));
+            }
+        }
+        results.sort_by_key(|(generation, _)| *generation);
+        let (newest, newest_files) = results.pop().unwrap();
+        let (older, older_files) = results.pop().unwrap();
+        assert!(!ws.agent_event(
+            key,
+            AgentEvent::Diffed {
+                generation: older,
+                files: older_files
+            }
+        ));
+        assert!(
+            ws.diff_mut(pane).unwrap().files().is_empty(),
+            "stale diffs dropped"
+        );
+        assert!(ws.agent_event(
+            key,
+            AgentEvent::Diffed {
+                generation: newest,
+                files: newest_files
+            }
+        ));
+        let file = &ws.diff_mut(pane).unwrap().files()[0];
+        let texts: Vec<&str> = file.hunks[0]
+            .lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect();
+        assert_eq!(texts, ["1", "3"]);
     }
 
     #[test]
@@ -449,7 +578,7 @@ mod tests {
     fn a_change_too_large_to_keep_shows_as_such() {
         let huge = "x".repeat(super::super::changes::MAX_TEXT + 1);
         let changes = vec![FileChange::new("c1", Path::new("/p/big"), Some("a"), &huge)];
-        let files = net_changes(&changes, Path::new("/p"));
-        assert_eq!(files[0].none, Some(NoDiff::TooLarge(1, huge.len())));
+        let file = net_changes(&changes, Path::new("/p")).remove(0).diff();
+        assert_eq!(file.none, Some(NoDiff::TooLarge(1, huge.len())));
     }
 }

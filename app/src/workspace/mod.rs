@@ -130,6 +130,9 @@ pub struct Workspace {
     agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
     /// Diff panes: the session whose changes each shows.
     diffs: BTreeMap<PaneId, (SessionKey, march_panes::diff::DiffView)>,
+    /// The latest diffing asked for, per session, and the counter it came from.
+    diff_waiting: BTreeMap<SessionKey, u64>,
+    diff_generation: u64,
     /// Commands agents run in terminals March owns, oldest first.
     terminals: Vec<CommandTerminal>,
     /// Every open session, shown or not.
@@ -173,6 +176,8 @@ impl Workspace {
             shells_on_screen: Vec::new(),
             agent_shells: BTreeMap::new(),
             diffs: BTreeMap::new(),
+            diff_waiting: BTreeMap::new(),
+            diff_generation: 0,
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),

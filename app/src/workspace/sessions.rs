@@ -117,10 +117,14 @@ impl Workspace {
 
     /// Route an agent event to its session. Returns whether anything visible changed.
     pub fn agent_event(&mut self, key: SessionKey, event: AgentEvent) -> bool {
-        if let AgentEvent::Terminal(request) = event {
-            self.terminal_request(key, request);
-            return self.agent_shell_shows(key);
-        }
+        let event = match event {
+            AgentEvent::Terminal(request) => {
+                self.terminal_request(key, request);
+                return self.agent_shell_shows(key);
+            }
+            AgentEvent::Diffed { generation, files } => return self.diffed(key, generation, files),
+            other => other,
+        };
         let seen = self.is_seen(key);
         let Some(slot) = self.sessions.get_mut(&key) else {
             return false;
@@ -238,7 +242,7 @@ impl Workspace {
                 self.setup_models(key, &provider, result);
             }
             // Taken above.
-            AgentEvent::Terminal(_) => {}
+            AgentEvent::Terminal(_) | AgentEvent::Diffed { .. } => {}
         }
         if let Some(kind) = notify {
             let title = self

@@ -50,6 +50,8 @@ pub struct DiffView {
     rows: Vec<Row>,
     /// Rows of the change the last draw had room for.
     height: usize,
+    /// Newer changes are being diffed.
+    pending: bool,
 }
 
 impl DiffView {
@@ -63,6 +65,7 @@ impl DiffView {
             scroll: 0,
             rows: Vec::new(),
             height: 0,
+            pending: false,
         };
         view.build();
         view
@@ -80,6 +83,11 @@ impl DiffView {
         if kept.is_some() {
             self.scroll = scroll.min(self.rows.len().saturating_sub(1));
         }
+    }
+
+    /// Says newer changes are being diffed (shown in the title until they come).
+    pub fn set_pending(&mut self, pending: bool) {
+        self.pending = pending;
     }
 
     /// The files shown.
@@ -202,10 +210,13 @@ impl DiffView {
 
     /// Draws the pane into `area`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
-        let title = match self.files.len() {
+        let mut title = match self.files.len() {
             1 => format!("{} · 1 file changed", self.title),
             n => format!("{} · {n} files changed", self.title),
         };
+        if self.pending {
+            title.push_str(" · diffing…");
+        }
         let block = pane_block(&sanitize_line(&title), focused, theme);
         let inner = block.inner(area);
         block.render(area, buf);
@@ -213,7 +224,12 @@ impl DiffView {
             return;
         }
         if self.files.is_empty() {
-            Line::styled("no file changes yet", theme.style(Slot::Hint)).render(inner, buf);
+            let note = if self.pending {
+                "diffing the session's changes…"
+            } else {
+                "no file changes yet"
+            };
+            Line::styled(note, theme.style(Slot::Hint)).render(inner, buf);
             return;
         }
         // The file list, scrolled to keep the selection in sight.
