@@ -113,6 +113,16 @@ impl Highlighter {
         }
     }
 
+    /// [`Highlighter::highlight`] for a language March has a grammar for, else `None` (and
+    /// for oversized code): the caller keeps its own colours.
+    pub fn highlight_known(&self, code: &str, lang: &str) -> Option<HighlightedLines> {
+        if too_big(code) || fence_tag(lang).is_none() {
+            return None;
+        }
+        find_syntax(&self.sets().syntaxes, lang)?;
+        Some(self.highlight(code, lang))
+    }
+
     /// `code` in language `lang` (a fence tag such as `rust`, `py` or `sh`), one line per
     /// source line, without line endings. Unknown languages and oversized code come back
     /// in the plain code block style.

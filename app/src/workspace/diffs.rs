@@ -61,10 +61,11 @@ impl Workspace {
         rect: Rect,
         buf: &mut Buffer,
         theme: &Theme,
+        highlighter: &march_panes::highlight::Highlighter,
         focused: bool,
     ) {
         if let Some((_, view)) = self.diffs.get_mut(&id) {
-            view.render(rect, buf, theme, focused);
+            view.render(rect, buf, theme, highlighter, focused);
         }
     }
 

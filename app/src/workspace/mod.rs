@@ -482,7 +482,7 @@ impl Workspace {
                 continue;
             }
             if self.diffs.contains_key(&id) {
-                self.render_diff(id, rect, buf, theme, id == focused);
+                self.render_diff(id, rect, buf, theme, highlighter, id == focused);
                 continue;
             }
             let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {

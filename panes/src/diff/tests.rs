@@ -11,7 +11,10 @@ fn draw(view: &mut DiffView, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let theme = Theme::default();
     terminal
-        .draw(|f| view.render(f.area(), f.buffer_mut(), &theme, true))
+        .draw(|f| {
+            let hl = crate::highlight::Highlighter::new();
+            view.render(f.area(), f.buffer_mut(), &theme, &hl, true);
+        })
         .unwrap();
     terminal
 }
@@ -115,4 +118,39 @@ fn escape_sequences_in_a_file_are_not_drawn() {
         "{text}"
     );
     assert!(text.contains("␛[31mred"), "{text}");
+}
+
+#[test]
+fn code_is_coloured_by_its_language_and_keeps_the_diff_background() {
+    use crate::theme::Slot;
+    let theme = Theme::default();
+    let mut view = DiffView::new("session", files());
+    let terminal = draw(&mut view, 60, 16);
+    let buf = terminal.backend().buffer();
+    let row = (0..16)
+        .find(|&y| {
+            let text: String = (0..60).map(|x| buf[(x, y)].symbol().to_string()).collect();
+            text.contains("+    let x = 2;")
+        })
+        .expect("the added line is drawn");
+    let text: String = (0..60)
+        .map(|x| buf[(x, row)].symbol().to_string())
+        .collect();
+    let column = |needle: &str| {
+        let byte = text.find(needle).unwrap();
+        u16::try_from(text[..byte].chars().count()).unwrap()
+    };
+    let (keyword, sign) = (column("let"), column("+"));
+    let added = theme.style(Slot::DiffAdded);
+    assert_eq!(buf[(sign, row)].fg, added.fg.unwrap());
+    assert_ne!(
+        buf[(keyword, row)].fg,
+        added.fg.unwrap(),
+        "a keyword's own colour"
+    );
+    assert_eq!(
+        buf[(keyword, row)].bg,
+        added.bg.unwrap(),
+        "on the added line's background"
+    );
 }

@@ -10,6 +10,7 @@ use ratatui::widgets::Widget;
 
 use super::model::{DiffLine, FileDiff, LineKind, NoDiff};
 use crate::chrome::pane_block;
+use crate::highlight::{HighlightedLines, Highlighter};
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 
@@ -30,10 +31,10 @@ const LIST_ROWS: usize = 6;
 enum Row {
     /// A hunk's header.
     Header(String),
-    /// A line, in the unified layout.
-    Line(DiffLine),
-    /// Old and new, in the side-by-side layout.
-    Pair(Option<DiffLine>, Option<DiffLine>),
+    /// A line, in the unified layout, of the hunk numbered first.
+    Line(usize, DiffLine),
+    /// Old and new, in the side-by-side layout, of the hunk numbered first.
+    Pair(usize, Option<DiffLine>, Option<DiffLine>),
     /// Why there is nothing to show.
     Note(String),
 }
@@ -52,6 +53,9 @@ pub struct DiffView {
     height: usize,
     /// Newer changes are being diffed.
     pending: bool,
+    /// The selected file's hunks highlighted, each side as one block (old, new), once
+    /// looked up: `None` inside when the file's language is not known.
+    syntax: Option<Vec<Option<(HighlightedLines, HighlightedLines)>>>,
 }
 
 impl DiffView {
@@ -66,6 +70,7 @@ impl DiffView {
             rows: Vec::new(),
             height: 0,
             pending: false,
+            syntax: None,
         };
         view.build();
         view
@@ -182,6 +187,7 @@ impl DiffView {
     fn build(&mut self) {
         self.scroll = 0;
         self.rows.clear();
+        self.syntax = None;
         let Some(file) = self.files.get(self.selected) else {
             return;
         };
@@ -197,19 +203,27 @@ impl DiffView {
             }));
             return;
         }
-        for hunk in &file.hunks {
+        for (n, hunk) in file.hunks.iter().enumerate() {
             self.rows.push(Row::Header(hunk.header()));
             match self.layout {
                 DiffLayout::Unified => {
-                    self.rows.extend(hunk.lines.iter().cloned().map(Row::Line));
+                    let lines = hunk.lines.iter().cloned().map(|l| Row::Line(n, l));
+                    self.rows.extend(lines);
                 }
-                DiffLayout::SideBySide => pair_up(&hunk.lines, &mut self.rows),
+                DiffLayout::SideBySide => pair_up(n, &hunk.lines, &mut self.rows),
             }
         }
     }
 
     /// Draws the pane into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        highlighter: &Highlighter,
+        focused: bool,
+    ) {
         let mut title = match self.files.len() {
             1 => format!("{} · 1 file changed", self.title),
             n => format!("{} · {n} files changed", self.title),
@@ -288,6 +302,22 @@ impl DiffView {
         self.height = usize::from(body.height);
         self.scroll = self.scroll.min(self.rows.len().saturating_sub(1));
         let gutter = self.gutter_width();
+        self.highlight(highlighter);
+        let syntax = self.syntax.as_deref().unwrap_or_default();
+        let hunks = self
+            .files
+            .get(self.selected)
+            .map(|f| f.hunks.as_slice())
+            .unwrap_or_default();
+        // The colours of a line's code: its side's highlighted block, at its place there.
+        let code = |hunk: usize, l: &DiffLine, old_side: bool| -> Option<Line<'static>> {
+            let (old, new) = syntax.get(hunk)?.as_ref()?;
+            let number = |l: &DiffLine| if old_side { l.old } else { l.new };
+            let index = number(l)?;
+            let first = hunks.get(hunk)?.lines.iter().find_map(number)?;
+            let block = if old_side { old } else { new };
+            block.get(index.checked_sub(first)?).cloned()
+        };
         for (i, row) in self
             .rows
             .iter()
@@ -299,23 +329,68 @@ impl DiffView {
             let at = Rect::new(body.x, y, body.width, 1);
             match row {
                 Row::Header(h) => {
-                    Line::styled(h.clone(), theme.style(Slot::DiffHeader)).render(at, buf)
+                    Line::styled(h.clone(), theme.style(Slot::DiffHeader)).render(at, buf);
                 }
                 Row::Note(n) => Line::styled(n.clone(), theme.style(Slot::Hint)).render(at, buf),
-                Row::Line(l) => unified_line(l, gutter, theme).render(at, buf),
-                Row::Pair(old, new) => {
+                Row::Line(hunk, l) => {
+                    let colours = code(*hunk, l, l.kind == LineKind::Removed);
+                    unified_line(l, gutter, theme, colours.as_ref()).render(at, buf);
+                }
+                Row::Pair(hunk, old, new) => {
                     let half = body.width / 2;
                     let left = Rect::new(body.x, y, half, 1);
                     let right = Rect::new(body.x + half, y, body.width - half, 1);
                     if let Some(l) = old {
-                        side_line(l, l.old, gutter, theme).render(left, buf);
+                        let colours = code(*hunk, l, true);
+                        side_line(l, l.old, gutter, theme, colours.as_ref()).render(left, buf);
                     }
                     if let Some(l) = new {
-                        side_line(l, l.new, gutter, theme).render(right, buf);
+                        let colours = code(*hunk, l, false);
+                        side_line(l, l.new, gutter, theme, colours.as_ref()).render(right, buf);
                     }
                 }
             }
         }
+    }
+
+    /// Highlights the selected file's hunks, once per file and layout.
+    fn highlight(&mut self, highlighter: &Highlighter) {
+        if self.syntax.is_some() {
+            return;
+        }
+        let Some(file) = self.files.get(self.selected) else {
+            return;
+        };
+        let lang = std::path::Path::new(&file.path)
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let side = |hunk: &super::model::Hunk, old: bool| -> String {
+            hunk.lines
+                .iter()
+                .filter(|l| {
+                    if old {
+                        l.old.is_some()
+                    } else {
+                        l.new.is_some()
+                    }
+                })
+                .map(|l| format!("{}\n", l.text))
+                .collect()
+        };
+        let syntax = file
+            .hunks
+            .iter()
+            .map(|hunk| {
+                if lang.is_empty() {
+                    return None;
+                }
+                let old = highlighter.highlight_known(&side(hunk, true), &lang)?;
+                let new = highlighter.highlight_known(&side(hunk, false), &lang)?;
+                Some((old, new))
+            })
+            .collect();
+        self.syntax = Some(syntax);
     }
 
     /// Columns for line numbers: as many as the largest number in the file needs.
@@ -331,11 +406,15 @@ impl DiffView {
 
 /// Pairs a hunk's lines for the side-by-side layout: context on both sides; a run of removed
 /// lines beside the added lines that follow it.
-fn pair_up(lines: &[DiffLine], rows: &mut Vec<Row>) {
+fn pair_up(hunk: usize, lines: &[DiffLine], rows: &mut Vec<Row>) {
     let mut i = 0;
     while i < lines.len() {
         if lines[i].kind == LineKind::Context {
-            rows.push(Row::Pair(Some(lines[i].clone()), Some(lines[i].clone())));
+            rows.push(Row::Pair(
+                hunk,
+                Some(lines[i].clone()),
+                Some(lines[i].clone()),
+            ));
             i += 1;
             continue;
         }
@@ -351,6 +430,7 @@ fn pair_up(lines: &[DiffLine], rows: &mut Vec<Row>) {
         i += added.len();
         for k in 0..removed.len().max(added.len()) {
             rows.push(Row::Pair(
+                hunk,
                 removed.get(k).map(|l| (*l).clone()),
                 added.get(k).map(|l| (*l).clone()),
             ));
@@ -368,7 +448,12 @@ fn look(kind: LineKind, theme: &Theme) -> (Style, &'static str) {
 }
 
 /// `old new +text` for the unified layout.
-fn unified_line(l: &DiffLine, gutter: usize, theme: &Theme) -> Line<'static> {
+fn unified_line(
+    l: &DiffLine,
+    gutter: usize,
+    theme: &Theme,
+    code: Option<&Line<'static>>,
+) -> Line<'static> {
     let (style, sign) = look(l.kind, theme);
     let number =
         |n: Option<usize>| n.map_or_else(|| " ".repeat(gutter), |n| format!("{n:>gutter$}"));
@@ -377,42 +462,66 @@ fn unified_line(l: &DiffLine, gutter: usize, theme: &Theme) -> Line<'static> {
         theme.style(Slot::Hint),
     )];
     spans.push(Span::styled(sign, style));
-    spans.extend(text_spans(l, style));
+    spans.extend(text_spans(l, style, code));
     Line::from(spans)
 }
 
 /// `n +text` for one side of the side-by-side layout.
-fn side_line(l: &DiffLine, number: Option<usize>, gutter: usize, theme: &Theme) -> Line<'static> {
+fn side_line(
+    l: &DiffLine,
+    number: Option<usize>,
+    gutter: usize,
+    theme: &Theme,
+    code: Option<&Line<'static>>,
+) -> Line<'static> {
     let (style, sign) = look(l.kind, theme);
     let number = number.map_or_else(|| " ".repeat(gutter), |n| format!("{n:>gutter$}"));
     let mut spans = vec![Span::styled(format!("{number} "), theme.style(Slot::Hint))];
     spans.push(Span::styled(sign, style));
-    spans.extend(text_spans(l, style));
+    spans.extend(text_spans(l, style, code));
     Line::from(spans)
 }
 
-/// The line's text in `style`, the words that changed reversed; each piece sanitized and its
-/// tabs widened.
-fn text_spans(l: &DiffLine, style: Style) -> Vec<Span<'static>> {
-    let marked = style.add_modifier(Modifier::REVERSED);
-    let mut spans = Vec::new();
-    let mut at = 0;
-    let piece = |text: &str, style: Style, spans: &mut Vec<Span<'static>>| {
-        if !text.is_empty() {
-            let clean = sanitize_line(text).replace('\t', "    ");
-            spans.push(Span::styled(clean, style));
+/// The line's text in `style` (its foreground from `code`'s syntax colours where given), the
+/// words that changed reversed; each piece sanitized and its tabs widened.
+fn text_spans(l: &DiffLine, style: Style, code: Option<&Line<'static>>) -> Vec<Span<'static>> {
+    // Where the colour changes: (byte offset, foreground) along the highlighted line, whose
+    // text is the line's own (anything else is not used).
+    let mut colours: Vec<(usize, Option<ratatui::style::Color>)> = Vec::new();
+    if let Some(code) = code {
+        let mut at = 0;
+        for span in &code.spans {
+            colours.push((at, span.style.fg));
+            at += span.content.len();
         }
-    };
-    for range in &l.changed {
-        let (start, end) = (range.start.min(l.text.len()), range.end.min(l.text.len()));
-        if start < at || !l.text.is_char_boundary(start) || !l.text.is_char_boundary(end) {
-            continue;
+        if at != l.text.len() {
+            colours.clear();
         }
-        piece(&l.text[at..start], style, &mut spans);
-        piece(&l.text[start..end], marked, &mut spans);
-        at = end;
     }
-    piece(&l.text[at..], style, &mut spans);
+    // Cut points: colour changes and the ends of changed words.
+    let mut cuts: Vec<usize> = colours.iter().map(|(at, _)| *at).collect();
+    for r in &l.changed {
+        cuts.push(r.start);
+        cuts.push(r.end);
+    }
+    cuts.push(0);
+    cuts.push(l.text.len());
+    cuts.retain(|&c| c <= l.text.len() && l.text.is_char_boundary(c));
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut spans = Vec::new();
+    for pair in cuts.windows(2) {
+        let (start, end) = (pair[0], pair[1]);
+        let mut piece = style;
+        if let Some((_, Some(fg))) = colours.iter().rev().find(|(at, _)| *at <= start) {
+            piece = piece.fg(*fg);
+        }
+        if l.changed.iter().any(|r| r.start <= start && end <= r.end) {
+            piece = piece.add_modifier(Modifier::REVERSED);
+        }
+        let clean = sanitize_line(&l.text[start..end]).replace('\t', "    ");
+        spans.push(Span::styled(clean, piece));
+    }
     spans
 }
 
