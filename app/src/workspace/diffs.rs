@@ -26,21 +26,11 @@ impl Workspace {
             .iter()
             .find(|(_, (k, _))| *k == key)
             .map(|(pane, _)| *pane);
-        match existing {
-            Some(pane) if self.tab().layout.contains(pane) => {
-                self.tab_mut().layout.focus(pane);
-            }
-            _ => {
-                if let Some(pane) = existing {
-                    self.close_pane(pane);
-                }
-                let pane = PaneId(self.next_id());
-                let view = DiffView::new(&self.diff_title(key), Vec::new());
-                self.diffs.insert(pane, (key, view));
-                self.tab_mut().layout.split(Axis::Horizontal, pane);
-                self.refresh_diffs(key);
-            }
-        }
+        self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
+            let view = DiffView::new(&ws.diff_title(key), Vec::new());
+            ws.diffs.insert(pane, (key, view));
+        });
+        self.refresh_diffs(key);
         true
     }
 
@@ -338,6 +328,27 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
 mod tests {
     use super::*;
 
+    /// A workspace on `project` whose panes have no agent behind them, and where its
+    /// background work reports.
+    fn workspace(
+        project: &Path,
+    ) -> (
+        Workspace,
+        tokio::sync::mpsc::UnboundedReceiver<(SessionKey, AgentEvent)>,
+    ) {
+        let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
+        let launcher = crate::workspace::AgentLauncher {
+            spec: crate::workspace::agent::AgentSpec::march(Path::new("/usr/bin/march")),
+            mode: None,
+            events,
+            paths: None,
+            shell_events,
+            shell: march_core::config::ShellConfig::default(),
+        };
+        (Workspace::new(launcher, vec![project.to_path_buf()]), rx)
+    }
+
     #[test]
     fn the_diff_pane_shows_the_sessions_changes_and_follows_new_ones() {
         use agent_client_protocol::v1::schema::{
@@ -345,20 +356,7 @@ mod tests {
         };
         use march_panes::highlight::Highlighter;
 
-        use crate::workspace::AgentLauncher;
-        use crate::workspace::agent::{AgentEvent, AgentSpec};
-
-        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
-        let launcher = AgentLauncher {
-            spec: AgentSpec::march(Path::new("/usr/bin/march")),
-            mode: None,
-            events,
-            paths: None,
-            shell_events,
-            shell: march_core::config::ShellConfig::default(),
-        };
-        let mut ws = Workspace::new(launcher, vec!["/work/project".into()]);
+        let (mut ws, _rx) = workspace(Path::new("/work/project"));
         let key = ws.focused_session().unwrap();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s1"));
         ws.changes.record(
@@ -407,22 +405,9 @@ mod tests {
     fn revert_puts_back_a_hunk_or_a_file_unless_it_changed_on_disk() {
         use agent_client_protocol::v1::schema::SessionId;
 
-        use crate::workspace::AgentLauncher;
-        use crate::workspace::agent::AgentSpec;
-
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().to_path_buf();
-        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
-        let launcher = AgentLauncher {
-            spec: AgentSpec::march(Path::new("/usr/bin/march")),
-            mode: None,
-            events,
-            paths: None,
-            shell_events,
-            shell: march_core::config::ShellConfig::default(),
-        };
-        let mut ws = Workspace::new(launcher, vec![project.clone()]);
+        let (mut ws, _rx) = workspace(&project);
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
         let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         let after = before
@@ -487,20 +472,7 @@ mod tests {
     async fn with_a_runtime_the_diffs_are_computed_off_the_loop_and_the_latest_kept() {
         use agent_client_protocol::v1::schema::SessionId;
 
-        use crate::workspace::AgentLauncher;
-        use crate::workspace::agent::AgentSpec;
-
-        let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
-        let launcher = AgentLauncher {
-            spec: AgentSpec::march(Path::new("/usr/bin/march")),
-            mode: None,
-            events,
-            paths: None,
-            shell_events,
-            shell: march_core::config::ShellConfig::default(),
-        };
-        let mut ws = Workspace::new(launcher, vec!["/work/project".into()]);
+        let (mut ws, mut rx) = workspace(Path::new("/work/project"));
         let key = ws.focused_session().unwrap();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
         let a = Path::new("/work/project/a.rs");

@@ -303,6 +303,29 @@ impl Workspace {
         self.tab_mut().layout.split(axis, id);
     }
 
+    /// Focuses `existing` when the active tab shows it; else (closing it where it was)
+    /// splits the focused pane along `axis` for a new pane, which `make` fills.
+    pub(super) fn focus_or_open(
+        &mut self,
+        existing: Option<PaneId>,
+        axis: layout::Axis,
+        make: impl FnOnce(&mut Workspace, PaneId),
+    ) {
+        match existing {
+            Some(pane) if self.tab().layout.contains(pane) => {
+                self.tab_mut().layout.focus(pane);
+            }
+            _ => {
+                if let Some(pane) = existing {
+                    self.close_pane(pane);
+                }
+                let pane = PaneId(self.next_id());
+                make(self, pane);
+                self.tab_mut().layout.split(axis, pane);
+            }
+        }
+    }
+
     /// The project of the focused pane's session or shell, else the tab's.
     pub fn focused_project(&self) -> PathBuf {
         let id = self.focused();

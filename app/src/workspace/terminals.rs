@@ -341,22 +341,10 @@ impl Workspace {
             .iter()
             .find(|(_, (k, _))| *k == key)
             .map(|(pane, _)| *pane);
-        match existing {
-            Some(pane) if self.tab().layout.contains(pane) => {
-                self.tab_mut().layout.focus(pane);
-            }
-            _ => {
-                if let Some(pane) = existing {
-                    self.close_pane(pane);
-                }
-                let pane = super::layout::PaneId(self.next_id());
-                self.agent_shells
-                    .insert(pane, (key, AgentShellView::default()));
-                self.tab_mut()
-                    .layout
-                    .split(super::layout::Axis::Vertical, pane);
-            }
-        }
+        self.focus_or_open(existing, super::layout::Axis::Vertical, |ws, pane| {
+            ws.agent_shells
+                .insert(pane, (key, AgentShellView::default()));
+        });
         true
     }
 

@@ -19,6 +19,25 @@ fn draw(view: &mut DiffView, width: u16, height: u16) -> Terminal<TestBackend> {
     terminal
 }
 
+/// The row of `buf` (`width` columns) whose text holds `needle`, with that text.
+fn row_with(buf: &ratatui::buffer::Buffer, width: u16, needle: &str) -> (u16, String) {
+    (0..buf.area.height)
+        .map(|y| {
+            let text: String = (0..width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect();
+            (y, text)
+        })
+        .find(|(_, text)| text.contains(needle))
+        .unwrap_or_else(|| panic!("no row holds {needle:?}"))
+}
+
+/// The column at which `needle` starts in a row's `text`.
+fn column_of(text: &str, needle: &str) -> u16 {
+    let byte = text.find(needle).unwrap();
+    u16::try_from(text[..byte].chars().count()).unwrap()
+}
+
 fn files() -> Vec<FileDiff> {
     let old = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
     let new = "fn main() {\n    let x = 2;\n    let y = x * 2;\n    println!(\"{y}\");\n}\n";
@@ -47,19 +66,11 @@ fn changed_words_are_marked_inside_changed_lines() {
     let mut view = DiffView::new("session", files());
     let terminal = draw(&mut view, 60, 16);
     let buf = terminal.backend().buffer();
-    // Find the removed `let x = 1;` row and its `1`.
-    let row = (0..16)
-        .find(|&y| {
-            let text: String = (0..60).map(|x| buf[(x, y)].symbol().to_string()).collect();
-            text.contains("-    let x = 1;")
-        })
-        .expect("the removed line is drawn");
-    let text: String = (0..60)
-        .map(|x| buf[(x, row)].symbol().to_string())
-        .collect();
-    let one = u16::try_from(text.chars().position(|c| c == '1').unwrap()).unwrap();
+    // The removed `let x = 1;` row: its `1;` changed, its `x` did not.
+    let (row, text) = row_with(buf, 60, "-    let x = 1;");
+    let one = column_of(&text, "1;");
     assert!(buf[(one, row)].modifier.contains(Modifier::REVERSED));
-    let x = u16::try_from(text.chars().position(|c| c == 'x').unwrap()).unwrap();
+    let x = column_of(&text, "x =");
     assert!(!buf[(x, row)].modifier.contains(Modifier::REVERSED));
 }
 
@@ -127,20 +138,8 @@ fn code_is_coloured_by_its_language_and_keeps_the_diff_background() {
     let mut view = DiffView::new("session", files());
     let terminal = draw(&mut view, 60, 16);
     let buf = terminal.backend().buffer();
-    let row = (0..16)
-        .find(|&y| {
-            let text: String = (0..60).map(|x| buf[(x, y)].symbol().to_string()).collect();
-            text.contains("+    let x = 2;")
-        })
-        .expect("the added line is drawn");
-    let text: String = (0..60)
-        .map(|x| buf[(x, row)].symbol().to_string())
-        .collect();
-    let column = |needle: &str| {
-        let byte = text.find(needle).unwrap();
-        u16::try_from(text[..byte].chars().count()).unwrap()
-    };
-    let (keyword, sign) = (column("let"), column("+"));
+    let (row, text) = row_with(buf, 60, "+    let x = 2;");
+    let (keyword, sign) = (column_of(&text, "let"), column_of(&text, "+"));
     let added = theme.style(Slot::DiffAdded);
     assert_eq!(buf[(sign, row)].fg, added.fg.unwrap());
     assert_ne!(
