@@ -6,6 +6,7 @@
 //! one.
 
 mod commands;
+mod draw;
 mod frame;
 mod hints;
 mod input;
@@ -20,16 +21,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use crossterm::cursor::SetCursorStyle;
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
-use crossterm::execute;
 use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
 use march_panes::shell::ShellKey;
-use march_panes::terminal::CursorShape;
 use march_panes::theme::{Theme, load_theme};
-use ratatui::layout::Rect;
 use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
@@ -39,6 +36,7 @@ use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
+use draw::{FrameStats, Out, Redraw};
 use input::TerminalInput;
 use projects::ProjectPicker;
 use screen::Screen;
@@ -372,147 +370,7 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
     }
 }
 
-/// The terminal March draws on.
-type Out = Screen<io::BufWriter<io::Stdout>>;
-
-/// What waits to be drawn.
-struct Redraw {
-    /// Something besides shells' output changed: a whole frame.
-    full: bool,
-    /// Shell panes whose programs wrote output since the last frame.
-    shells: Vec<PaneId>,
-}
-
-impl Redraw {
-    /// Whether anything waits.
-    fn due(&self) -> bool {
-        self.full || !self.shells.is_empty()
-    }
-
-    /// Shell pane `id` has output to draw.
-    fn shell(&mut self, id: PaneId) {
-        if !self.shells.contains(&id) {
-            self.shells.push(id);
-        }
-    }
-
-    /// Everything waiting was drawn.
-    fn done(&mut self) {
-        self.full = false;
-        self.shells.clear();
-    }
-}
-
-/// Frame draw times kept for `MARCH_FRAME_STATS` (a benchmark's instrument): wall and
-/// drawing-thread CPU time per frame, in microseconds, written at exit.
-struct FrameStats {
-    path: PathBuf,
-    frames: Vec<(u64, u64)>,
-}
-
-impl FrameStats {
-    /// From `MARCH_FRAME_STATS`, if set.
-    fn from_env() -> Option<Self> {
-        let path = std::env::var_os("MARCH_FRAME_STATS")?;
-        Some(FrameStats {
-            path: PathBuf::from(path),
-            frames: Vec::new(),
-        })
-    }
-
-    fn write(&self) {
-        let text: String = self
-            .frames
-            .iter()
-            .map(|(wall, cpu)| format!("{wall} {cpu}\n"))
-            .collect();
-        if let Err(e) = std::fs::write(&self.path, text) {
-            tracing::warn!("cannot write frame stats to {}: {e}", self.path.display());
-        }
-    }
-}
-
-/// CPU time of the calling thread.
-fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(
-        u64::try_from(t.tv_sec).unwrap_or(0),
-        u32::try_from(t.tv_nsec).unwrap_or(0),
-    )
-}
-
 impl Shell {
-    /// Draws what changed: the rows programs wrote in shell panes `shells` when that is all
-    /// (and no overlay covers the panes), else a whole frame.
-    fn draw(&mut self, screen: &mut Out, redraw: &mut Redraw) -> io::Result<()> {
-        let timed = self
-            .frame_stats
-            .is_some()
-            .then(|| (Instant::now(), thread_cpu()));
-        let result = self.draw_frame(screen, redraw);
-        redraw.done();
-        if let (Some((wall, cpu)), Some(stats)) = (timed, self.frame_stats.as_mut()) {
-            let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-            stats.frames.push((
-                micros(wall.elapsed()),
-                micros(thread_cpu().saturating_sub(cpu)),
-            ));
-        }
-        result
-    }
-
-    fn draw_frame(&mut self, screen: &mut Out, redraw: &Redraw) -> io::Result<()> {
-        let covered = self.help
-            || self.dispatcher.prefix_pending()
-            || self.supervisor.is_some()
-            || self.switcher.is_some()
-            || self.projects.is_some();
-        let screen_cursor = screen.cursor();
-        let patched = !redraw.full
-            && !covered
-            && screen.patch(|buf| {
-                let areas = self
-                    .ws
-                    .render_shell_rows(&redraw.shells, buf, &self.theme)?;
-                let cursor = match self.ws.focused_shell() {
-                    Some(_) => frame::cursor(&self.ws),
-                    None => screen_cursor,
-                };
-                Some((areas, cursor))
-            })?;
-        if !patched {
-            let overlays = frame::Overlays {
-                keymap: &self.keymap,
-                prefix_pending: self.dispatcher.prefix_pending(),
-                help: self.help,
-                message: self.message.clone(),
-                supervisor: self.supervisor.as_ref(),
-                list: self
-                    .projects
-                    .as_ref()
-                    .map(|p| &p.view)
-                    .or(self.switcher.as_ref().map(|s| &s.view)),
-            };
-            let (cols, rows) = crossterm::terminal::size()?;
-            screen.frame(Rect::new(0, 0, cols, rows), |buf| {
-                frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
-            })?;
-        }
-        // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
-        let shape = self.ws.focused_shell().map(|p| p.cursor_shape());
-        if shape != self.cursor_shape {
-            self.cursor_shape = shape;
-            let style = match shape {
-                None => SetCursorStyle::DefaultUserShape,
-                Some(CursorShape::Block) => SetCursorStyle::SteadyBlock,
-                Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
-                Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
-            };
-            execute!(io::stdout(), style)?;
-        }
-        Ok(())
-    }
-
     /// Handles a terminal event; whether the screen may have changed.
     async fn terminal_event(&mut self, event: Event) -> bool {
         let typed = self.typed_to_shell;

@@ -26,11 +26,12 @@ impl Workspace {
             .iter()
             .find(|(_, (k, _))| *k == key)
             .map(|(pane, _)| *pane);
+        // A pane already open is up to date: only a new one asks for its diffs.
         self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
             let view = DiffView::new(&ws.diff_title(key), Vec::new());
             ws.diffs.insert(pane, (key, view));
+            ws.refresh_diffs(key);
         });
-        self.refresh_diffs(key);
         true
     }
 
@@ -395,7 +396,7 @@ mod tests {
             .collect();
         assert!(text.contains("changes · project"), "{text}");
         assert!(text.contains("+two"), "{text}");
-        // Opening it again focuses the same pane; closing it leaves the session.
+        // Opening it again focuses the same pane.
         ws.focus_direction(crate::workspace::layout::Direction::Left);
         assert!(ws.open_diff());
         assert_eq!(ws.focused(), pane);
