@@ -62,6 +62,8 @@ pub struct Config {
     pub workspace: WorkspaceConfig,
     /// The `[shell]` table: shell panes.
     pub shell: ShellConfig,
+    /// The `[lsp]` table: language servers for diagnostics.
+    pub lsp: crate::lsp_config::LspConfig,
 }
 
 /// The `[shell]` table.

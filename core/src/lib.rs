@@ -10,6 +10,7 @@ pub mod context;
 pub mod event;
 pub mod history;
 pub mod http;
+pub mod lsp_config;
 pub mod march_session;
 pub mod memory;
 pub mod message;

@@ -12,6 +12,7 @@ pub mod process;
 mod record;
 mod script;
 mod server;
+pub mod test_tools;
 mod wire;
 pub mod workload;
 

@@ -2,11 +2,14 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use march_core::lsp_config::LspServerConfig;
 use march_core::memory::Memory;
 
 use crate::exec::{CommandExecutor, LocalExecutor};
+use crate::lsp::Diagnostics;
 use crate::paths::{ResolvedPath, resolve};
 
 /// Writes the final text of a file somewhere other than straight to disk: through an ACP
@@ -34,6 +37,48 @@ pub struct ToolContext {
     pub writer: Option<Arc<dyn FileWriter>>,
     /// Where the memory tool's files are; `None` when memory is off (the tool says so).
     pub memory: Option<Memory>,
+    /// The project's language servers; `None` when diagnostics are off.
+    pub lsp: Option<LspAccess>,
+}
+
+/// How a session reaches its project's language servers.
+#[derive(Clone)]
+pub struct LspAccess {
+    /// The host (in this process or over its socket).
+    pub source: Arc<dyn Diagnostics>,
+    /// The servers the host runs, to know which files have one.
+    pub servers: Arc<Vec<LspServerConfig>>,
+    /// How long edit and write wait for fresh diagnostics.
+    pub wait: Duration,
+}
+
+impl LspAccess {
+    /// Whether some server checks `path`.
+    pub fn handles(&self, path: &Path) -> bool {
+        self.servers.iter().any(|s| s.handles(path))
+    }
+
+    /// What edit and write append to their result after changing `path` (already on disk):
+    /// its errors, in one compact line each. `None` when there is nothing to say.
+    pub async fn note_after_write(&self, path: &Path, shown: &str) -> Option<String> {
+        if !self.handles(path) {
+            return None;
+        }
+        let bytes = tokio::fs::read(path).await.ok()?;
+        if bytes.contains(&0) {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        match self.source.check(path, &text, self.wait).await {
+            Ok(checked) => {
+                crate::lsp::errors_after_write(shown, &checked, self.wait.as_millis() as u64)
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "diagnostics after a write failed: {e}");
+                None
+            }
+        }
+    }
 }
 
 impl ToolContext {
@@ -44,6 +89,7 @@ impl ToolContext {
             executor: Arc::new(LocalExecutor),
             writer: None,
             memory: None,
+            lsp: None,
         }
     }
 
@@ -62,6 +108,12 @@ impl ToolContext {
     /// The same context, with memory files for the memory tool.
     pub fn with_memory(mut self, memory: Memory) -> Self {
         self.memory = Some(memory);
+        self
+    }
+
+    /// The same context, with the project's language servers.
+    pub fn with_lsp(mut self, lsp: LspAccess) -> Self {
+        self.lsp = Some(lsp);
         self
     }
 

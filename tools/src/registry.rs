@@ -13,13 +13,22 @@ use crate::edit::EditTool;
 use crate::find::FindTool;
 use crate::grep::GrepTool;
 use crate::ls::LsTool;
+use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
 use crate::read::ReadTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 8] = [
-    "read", "bash", "edit", "write", "grep", "find", "ls", "memory",
+pub const ALL: [&str; 9] = [
+    "read",
+    "bash",
+    "edit",
+    "write",
+    "grep",
+    "find",
+    "ls",
+    "memory",
+    "diagnostics",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -53,6 +62,7 @@ impl ToolRegistry {
             "find" => Arc::new(FindTool::new(ctx)),
             "ls" => Arc::new(LsTool::new(ctx)),
             "memory" => Arc::new(MemoryTool::new(ctx)),
+            "diagnostics" => Arc::new(DiagnosticsTool::new(ctx)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -139,7 +149,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, diagnostics)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -121,10 +121,15 @@ impl Tool for WriteTool {
                 prepared.created.keep();
             }
         }
-        Ok(ToolOutcome::text(format!(
-            "Successfully wrote {bytes} bytes to {}",
-            self.ctx.display(&abs)
-        )))
+        let shown = self.ctx.display(&abs);
+        let mut text = format!("Successfully wrote {bytes} bytes to {shown}");
+        if let Some(lsp) = &self.ctx.lsp
+            && let Some(note) = lsp.note_after_write(&abs, &shown).await
+        {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
+        Ok(ToolOutcome::text(text))
     }
 }
 

@@ -304,6 +304,7 @@ impl Tool for EditTool {
         let (path, edits) = parse_args(&args)?;
         let absolute = self.ctx.resolve(&path).absolute;
         let display = self.ctx.display(&absolute);
+        let written = absolute.clone();
 
         // Hold the lock across read-modify-write so concurrent edits of a file never interleave.
         let guard = tokio::select! {
@@ -343,6 +344,16 @@ impl Tool for EditTool {
             }
         };
 
+        let mut text = format!(
+            "Successfully replaced {} block(s) in {display}.",
+            success.replaced
+        );
+        if let Some(lsp) = &self.ctx.lsp
+            && let Some(note) = lsp.note_after_write(&written, &display).await
+        {
+            text.push_str("\n\n");
+            text.push_str(&note);
+        }
         let mut details = Map::new();
         details.insert("diff".into(), Value::String(success.diff.diff));
         details.insert("patch".into(), Value::String(success.diff.patch));
@@ -350,10 +361,7 @@ impl Tool for EditTool {
             details.insert("firstChangedLine".into(), json!(line));
         }
         Ok(ToolOutcome {
-            content: vec![UserContent::text(format!(
-                "Successfully replaced {} block(s) in {display}.",
-                success.replaced
-            ))],
+            content: vec![UserContent::text(text)],
             details: Value::Object(details),
             terminate: false,
         })

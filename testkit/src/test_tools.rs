@@ -1,0 +1,46 @@
+//! Programs the tests run that a fresh machine lacks, installed on first use by
+//! `.ci/install-test-tools` (which CI also runs up front).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The ruff language server (`ruff server`) the LSP tests run, installed when missing.
+///
+/// Panics with the installer's output when it cannot be installed: the tests that need it
+/// must not pass without it.
+pub fn ruff() -> PathBuf {
+    let root = workspace_root();
+    let dir = std::env::var_os("MARCH_TEST_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/test-tools"));
+    let ruff = dir.join("venv/bin/ruff");
+    // Test binaries run in parallel: one installer at a time.
+    let _ = std::fs::create_dir_all(&dir);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".install.lock"));
+    let _held = lock
+        .ok()
+        .filter(|f| rustix::fs::flock(f, rustix::fs::FlockOperation::LockExclusive).is_ok());
+    let out = Command::new(root.join(".ci/install-test-tools"))
+        .env("MARCH_TEST_TOOLS", &dir)
+        .output();
+    match out {
+        Ok(out) if out.status.success() && ruff.exists() => ruff,
+        Ok(out) => panic!(
+            "installing ruff failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => panic!("cannot run .ci/install-test-tools: {e}"),
+    }
+}

@@ -1,0 +1,459 @@
+//! The project's host process and the runners' way to it: a Unix socket under the data
+//! directory, one JSON object per line.
+//!
+//! A runner that needs diagnostics connects to `<data>/lsp/<hash of project>.sock`; when
+//! nobody answers it starts `march lsp-host PROJECT` and connects again. The host holds a lock
+//! file so two runners starting it at once end up with one host, and it exits (shutting its
+//! servers down) a few seconds after its last runner disconnected.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::host::{HostEvent, LspHost};
+use super::{Checked, Diagnostics, FileDiagnostics, LspError};
+
+/// What a runner asks the host.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+enum Request {
+    Check {
+        path: PathBuf,
+        text: String,
+        wait_ms: u64,
+    },
+    Query {
+        path: Option<PathBuf>,
+        wait_ms: u64,
+    },
+    /// Everything known now, then every change, as `event` lines.
+    Subscribe,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct RequestLine {
+    id: u64,
+    #[serde(flatten)]
+    request: Request,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum ReplyLine {
+    Reply {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ok: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    Event {
+        event: HostEvent,
+    },
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The socket of `project`'s host under `data_dir` (in the temp dir when that path would be
+/// too long for a Unix socket).
+pub fn socket_path(data_dir: &Path, project: &Path) -> PathBuf {
+    // FNV-1a: stable across builds, unlike std's hasher.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in project.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    let name = format!("{hash:016x}.sock");
+    let path = data_dir.join("lsp").join(&name);
+    if path.as_os_str().len() < 100 {
+        path
+    } else {
+        let uid = rustix::process::getuid().as_raw();
+        std::env::temp_dir()
+            .join(format!("march-lsp-{uid}"))
+            .join(name)
+    }
+}
+
+/// Serve `host` on `listener` until no runner has been connected for `linger` (or forever
+/// when `linger` is `None`); then shut its servers down.
+pub async fn serve_host(host: LspHost, listener: UnixListener, linger: Option<Duration>) {
+    let clients = Arc::new(AtomicUsize::new(0));
+    let mut alone_since = Some(Instant::now());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    clients.fetch_add(1, Ordering::SeqCst);
+                    let clients = clients.clone();
+                    let host = host.clone();
+                    tokio::spawn(async move {
+                        serve_client(host, stream).await;
+                        clients.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+                Err(e) => tracing::warn!("lsp host: accept failed: {e}"),
+            },
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+        let Some(linger) = linger else { continue };
+        if clients.load(Ordering::SeqCst) > 0 {
+            alone_since = None;
+        } else {
+            let since = *alone_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= linger {
+                break;
+            }
+        }
+    }
+    host.shutdown().await;
+}
+
+async fn serve_client(host: LspHost, stream: UnixStream) {
+    let (read, mut write) = stream.into_split();
+    let (out, mut to_send) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(mut line) = to_send.recv().await {
+            line.push('\n');
+            if write.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = BufReader::new(read).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let parsed: RequestLine = match serde_json::from_str(&line) {
+            Ok(r) => r,
+            Err(e) => {
+                send(&out, &reply(0, Err(format!("bad request: {e}"))));
+                continue;
+            }
+        };
+        let host = host.clone();
+        let out = out.clone();
+        let id = parsed.id;
+        tokio::spawn(async move {
+            let result = match parsed.request {
+                Request::Check {
+                    path,
+                    text,
+                    wait_ms,
+                } => host
+                    .check(&path, &text, Duration::from_millis(wait_ms))
+                    .await
+                    .map(|c| serde_json::to_value(c).unwrap_or(Value::Null)),
+                Request::Query { path, wait_ms } => host
+                    .query(path.as_deref(), Duration::from_millis(wait_ms))
+                    .await
+                    .map(|f| serde_json::to_value(f).unwrap_or(Value::Null)),
+                Request::Subscribe => {
+                    let (snapshot, mut rx) = host.subscribe();
+                    for event in snapshot {
+                        send(&out, &ReplyLine::Event { event });
+                    }
+                    loop {
+                        match rx.recv().await {
+                            Ok(event) => {
+                                if !send(&out, &ReplyLine::Event { event }) {
+                                    return;
+                                }
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                                tracing::warn!("lsp host: a watcher missed {n} events");
+                            }
+                            Err(_) => return,
+                        }
+                    }
+                }
+            };
+            send(&out, &reply(id, result.map_err(|e| e.to_string())));
+        });
+    }
+    drop(out);
+    let _ = writer.await;
+}
+
+fn reply(id: u64, result: Result<Value, String>) -> ReplyLine {
+    match result {
+        Ok(v) => ReplyLine::Reply {
+            id,
+            ok: Some(v),
+            error: None,
+        },
+        Err(e) => ReplyLine::Reply {
+            id,
+            ok: None,
+            error: Some(e),
+        },
+    }
+}
+
+/// Queue one line; `false` once the connection is gone.
+fn send(out: &mpsc::UnboundedSender<String>, line: &ReplyLine) -> bool {
+    match serde_json::to_string(line) {
+        Ok(text) => out.send(text).is_ok(),
+        Err(_) => true,
+    }
+}
+
+/// The body of `march lsp-host PROJECT`: serve the project's host on its socket unless
+/// another process already does; exit `linger` after the last runner left.
+pub async fn run_host_process(
+    socket: &Path,
+    project: &Path,
+    config: &march_core::lsp_config::LspConfig,
+    linger: Duration,
+) -> Result<(), String> {
+    let dir = socket.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let lock_path = socket.with_extension("lock");
+    let lock_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    if rustix::fs::flock(
+        &lock_file,
+        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+    )
+    .is_err()
+    {
+        // Another host serves this project.
+        return Ok(());
+    }
+    // A socket left by a host that died.
+    let _ = std::fs::remove_file(socket);
+    let listener = UnixListener::bind(socket)
+        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    tracing::info!(project = %project.display(), socket = %socket.display(), "lsp host serving");
+    let host = LspHost::new(
+        project,
+        config.servers(),
+        Duration::from_secs(config.idle_shutdown_secs),
+    );
+    serve_host(host, listener, Some(linger)).await;
+    let _ = std::fs::remove_file(socket);
+    drop(lock_file);
+    tracing::info!("lsp host done");
+    Ok(())
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+
+struct Connection {
+    out: mpsc::UnboundedSender<String>,
+    pending: Pending,
+}
+
+/// A runner's handle on its project's host: connects (starting the host when nobody
+/// answers) on first use and again after the host went away.
+pub struct HostClient {
+    socket: PathBuf,
+    /// How to start a host: program and arguments; `None` only connects.
+    start: Option<(PathBuf, Vec<OsString>)>,
+    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    next_id: AtomicU64,
+}
+
+impl HostClient {
+    /// A client of the host on `socket`, started with `start` when it is not running.
+    pub fn new(socket: PathBuf, start: Option<(PathBuf, Vec<OsString>)>) -> Self {
+        HostClient {
+            socket,
+            start,
+            connection: tokio::sync::Mutex::new(None),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    async fn stream(&self) -> Result<UnixStream, LspError> {
+        if let Ok(stream) = UnixStream::connect(&self.socket).await {
+            return Ok(stream);
+        }
+        let Some((program, args)) = &self.start else {
+            return Err(LspError::Host(format!(
+                "nothing listens on {}",
+                self.socket.display()
+            )));
+        };
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| LspError::Host(format!("cannot start {}: {e}", program.display())))?;
+        // Reap it when it exits (it outlives this runner when other runners still use it).
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match UnixStream::connect(&self.socket).await {
+                Ok(stream) => return Ok(stream),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(LspError::Host(format!(
+                        "the host did not open {}: {e}",
+                        self.socket.display()
+                    )));
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
+        }
+    }
+
+    async fn connection(&self) -> Result<Arc<Connection>, LspError> {
+        let mut slot = self.connection.lock().await;
+        if let Some(c) = slot.as_ref()
+            && !c.out.is_closed()
+        {
+            return Ok(c.clone());
+        }
+        let stream = self.stream().await?;
+        let (read, mut write) = stream.into_split();
+        let (out, mut to_send) = mpsc::unbounded_channel::<String>();
+        let pending: Pending = Arc::default();
+        tokio::spawn(async move {
+            while let Some(mut line) = to_send.recv().await {
+                line.push('\n');
+                if write.write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let waiting = pending.clone();
+        let closer = out.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Ok(ReplyLine::Reply { id, ok, error }) = serde_json::from_str(&line)
+                    && let Some(waiter) = lock(&waiting).remove(&id)
+                {
+                    let _ = waiter.send(match error {
+                        Some(e) => Err(e),
+                        None => Ok(ok.unwrap_or(Value::Null)),
+                    });
+                }
+            }
+            // The host went away: fail what waits, and mark the connection dead.
+            lock(&waiting).clear();
+            drop(closer);
+        });
+        let connection = Arc::new(Connection { out, pending });
+        *slot = Some(connection.clone());
+        Ok(connection)
+    }
+
+    async fn call(&self, request: Request, wait: Duration) -> Result<Value, LspError> {
+        let line = RequestLine {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            request,
+        };
+        let text = serde_json::to_string(&line).map_err(|e| LspError::Host(e.to_string()))?;
+        // One retry: the host may have exited since the last call (idle runners).
+        for attempt in 0..2 {
+            let connection = self.connection().await?;
+            let (tx, rx) = oneshot::channel();
+            lock(&connection.pending).insert(line.id, tx);
+            if connection.out.send(text.clone()).is_err() {
+                *self.connection.lock().await = None;
+                continue;
+            }
+            // The host answers within `wait` plus a server start-up; past that it is stuck.
+            match tokio::time::timeout(wait + Duration::from_secs(30), rx).await {
+                Ok(Ok(Ok(value))) => return Ok(value),
+                Ok(Ok(Err(e))) => return Err(LspError::Host(e)),
+                Ok(Err(_)) if attempt == 0 => {
+                    *self.connection.lock().await = None;
+                }
+                Ok(Err(_)) => return Err(LspError::Host("the host closed the connection".into())),
+                Err(_) => return Err(LspError::Host("the host did not answer".into())),
+            }
+        }
+        Err(LspError::Host("the host closed the connection".into()))
+    }
+
+    /// Watch the host: everything known now, then every change. Reconnects (starting the
+    /// host again) when it goes away; ends when the receiver is dropped.
+    pub fn subscribe(self: &Arc<Self>) -> mpsc::UnboundedReceiver<HostEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut backoff = Duration::from_millis(200);
+            while !tx.is_closed() {
+                if let Ok(stream) = this.stream().await {
+                    backoff = Duration::from_millis(200);
+                    let (read, mut write) = stream.into_split();
+                    let line = RequestLine {
+                        id: 0,
+                        request: Request::Subscribe,
+                    };
+                    let mut text = serde_json::to_string(&line).unwrap_or_default();
+                    text.push('\n');
+                    if write.write_all(text.as_bytes()).await.is_ok() {
+                        let mut lines = BufReader::new(read).lines();
+                        loop {
+                            tokio::select! {
+                                next = lines.next_line() => match next {
+                                    Ok(Some(line)) => {
+                                        if let Ok(ReplyLine::Event { event }) = serde_json::from_str(&line)
+                                            && tx.send(event).is_err()
+                                        {
+                                            return;
+                                        }
+                                    }
+                                    _ => break,
+                                },
+                                _ = tx.closed() => return,
+                            }
+                        }
+                    }
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+        });
+        rx
+    }
+}
+
+#[async_trait]
+impl Diagnostics for HostClient {
+    async fn check(&self, path: &Path, text: &str, wait: Duration) -> Result<Checked, LspError> {
+        let request = Request::Check {
+            path: path.to_path_buf(),
+            text: text.to_string(),
+            wait_ms: wait.as_millis() as u64,
+        };
+        let value = self.call(request, wait).await?;
+        serde_json::from_value(value).map_err(|e| LspError::Host(format!("bad answer: {e}")))
+    }
+
+    async fn query(
+        &self,
+        path: Option<&Path>,
+        wait: Duration,
+    ) -> Result<Vec<FileDiagnostics>, LspError> {
+        let request = Request::Query {
+            path: path.map(Path::to_path_buf),
+            wait_ms: wait.as_millis() as u64,
+        };
+        let value = self.call(request, wait).await?;
+        serde_json::from_value(value).map_err(|e| LspError::Host(format!("bad answer: {e}")))
+    }
+}
