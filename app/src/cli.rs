@@ -79,6 +79,12 @@ pub enum Command {
     /// Check the config, theme and keymap files.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Serve a project's language servers to its runners (runners start it themselves).
+    #[command(hide = true)]
+    LspHost {
+        /// The project directory.
+        project: PathBuf,
+    },
 }
 
 /// `march config` subcommands.

@@ -20,6 +20,11 @@ pub fn runner_log(pid: u32) -> String {
     format!("runner.{pid}.log")
 }
 
+/// The log file of a project's language server host.
+pub fn lsp_host_log(pid: u32) -> String {
+    format!("lsp-host.{pid}.log")
+}
+
 /// Runner logs older than this are removed when the workspace starts.
 const RUNNER_LOG_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 

@@ -69,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = MarchPaths::from_env()?;
     let log_file = match command {
         Command::Runner => logging::runner_log(std::process::id()),
+        Command::LspHost { .. } => logging::lsp_host_log(std::process::id()),
         _ => logging::MAIN_LOG.to_string(),
     };
     // Held until exit so buffered log lines are flushed.
@@ -83,6 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runner => run_runner(paths)?,
         Command::History(command) => history_cmd::run(&paths, &command)?,
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
+        Command::LspHost { project } => run_lsp_host(paths, project)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -95,6 +97,17 @@ fn run_runner(paths: MarchPaths) -> anyhow::Result<()> {
     runtime.block_on(march_runner::serve(paths))?;
     tracing::info!("runner: the client closed the connection");
     Ok(())
+}
+
+/// `march lsp-host PROJECT`: started by runners; serves the project's language servers.
+fn run_lsp_host(paths: MarchPaths, project: std::path::PathBuf) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime
+        .block_on(march_runner::serve_lsp_host(paths, project))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Report panics as one line on stderr (details go to the log) instead of Rust's raw message.

@@ -4,4 +4,4 @@
 pub mod agent;
 pub mod client;
 
-pub use agent::serve;
+pub use agent::{serve, serve_lsp_host};

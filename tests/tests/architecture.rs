@@ -65,7 +65,11 @@ const SOURCE_RULES: &[SourceRule] = &[
     SourceRule {
         dirs: &["app/src"],
         forbidden: &["march_runner"],
-        allowed: &["march_runner::client", "march_runner::serve"],
+        allowed: &[
+            "march_runner::client",
+            "march_runner::serve",
+            "march_runner::serve_lsp_host",
+        ],
         why: "the app uses only the runner's client and its entry point",
     },
 ];

@@ -27,6 +27,8 @@ pub(crate) struct ClientCaps {
     pub compaction: bool,
     /// `session.notices`: other progress may go out as `notice`.
     pub notices: bool,
+    /// `_meta.march.diagnostics`: the client wants `_march/diagnostics` notifications.
+    pub diagnostics: bool,
 }
 
 impl ClientCaps {
@@ -38,6 +40,12 @@ impl ClientCaps {
             terminal: caps.terminal,
             compaction: session.is_some_and(|s| s.compaction.is_some()),
             notices: session.is_some_and(|s| s.notices.is_some()),
+            diagnostics: caps
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("march"))
+                .and_then(|m| m.get("diagnostics"))
+                .is_some_and(|v| v.as_bool() == Some(true)),
         }
     }
 

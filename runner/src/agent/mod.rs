@@ -9,6 +9,7 @@ mod content;
 mod gate;
 mod history;
 mod listing;
+mod lsp;
 mod options;
 mod port;
 mod provider;
@@ -21,6 +22,7 @@ mod updates;
 
 use std::sync::{Mutex, MutexGuard};
 
+pub use lsp::serve_lsp_host;
 pub use server::{ServeError, serve, serve_on};
 
 /// Lock a mutex; a poisoned lock only means a panicking task held it, the data is still whole.

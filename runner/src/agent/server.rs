@@ -34,6 +34,7 @@ use march_tools::ToolRegistry;
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
 use super::history::{self, History, HistorySearchRequest};
+use super::lsp::{self, ProjectServers};
 use super::options::Settings;
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
@@ -66,19 +67,23 @@ pub enum ServeError {
 
 /// Serve ACP on this process's stdin and stdout until stdin closes.
 pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
-    serve_on(paths, Stdio::new()).await
+    // Language server hosts are this same program, `march lsp-host`.
+    let host_program = std::env::current_exe().ok();
+    serve_on(paths, Stdio::new(), host_program).await
 }
 
 /// Serve ACP over `transport` until it closes.
 pub async fn serve_on(
     paths: MarchPaths,
     transport: impl ConnectTo<Agent> + 'static,
+    lsp_host_program: Option<PathBuf>,
 ) -> Result<(), ServeError> {
     let http = HttpProvider::new().map_err(|e| ServeError::Http(e.to_string()))?;
     let history = History::new(paths.history_db(), paths.sessions_dir());
     // Sessions written while no runner was running (or while the index was unwritable).
     history.catch_up();
     let server = Arc::new(Server {
+        lsp: ProjectServers::new(&paths, lsp_host_program),
         paths,
         http,
         history,
@@ -281,13 +286,18 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
     let mut meta = serde_json::Map::new();
     meta.insert(
         "march".to_string(),
-        serde_json::json!({ "historySearch": { "method": history::SEARCH_METHOD } }),
+        serde_json::json!({
+            "historySearch": { "method": history::SEARCH_METHOD },
+            "diagnostics": { "notification": lsp::NOTIFICATION },
+        }),
     );
     meta
 }
 
 struct Server {
     paths: MarchPaths,
+    /// The language server hosts of this runner's projects.
+    lsp: ProjectServers,
     http: HttpProvider,
     history: Arc<History>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -508,11 +518,16 @@ impl Server {
         if let Some(notes) = &notes {
             ctx = ctx.with_memory(notes.clone());
         }
+        let forward = client.diagnostics.then_some(cx);
+        if let Some(lsp) = self.lsp.access(&opened.cwd, &opened.config, forward) {
+            ctx = ctx.with_lsp(lsp);
+        }
         let tools = ToolRegistry::all(&ctx)
             .tools()
             .iter()
-            // Memory switched off in config: the model is not offered the tool either.
+            // Memory or diagnostics switched off: the model is not offered the tool either.
             .filter(|t| notes.is_some() || t.name() != "memory")
+            .filter(|t| ctx.lsp.is_some() || t.name() != "diagnostics")
             .cloned()
             .collect();
         let session = Session::new(SessionSetup {

@@ -200,8 +200,19 @@ pub enum Seen {
         RequestPermissionRequest,
         Responder<RequestPermissionResponse>,
     ),
-    /// An `fs/*` or `terminal/*` request (method, params), answered by the client's [`Host`].
+    /// An `fs/*` or `terminal/*` request (method, params), answered by the client's [`Host`],
+    /// or a `_march/diagnostics` notification.
     Call(String, Value),
+}
+
+/// March's `_march/diagnostics` notification, kept as plain JSON (seen as a [`Seen::Call`]).
+#[derive(
+    Debug, Clone, serde::Serialize, serde::Deserialize, agent_client_protocol::JsonRpcNotification,
+)]
+#[notification(method = "_march/diagnostics")]
+pub struct MarchDiagnostics {
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, Value>,
 }
 
 /// The client side of one runner connection.
@@ -350,6 +361,17 @@ impl AcpClient {
                     async move |n: SessionNotification, _cx| {
                         let _ = updates_tx.send(Seen::Update(n));
                         Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_notification(
+                    {
+                        let tx = tx.clone();
+                        async move |n: MarchDiagnostics, _cx| {
+                            let params = Value::Object(n.params);
+                            let _ = tx.send(Seen::Call("_march/diagnostics".into(), params));
+                            Ok(())
+                        }
                     },
                     agent_client_protocol::on_receive_notification!(),
                 )

@@ -133,8 +133,11 @@ async fn serve_client(host: LspHost, stream: UnixStream) {
             }
         }
     });
+    // The connection's requests; a watch never ends by itself, so all stop with the reader.
+    let mut tasks = tokio::task::JoinSet::new();
     let mut lines = BufReader::new(read).lines();
     while let Ok(Some(line)) = lines.next_line().await {
+        while tasks.try_join_next().is_some() {}
         let parsed: RequestLine = match serde_json::from_str(&line) {
             Ok(r) => r,
             Err(e) => {
@@ -145,7 +148,7 @@ async fn serve_client(host: LspHost, stream: UnixStream) {
         let host = host.clone();
         let out = out.clone();
         let id = parsed.id;
-        tokio::spawn(async move {
+        tasks.spawn(async move {
             let result = match parsed.request {
                 Request::Check {
                     path,
@@ -182,6 +185,8 @@ async fn serve_client(host: LspHost, stream: UnixStream) {
             send(&out, &reply(id, result.map_err(|e| e.to_string())));
         });
     }
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
     drop(out);
     let _ = writer.await;
 }

@@ -1,0 +1,122 @@
+//! The runner's way to its projects' language servers: one [`HostClient`] per project (the
+//! host process is shared with the project's other runners), and `_march/diagnostics`
+//! notifications for clients that asked for them in `initialize`.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, JsonRpcNotification};
+use march_core::config::Config;
+use march_core::lsp_config::LspConfig;
+use march_core::paths::MarchPaths;
+use march_tools::context::LspAccess;
+use march_tools::lsp::{HostClient, HostEvent, run_host_process, socket_path};
+use serde::{Deserialize, Serialize};
+
+use super::lock;
+
+/// The notification that carries diagnostics and language server notices to the client.
+pub(crate) const NOTIFICATION: &str = "_march/diagnostics";
+
+/// `_march/diagnostics`: one file's new diagnostics, or a notice, for a project.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonRpcNotification)]
+#[notification(method = "_march/diagnostics")]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DiagnosticsNotification {
+    /// The project directory (a session's `cwd`).
+    pub project: PathBuf,
+    /// What changed.
+    #[serde(flatten)]
+    pub event: HostEvent,
+}
+
+/// The language server hosts of the projects this runner has sessions in.
+pub(crate) struct ProjectServers {
+    data_dir: PathBuf,
+    /// The program that serves `lsp-host` (this runner's own executable); `None` turns
+    /// diagnostics off (a runner embedded in another program).
+    host_program: Option<PathBuf>,
+    hosts: Mutex<HashMap<PathBuf, Arc<HostClient>>>,
+}
+
+impl ProjectServers {
+    pub(crate) fn new(paths: &MarchPaths, host_program: Option<PathBuf>) -> Self {
+        ProjectServers {
+            data_dir: paths.data_dir.clone(),
+            host_program,
+            hosts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What a session in `cwd` uses for diagnostics; `None` when they are off. The first
+    /// session of a project also starts forwarding the project's diagnostics to `forward`.
+    pub(crate) fn access(
+        &self,
+        cwd: &Path,
+        config: &Config,
+        forward: Option<&ConnectionTo<Client>>,
+    ) -> Option<LspAccess> {
+        if !config.lsp.enabled {
+            return None;
+        }
+        let program = self.host_program.clone()?;
+        let (host, fresh) = {
+            let mut hosts = lock(&self.hosts);
+            match hosts.get(cwd) {
+                Some(host) => (host.clone(), false),
+                None => {
+                    let args: Vec<OsString> = vec!["lsp-host".into(), cwd.as_os_str().to_owned()];
+                    let host = Arc::new(HostClient::new(
+                        socket_path(&self.data_dir, cwd),
+                        Some((program, args)),
+                    ));
+                    hosts.insert(cwd.to_path_buf(), host.clone());
+                    (host, true)
+                }
+            }
+        };
+        if fresh && let Some(cx) = forward {
+            let mut events = host.subscribe();
+            let cx = cx.clone();
+            let project = cwd.to_path_buf();
+            tokio::spawn(async move {
+                while let Some(event) = events.recv().await {
+                    let notification = DiagnosticsNotification {
+                        project: project.clone(),
+                        event,
+                    };
+                    if cx.send_notification(notification).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        Some(LspAccess {
+            source: host,
+            servers: Arc::new(config.lsp.servers()),
+            wait: Duration::from_millis(config.lsp.wait_ms),
+        })
+    }
+}
+
+/// `march lsp-host PROJECT`: serve the project's language servers to its runners until the
+/// last one has been gone for a few seconds (`MARCH_LSP_HOST_LINGER_MS`, default 5000).
+pub async fn serve_lsp_host(paths: MarchPaths, project: PathBuf) -> Result<(), String> {
+    let config = match Config::load(&paths) {
+        Ok(config) => config.lsp,
+        Err(e) => {
+            tracing::warn!("lsp host: {e}; using the built-in servers");
+            LspConfig::default()
+        }
+    };
+    let linger = std::env::var("MARCH_LSP_HOST_LINGER_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Duration::from_secs(5), Duration::from_millis);
+    let socket = socket_path(&paths.data_dir, &project);
+    run_host_process(&socket, &project, &config, linger).await
+}
