@@ -339,6 +339,8 @@ fn handle_event(event: RunnerEvent, printer: &mut Printer, yolo: bool) {
         RunnerEvent::Restarted { .. }
         | RunnerEvent::SessionReopened { .. }
         | RunnerEvent::GaveUp { .. } => {}
+        // Not asked for in initialize.
+        RunnerEvent::Diagnostics(_) => {}
     }
 }
 

@@ -3,5 +3,6 @@
 
 pub mod agent;
 pub mod client;
+pub mod diagnostics;
 
 pub use agent::{serve, serve_lsp_host};

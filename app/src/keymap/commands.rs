@@ -57,6 +57,10 @@ commands! {
     DiffLayout = "diff.layout", "Switch the diff pane between unified and side by side.";
     DiffRevertHunk = "diff.revert-hunk", "Undo the change at the top of the diff pane in its file (press twice).";
     DiffRevertFile = "diff.revert-file", "Put the diff pane's file back as it was before the session (press twice).";
+    PaneDiagnostics = "pane.diagnostics", "Show what the project's language servers report, below the focused pane.";
+    DiagnosticsFilter = "diagnostics.filter", "Cycle the diagnostics pane through errors, +warnings, everything.";
+    DiagnosticsEdit = "diagnostics.edit", "Open the selected diagnostic in $EDITOR at its line, in a shell pane.";
+    DiagnosticsDiff = "diagnostics.diff", "Show the diagnostic's file as a session changed it, in its diff pane.";
     PaneFocusLeft = "pane.focus-left", "Focus the pane to the left.";
     PaneFocusRight = "pane.focus-right", "Focus the pane to the right.";
     PaneFocusUp = "pane.focus-up", "Focus the pane above.";

@@ -219,7 +219,7 @@ impl Loader<'_> {
                 ));
             } else if matches!(
                 context,
-                KeyContext::Agent | KeyContext::Shell | KeyContext::Diff
+                KeyContext::Agent | KeyContext::Shell | KeyContext::Diff | KeyContext::Diagnostics
             ) && self
                 .keymap
                 .bindings

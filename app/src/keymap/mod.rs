@@ -38,6 +38,8 @@ pub enum KeyContext {
     Shell,
     /// `[diff]`: keys in a focused diff pane.
     Diff,
+    /// `[diagnostics]`: keys in a focused diagnostics pane.
+    Diagnostics,
 }
 
 impl KeyContext {
@@ -48,6 +50,7 @@ impl KeyContext {
         KeyContext::Agent,
         KeyContext::Shell,
         KeyContext::Diff,
+        KeyContext::Diagnostics,
     ];
 
     /// The TOML table that holds this context's bindings.
@@ -58,6 +61,7 @@ impl KeyContext {
             KeyContext::Agent => "agent",
             KeyContext::Shell => "shell",
             KeyContext::Diff => "diff",
+            KeyContext::Diagnostics => "diagnostics",
         }
     }
 
@@ -80,6 +84,7 @@ impl KeyContext {
             }
             KeyContext::Shell => "Keys in a focused shell pane; other keys go to its program.",
             KeyContext::Diff => "Keys in a focused diff pane.",
+            KeyContext::Diagnostics => "Keys in a focused diagnostics pane.",
         }
     }
 }

@@ -93,6 +93,26 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
                 shell.message = Some("focus an agent pane to see what it changed".to_string());
             }
         }
+        C::PaneDiagnostics => ws.open_diagnostics(),
+        C::DiagnosticsFilter => {
+            let id = ws.focused();
+            match ws.diagnostics_mut(id) {
+                Some(view) => view.cycle_filter(),
+                None => shell.message = Some("not a diagnostics pane".to_string()),
+            }
+        }
+        C::DiagnosticsEdit => {
+            let id = ws.focused();
+            shell.message = Some(match ws.edit_diagnostic(id) {
+                Ok(done) | Err(done) => done,
+            });
+        }
+        C::DiagnosticsDiff => {
+            let id = ws.focused();
+            if let Err(why) = ws.diff_of_diagnostic(id) {
+                shell.message = Some(why);
+            }
+        }
         C::DiffRevertHunk | C::DiffRevertFile => {
             let id = ws.focused();
             let whole = command == C::DiffRevertFile;
@@ -198,6 +218,18 @@ fn grow(shell: &mut Shell, direction: Direction) {
 fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
     use Command as C;
     let id = shell.ws.focused();
+    if let Some(view) = shell.ws.diagnostics_mut(id) {
+        match command {
+            C::ScrollLineUp => view.move_selection(-1),
+            C::ScrollLineDown => view.move_selection(1),
+            C::ScrollPageUp => view.move_pages(-1),
+            C::ScrollPageDown => view.move_pages(1),
+            C::ScrollTop => view.move_selection(isize::MIN),
+            C::ScrollBottom => view.move_selection(isize::MAX),
+            _ => {}
+        }
+        return ShellRequest::None;
+    }
     if let Some(view) = shell.ws.diff_mut(id) {
         match command {
             C::ScrollLineUp => view.scroll(-1),

@@ -82,6 +82,7 @@ pub(super) fn render_help(keymap: &Keymap, area: Rect, buf: &mut Buffer, theme: 
             KeyContext::Agent => "in an agent pane".to_string(),
             KeyContext::Shell => "in a shell pane".to_string(),
             KeyContext::Diff => "in a diff pane".to_string(),
+            KeyContext::Diagnostics => "in a diagnostics pane".to_string(),
         };
         lines.push(Line::from(Span::styled(title, theme.style(Slot::Heading))));
         for (key, doc) in keymap.hints(*context) {

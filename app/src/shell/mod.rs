@@ -476,6 +476,8 @@ impl Shell {
         let focused = self.ws.focused();
         let context = if self.ws.is_diff(focused) {
             KeyContext::Diff
+        } else if self.ws.is_diagnostics(focused) {
+            KeyContext::Diagnostics
         } else if self.ws.shell(focused).is_some() || self.ws.is_agent_shell(focused) {
             KeyContext::Shell
         } else if in_setup {

@@ -96,6 +96,9 @@ pub enum AgentEvent {
         /// Its models, or why they could not be listed.
         result: Result<Vec<String>, String>,
     },
+    /// `_march/diagnostics`: a project's language servers reported (the same news comes
+    /// from every runner of the project).
+    Diagnostics(march_runner::client::DiagnosticsNotification),
     /// The session's file changes, diffed off the loop's thread for its diff panes.
     Diffed {
         /// Which request this answers (only the latest is shown).
@@ -254,7 +257,9 @@ impl AgentDriver {
             // Commands run in terminals March owns, shown live in the agent shell pane.
             let options = ConnectOptions {
                 capabilities: agent_client_protocol::v1::schema::ClientCapabilities::new()
-                    .terminal(true),
+                    .terminal(true)
+                    // March's runner then sends its project's diagnostics.
+                    .meta(march_meta()),
                 ..ConnectOptions::default()
             };
             let started = SupervisedRunner::start(command, options, RestartPolicy::default()).await;
@@ -483,6 +488,16 @@ impl AgentDriver {
     }
 }
 
+/// The `_meta` of the client capabilities: the March extensions the app handles.
+fn march_meta() -> serde_json::Map<String, serde_json::Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".to_string(),
+        serde_json::json!({ "diagnostics": true }),
+    );
+    meta
+}
+
 /// Forwards a runner's events to the Shell as [`AgentEvent`]s, keeping the permission
 /// requests' responders and the runner's status.
 async fn forward(
@@ -547,6 +562,7 @@ async fn forward(
                 };
                 AgentEvent::Reopened(error)
             }
+            RunnerEvent::Diagnostics(n) => AgentEvent::Diagnostics(n),
             RunnerEvent::GaveUp { attempts, reason } => {
                 let mut s = lock(&shared);
                 let text = format!("stopped after {attempts} restarts: {reason}");

@@ -21,6 +21,12 @@ impl Workspace {
         let Some(key) = self.focused_session() else {
             return false;
         };
+        self.open_diff_of(key, None);
+        true
+    }
+
+    /// Opens (or focuses) session `key`'s diff pane, showing `file` when given.
+    pub(super) fn open_diff_of(&mut self, key: SessionKey, file: Option<&Path>) {
         let existing = self
             .diffs
             .iter()
@@ -32,7 +38,38 @@ impl Workspace {
             ws.diffs.insert(pane, (key, view));
             ws.refresh_diffs(key);
         });
-        true
+        let project = self.sessions.get(&key).map(|s| s.project.clone());
+        if let (Some(file), Some(project)) = (file, project) {
+            let shown = file.strip_prefix(&project).unwrap_or(file);
+            let shown = shown.to_string_lossy().into_owned();
+            let pane = self.focused();
+            if let Some((_, view)) = self.diffs.get_mut(&pane) {
+                view.select_path(&shown);
+            }
+        }
+    }
+
+    /// A session that changed `path`: one shown in the active tab first, else any.
+    pub(super) fn session_that_changed(&mut self, path: &Path) -> Option<SessionKey> {
+        let layout = &self.tab().layout;
+        let mut candidates: Vec<SessionKey> = self
+            .panes
+            .iter()
+            .filter(|(pane, _)| layout.contains(**pane))
+            .map(|(_, key)| *key)
+            .collect();
+        candidates.extend(self.sessions.keys().copied());
+        candidates.into_iter().find(|key| {
+            let Some(id) = self
+                .sessions
+                .get(key)
+                .and_then(|s| s.session_id.as_ref())
+                .map(|id| id.0.to_string())
+            else {
+                return false;
+            };
+            self.changes.changes(&id).iter().any(|c| c.path == path)
+        })
     }
 
     /// Whether pane `id` is a diff pane.
@@ -329,26 +366,7 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
 mod tests {
     use super::*;
 
-    /// A workspace on `project` whose panes have no agent behind them, and where its
-    /// background work reports.
-    fn workspace(
-        project: &Path,
-    ) -> (
-        Workspace,
-        tokio::sync::mpsc::UnboundedReceiver<(SessionKey, AgentEvent)>,
-    ) {
-        let (events, rx) = tokio::sync::mpsc::unbounded_channel();
-        let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
-        let launcher = crate::workspace::AgentLauncher {
-            spec: crate::workspace::agent::AgentSpec::march(Path::new("/usr/bin/march")),
-            mode: None,
-            events,
-            paths: None,
-            shell_events,
-            shell: march_core::config::ShellConfig::default(),
-        };
-        (Workspace::new(launcher, vec![project.to_path_buf()]), rx)
-    }
+    use crate::workspace::test_workspace as workspace;
 
     #[test]
     fn the_diff_pane_shows_the_sessions_changes_and_follows_new_ones() {

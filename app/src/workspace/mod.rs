@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod changes;
+pub mod diagnostics;
 pub mod diffs;
 mod first_run;
 pub mod layout;
@@ -130,6 +131,10 @@ pub struct Workspace {
     agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
     /// Diff panes: the session whose changes each shows.
     diffs: BTreeMap<PaneId, (SessionKey, march_panes::diff::DiffView)>,
+    /// Diagnostics panes: the project each shows.
+    diagnostic_panes: BTreeMap<PaneId, (PathBuf, march_panes::diagnostics::DiagnosticsView)>,
+    /// What each project's language servers report.
+    diagnostics: BTreeMap<PathBuf, diagnostics::ProjectDiagnostics>,
     /// The latest diffing asked for, per session, and the counter it came from.
     diff_waiting: BTreeMap<SessionKey, u64>,
     diff_generation: u64,
@@ -177,6 +182,8 @@ impl Workspace {
             agent_shells: BTreeMap::new(),
             diffs: BTreeMap::new(),
             diff_waiting: BTreeMap::new(),
+            diagnostic_panes: BTreeMap::new(),
+            diagnostics: BTreeMap::new(),
             diff_generation: 0,
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
@@ -233,7 +240,11 @@ impl Workspace {
 
     /// How many panes there are, in all tabs.
     pub fn pane_count(&self) -> usize {
-        self.panes.len() + self.shells.len() + self.agent_shells.len() + self.diffs.len()
+        self.panes.len()
+            + self.shells.len()
+            + self.agent_shells.len()
+            + self.diffs.len()
+            + self.diagnostic_panes.len()
     }
 
     /// The active tab.
@@ -332,6 +343,7 @@ impl Workspace {
         self.slot(id)
             .map(|s| s.project.clone())
             .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
+            .or_else(|| self.diagnostic_panes.get(&id).map(|(p, _)| p.clone()))
             .or_else(|| {
                 let key = match self.agent_shells.get(&id) {
                     Some((key, _)) => key,
@@ -400,6 +412,7 @@ impl Workspace {
         self.hang_up_shell(id);
         self.agent_shells.remove(&id);
         self.diffs.remove(&id);
+        self.diagnostic_panes.remove(&id);
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
@@ -508,6 +521,10 @@ impl Workspace {
                 self.render_diff(id, rect, buf, theme, highlighter, id == focused);
                 continue;
             }
+            if self.diagnostic_panes.contains_key(&id) {
+                self.render_diagnostics(id, rect, buf, theme, id == focused);
+                continue;
+            }
             let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {
                 continue;
             };
@@ -536,4 +553,26 @@ fn project_name(cwd: &Path) -> String {
     cwd.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| cwd.display().to_string())
+}
+
+/// A workspace on `project` whose panes have no agent behind them, and where its background
+/// work reports.
+#[cfg(test)]
+pub(crate) fn test_workspace(
+    project: &Path,
+) -> (
+    Workspace,
+    tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
+) {
+    let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
+    let launcher = AgentLauncher {
+        spec: agent::AgentSpec::march(Path::new("/usr/bin/march")),
+        mode: None,
+        events,
+        paths: None,
+        shell_events,
+        shell: march_core::config::ShellConfig::default(),
+    };
+    (Workspace::new(launcher, vec![project.to_path_buf()]), rx)
 }

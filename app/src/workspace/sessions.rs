@@ -123,6 +123,7 @@ impl Workspace {
                 return self.agent_shell_shows(key);
             }
             AgentEvent::Diffed { generation, files } => return self.diffed(key, generation, files),
+            AgentEvent::Diagnostics(n) => return self.diagnostics_event(n),
             other => other,
         };
         let seen = self.is_seen(key);
@@ -242,7 +243,7 @@ impl Workspace {
                 self.setup_models(key, &provider, result);
             }
             // Taken above.
-            AgentEvent::Terminal(_) | AgentEvent::Diffed { .. } => {}
+            AgentEvent::Terminal(_) | AgentEvent::Diffed { .. } | AgentEvent::Diagnostics(_) => {}
         }
         if let Some(kind) = notify {
             let title = self

@@ -73,6 +73,20 @@ pub fn render(ws: &Workspace, ctx: &StatusContext, area: Rect, buf: &mut Buffer,
             ));
         }
     }
+    // What the focused project's language servers report.
+    let counts = ws.diagnostic_counts(&ws.focused_project());
+    if counts.errors > 0 {
+        left.push(Span::styled(
+            format!(" {} ", plural(counts.errors, "error")),
+            theme.style(Slot::Error),
+        ));
+    }
+    if counts.warnings > 0 {
+        left.push(Span::styled(
+            format!(" {} ", plural(counts.warnings, "warning")),
+            theme.style(Slot::Warning),
+        ));
+    }
     let mut right: Vec<Span<'static>> = Vec::new();
     if let Some(message) = &ctx.message {
         right.push(Span::styled(
@@ -113,5 +127,14 @@ pub fn render(ws: &Workspace, ctx: &StatusContext, area: Rect, buf: &mut Buffer,
     if right_width < area.width {
         let r = Rect::new(area.right() - right_width, area.y, right_width, 1);
         Line::from(right).render(r, buf);
+    }
+}
+
+/// `1 error`, `2 errors`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }

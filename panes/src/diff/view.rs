@@ -53,6 +53,8 @@ pub struct DiffView {
     height: usize,
     /// Newer changes are being diffed.
     pending: bool,
+    /// A file asked for by [`select_path`](Self::select_path) before it was listed.
+    wanted: Option<String>,
     /// The selected file's hunks highlighted, each side as one block (old, new), once
     /// looked up: `None` inside when the file's language is not known.
     syntax: Option<Vec<Option<(HighlightedLines, HighlightedLines)>>>,
@@ -70,6 +72,7 @@ impl DiffView {
             rows: Vec::new(),
             height: 0,
             pending: false,
+            wanted: None,
             syntax: None,
         };
         view.build();
@@ -79,14 +82,36 @@ impl DiffView {
     /// Shows `files` instead (the session changed more), keeping the selected file, where
     /// it still is, and the layout.
     pub fn set_files(&mut self, files: Vec<FileDiff>) {
-        let path = self.selected().map(|f| f.path.clone());
+        let wanted = self.wanted.take();
+        let current = self.selected().map(|f| f.path.clone());
         let scroll = self.scroll;
         self.files = files;
-        let kept = path.and_then(|p| self.files.iter().position(|f| f.path == p));
+        if let Some(wanted) = wanted
+            && self.select_path(&wanted)
+        {
+            return;
+        }
+        let kept = current.and_then(|p| self.files.iter().position(|f| f.path == p));
         self.selected = kept.unwrap_or(0);
         self.build();
         if kept.is_some() {
             self.scroll = scroll.min(self.rows.len().saturating_sub(1));
+        }
+    }
+
+    /// Selects the file shown as `path`, now or as soon as it is among the files; whether
+    /// it is there now.
+    pub fn select_path(&mut self, path: &str) -> bool {
+        match self.files.iter().position(|f| f.path == path) {
+            Some(i) => {
+                self.selected = i;
+                self.build();
+                true
+            }
+            None => {
+                self.wanted = Some(path.to_string());
+                false
+            }
         }
     }
 

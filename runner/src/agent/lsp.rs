@@ -8,31 +8,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Client, JsonRpcNotification};
 use march_core::config::Config;
 use march_core::lsp_config::LspConfig;
 use march_core::paths::MarchPaths;
 use march_tools::context::LspAccess;
-use march_tools::lsp::{HostClient, HostEvent, run_host_process, socket_path};
-use serde::{Deserialize, Serialize};
+use march_tools::lsp::{HostClient, run_host_process, socket_path};
+
+use crate::diagnostics::DiagnosticsNotification;
 
 use super::lock;
 
 /// The notification that carries diagnostics and language server notices to the client.
-pub(crate) const NOTIFICATION: &str = "_march/diagnostics";
-
-/// `_march/diagnostics`: one file's new diagnostics, or a notice, for a project.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonRpcNotification)]
-#[notification(method = "_march/diagnostics")]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct DiagnosticsNotification {
-    /// The project directory (a session's `cwd`).
-    pub project: PathBuf,
-    /// What changed.
-    #[serde(flatten)]
-    pub event: HostEvent,
-}
+pub(crate) const NOTIFICATION: &str = crate::diagnostics::METHOD;
 
 /// The language server hosts of the projects this runner has sessions in.
 pub(crate) struct ProjectServers {

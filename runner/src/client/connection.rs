@@ -378,13 +378,24 @@ fn client_builder(
 ) -> agent_client_protocol::v1::Builder<Client, impl agent_client_protocol::HandleDispatchFrom<Agent>>
 {
     let updates = events.clone();
-    let builder = Client.v1().name("march-client").on_receive_notification(
-        async move |notification: SessionNotification, _cx| {
-            let _ = updates.send(RunnerEvent::Update(notification));
-            Ok(())
-        },
-        agent_client_protocol::on_receive_notification!(),
-    );
+    let diagnostics = events.clone();
+    let builder = Client
+        .v1()
+        .name("march-client")
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                let _ = updates.send(RunnerEvent::Update(notification));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_notification(
+            async move |notification: crate::diagnostics::DiagnosticsNotification, _cx| {
+                let _ = diagnostics.send(RunnerEvent::Diagnostics(notification));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        );
     forward_requests!(
         builder,
         events,

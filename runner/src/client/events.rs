@@ -55,6 +55,9 @@ pub enum RunnerEvent {
         /// Why reopening failed, if it did.
         error: Option<String>,
     },
+    /// `_march/diagnostics`: a project's diagnostics changed, or its language servers have
+    /// news (only sent when the client asked for it in `initialize`).
+    Diagnostics(crate::diagnostics::DiagnosticsNotification),
     /// The supervisor stopped restarting the runner.
     GaveUp {
         /// How many restarts were tried in a row.

@@ -24,6 +24,9 @@ use std::time::Duration;
 pub use agent_client_protocol::Error as RpcError;
 pub use agent_client_protocol::v1::schema;
 
+pub use crate::diagnostics::{
+    Diagnostic, DiagnosticsNotification, FileDiagnostics, HostEvent, Severity,
+};
 pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSession};
 pub use error::ClientError;
 pub use events::{AgentRequest, EventReceiver, Pending, RunnerEvent};
