@@ -96,6 +96,8 @@ pub enum AgentEvent {
         /// Its models, or why they could not be listed.
         result: Result<Vec<String>, String>,
     },
+    /// The agent had March write a file (`fs/write_text_file`); done, to record.
+    FileWritten(super::changes::FileChange),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),
@@ -258,6 +260,11 @@ impl AgentDriver {
             let options = ConnectOptions {
                 capabilities: agent_client_protocol::v1::schema::ClientCapabilities::new()
                     .terminal(true)
+                    // Writes come through March, so every change is recorded for the diff pane.
+                    .fs(
+                        agent_client_protocol::v1::schema::FileSystemCapabilities::new()
+                            .write_text_file(true),
+                    )
                     // March's runner then sends its project's diagnostics.
                     .meta(march_meta()),
                 ..ConnectOptions::default()
@@ -523,6 +530,35 @@ async fn forward(
                 | AgentRequest::KillTerminal(_)
                 | AgentRequest::ReleaseTerminal(_)),
             ) => AgentEvent::Terminal(request),
+            RunnerEvent::Request(AgentRequest::WriteTextFile(pending)) => {
+                let path = pending.request.path.clone();
+                let content = pending.request.content.clone();
+                // In order: the write lands before the tool call that made it reports.
+                let written = tokio::task::spawn_blocking(move || {
+                    let before = super::diffs::write_for_agent(&path, &content)?;
+                    Ok::<_, String>(super::changes::FileChange::new(
+                        super::changes::CLIENT_WRITE,
+                        &path,
+                        before.as_deref(),
+                        &content,
+                    ))
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("the write failed: {e}")));
+                let answered = match &written {
+                    Ok(_) => pending
+                        .respond(agent_client_protocol::v1::schema::WriteTextFileResponse::new()),
+                    Err(why) => pending
+                        .fail(agent_client_protocol::Error::internal_error().data(why.clone())),
+                };
+                if let Err(e) = answered {
+                    tracing::debug!("fs/write_text_file answer not sent: {e}");
+                }
+                match written {
+                    Ok(change) => AgentEvent::FileWritten(change),
+                    Err(_) => continue,
+                }
+            }
             RunnerEvent::Request(other) => {
                 // Nothing else was offered in `initialize`.
                 tracing::warn!(method = other.method(), "unexpected agent request");

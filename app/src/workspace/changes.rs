@@ -10,6 +10,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+/// The tool call named for a write the client made (`fs/write_text_file`), until the
+/// agent's report says which tool call it was.
+pub const CLIENT_WRITE: &str = "fs/write_text_file";
+
 /// A file's text kept at most, before and after; a larger change is kept by its sizes only.
 pub const MAX_TEXT: usize = 8 << 20;
 
@@ -67,8 +71,12 @@ impl FileChange {
     /// Whether `other` records the same edit (an agent may report a call's diff more than
     /// once: when it starts, as it updates, when it ends).
     fn same_edit(&self, other: &FileChange) -> bool {
-        self.tool_call == other.tool_call
-            && self.path == other.path
+        self.tool_call == other.tool_call && self.same_texts(other)
+    }
+
+    /// The same file, from the same text to the same text.
+    fn same_texts(&self, other: &FileChange) -> bool {
+        self.path == other.path
             && self.before == other.before
             && self.after == other.after
             && self.too_large == other.too_large
@@ -98,18 +106,8 @@ impl ChangeLog {
     /// replaces it. Whether anything changed.
     pub fn record(&mut self, session: &str, change: FileChange) -> bool {
         let file = self.file(session);
-        let changes = self.load(session);
-        if let Some(same) = changes
-            .iter_mut()
-            .rev()
-            .find(|c| c.tool_call == change.tool_call && c.path == change.path)
-        {
-            if same.same_edit(&change) {
-                return false;
-            }
-            *same = change.clone();
-        } else {
-            changes.push(change.clone());
+        if !merge(self.load(session), change.clone()) {
+            return false;
         }
         if let Some(file) = file
             && let Err(e) = append(&file, &change)
@@ -179,16 +177,45 @@ fn read(file: &Path) -> Vec<FileChange> {
             }
             continue;
         };
-        match changes
-            .iter_mut()
-            .rev()
-            .find(|c| c.tool_call == change.tool_call && c.path == change.path)
-        {
-            Some(same) => *same = change,
-            None => changes.push(change),
-        }
+        merge(&mut changes, change);
     }
     changes
+}
+
+/// Puts `change` into `changes`; whether anything changed. A report repeating the last
+/// one of its tool call and file is dropped, and a later one with other texts replaces it.
+/// A write the client made for the agent (`fs/write_text_file`, [`CLIENT_WRITE`]) and the
+/// agent's report of the tool call behind it are one change, named after the tool call.
+fn merge(changes: &mut Vec<FileChange>, change: FileChange) -> bool {
+    if let Some(last) = changes.iter_mut().rev().find(|c| c.path == change.path)
+        && last.same_texts(&change)
+        && (last.tool_call == CLIENT_WRITE) != (change.tool_call == CLIENT_WRITE)
+    {
+        if change.tool_call == CLIENT_WRITE {
+            return false;
+        }
+        last.tool_call = change.tool_call;
+        return true;
+    }
+    let same_call = (change.tool_call != CLIENT_WRITE)
+        .then(|| {
+            changes
+                .iter_mut()
+                .rev()
+                .find(|c| c.tool_call == change.tool_call && c.path == change.path)
+        })
+        .flatten();
+    match same_call {
+        Some(same) if same.same_edit(&change) => false,
+        Some(same) => {
+            *same = change;
+            true
+        }
+        None => {
+            changes.push(change);
+            true
+        }
+    }
 }
 
 #[cfg(test)]
@@ -251,5 +278,30 @@ mod tests {
             std::fs::metadata(&file).unwrap().len() < 1024,
             "no huge text on disk"
         );
+    }
+
+    #[test]
+    fn a_client_write_and_the_report_of_its_tool_call_are_one_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        assert!(log.record("s", change(CLIENT_WRITE, "/p/a.rs", Some("1\n"), "2\n")));
+        assert!(log.record("s", change("call_7", "/p/a.rs", Some("1\n"), "2\n")));
+        // The report may come first too.
+        assert!(log.record("s", change("call_8", "/p/a.rs", Some("2\n"), "3\n")));
+        assert!(!log.record("s", change(CLIENT_WRITE, "/p/a.rs", Some("2\n"), "3\n")));
+        // Two client writes of one file are two changes.
+        assert!(log.record("s", change(CLIENT_WRITE, "/p/a.rs", Some("3\n"), "4\n")));
+        assert!(log.record("s", change(CLIENT_WRITE, "/p/a.rs", Some("4\n"), "5\n")));
+        let calls = |log: &mut ChangeLog| -> Vec<String> {
+            log.changes("s")
+                .iter()
+                .map(|c| c.tool_call.clone())
+                .collect()
+        };
+        let expected = ["call_7", "call_8", CLIENT_WRITE, CLIENT_WRITE];
+        assert_eq!(calls(&mut log), expected);
+        // Read back from disk the same.
+        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        assert_eq!(calls(&mut again), expected);
     }
 }

@@ -318,6 +318,26 @@ fn revert_hunk(before: &str, after: &str, hunk: &Hunk) -> String {
     out
 }
 
+/// Writes `content` to `path` for an agent (`fs/write_text_file`): an absolute path, missing
+/// directories created, written atomically. Returns the text it had before (`None`: it did
+/// not exist), or why it could not be written.
+pub fn write_for_agent(path: &Path, content: &str) -> Result<Option<String>, String> {
+    if !path.is_absolute() {
+        return Err(format!("{} is not an absolute path", path.display()));
+    }
+    let before = match std::fs::read(path) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    write_atomically(path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(before)
+}
+
 /// Writes `text` to `path` through a temporary file beside it, so a crash leaves the old
 /// file or the new, never half of one; the file keeps its permissions.
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
@@ -326,7 +346,7 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = dir.join(format!(".{name}.march-revert"));
+    let temp = dir.join(format!(".{name}.march-write"));
     std::fs::write(&temp, text)?;
     if let Ok(meta) = std::fs::metadata(path) {
         std::fs::set_permissions(&temp, meta.permissions())?;
@@ -572,5 +592,33 @@ mod tests {
         let changes = vec![FileChange::new("c1", Path::new("/p/big"), Some("a"), &huge)];
         let file = net_changes(&changes, Path::new("/p")).remove(0).diff();
         assert_eq!(file.none, Some(NoDiff::TooLarge(1, huge.len())));
+    }
+
+    #[test]
+    fn writes_for_agents_are_atomic_and_say_what_was_there() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("deep/new/a.sh");
+        assert_eq!(write_for_agent(&file, "echo 1\n"), Ok(None));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            write_for_agent(&file, "echo 2\n"),
+            Ok(Some("echo 1\n".to_string()))
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "echo 2\n");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        let names: Vec<_> = std::fs::read_dir(file.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1, "no temporary file left");
+        assert_eq!(
+            write_for_agent(Path::new("rel/a.txt"), "x"),
+            Err("rel/a.txt is not an absolute path".to_string())
+        );
+        let blocked = dir.path().join("deep/new/a.sh/under");
+        assert!(
+            write_for_agent(&blocked, "x")
+                .unwrap_err()
+                .starts_with("cannot ")
+        );
     }
 }

@@ -164,6 +164,13 @@ impl Workspace {
                 // A diff pane of the session shows a change it made.
                 return (recorded && self.refresh_diffs(key)) || drawn;
             }
+            AgentEvent::FileWritten(change) => {
+                let recorded = slot
+                    .session_id
+                    .as_ref()
+                    .is_some_and(|session| self.changes.record(&session.0, change));
+                return recorded && self.refresh_diffs(key);
+            }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
                 notify = self.router.question_asked(key, seen);
