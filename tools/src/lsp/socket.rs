@@ -297,6 +297,8 @@ impl HostClient {
         };
         let mut child = tokio::process::Command::new(program)
             .args(args)
+            // A daemon of sorts: it keeps no directory busy (a project may be deleted).
+            .current_dir("/")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
