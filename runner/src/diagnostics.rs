@@ -4,13 +4,16 @@
 
 use std::path::PathBuf;
 
-use agent_client_protocol::JsonRpcNotification;
+use agent_client_protocol::{JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
 use serde::{Deserialize, Serialize};
 
 pub use march_tools::lsp::{Diagnostic, FileDiagnostics, HostEvent, Severity};
 
 /// The notification's method.
 pub const METHOD: &str = "_march/diagnostics";
+
+/// The method that has files checked again from disk.
+pub const REFRESH_METHOD: &str = "_march/diagnostics/refresh";
 
 /// `_march/diagnostics`: one file's new diagnostics, or a notice, for a project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcNotification)]
@@ -23,4 +26,25 @@ pub struct DiagnosticsNotification {
     /// new set), or `kind: "notice"` with `message`.
     #[serde(flatten)]
     pub event: HostEvent,
+}
+
+/// `_march/diagnostics/refresh`: check these files again as they are on disk now (the client
+/// changed them itself, say by undoing an edit). A file that is gone loses its diagnostics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_march/diagnostics/refresh", response = RefreshDiagnosticsResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshDiagnosticsRequest {
+    /// The session whose project the files belong to.
+    pub session_id: String,
+    /// The files (absolute).
+    pub paths: Vec<PathBuf>,
+}
+
+/// `_march/diagnostics/refresh` result: each file's diagnostics now (files no language
+/// server checks are left out). `_march/diagnostics` notifications follow as usual.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshDiagnosticsResponse {
+    /// The files checked.
+    pub files: Vec<FileDiagnostics>,
 }

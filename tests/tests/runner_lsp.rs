@@ -106,7 +106,10 @@ async fn an_error_an_edit_introduces_reaches_the_model_and_the_client() {
     let meta = serde_json::to_value(&init.agent_capabilities).unwrap();
     assert_eq!(
         meta["_meta"]["march"]["diagnostics"],
-        json!({ "notification": "_march/diagnostics" })
+        json!({
+            "notification": "_march/diagnostics",
+            "refresh": "_march/diagnostics/refresh",
+        })
     );
     let session = client.new_session(&project).await;
     yolo(&client, &session.session_id).await;
@@ -241,4 +244,47 @@ async fn two_runners_in_one_project_share_one_language_server() {
         second_runner.child.wait().await.unwrap();
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_has_files_it_changed_itself_checked_again() {
+    use march_runner::diagnostics::RefreshDiagnosticsRequest;
+    let h = harness(vec![]).await;
+    let project = h.project();
+    let (mut runner, client) = h.connect_offering(wanting_diagnostics()).await;
+    let session = client.new_session(&project).await;
+    let file = project.join("mine.py");
+    std::fs::write(&file, "print(nope)\n").unwrap();
+    let refresh = |paths: Vec<PathBuf>| {
+        client.cx.send_request(RefreshDiagnosticsRequest {
+            session_id: session.session_id.0.to_string(),
+            paths,
+        })
+    };
+    let found = within(
+        "a refresh",
+        refresh(vec![file.clone(), project.join("notes.txt")]).block_task(),
+    )
+    .await
+    .unwrap();
+    // Only the Python file has a server.
+    assert_eq!(found.files.len(), 1);
+    assert_eq!(found.files[0].path, file);
+    assert!(found.files[0].diagnostics[0].message.contains("nope"));
+    std::fs::remove_file(&file).unwrap();
+    let found = within("a refresh", refresh(vec![file.clone()]).block_task())
+        .await
+        .unwrap();
+    assert!(found.files[0].diagnostics.is_empty());
+    let err = within(
+        "a refresh",
+        refresh(vec![PathBuf::from("rel.py")]).block_task(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.message, "`rel.py` is not an absolute path");
+    client.close().await;
+    within("the runner to exit", runner.child.wait())
+        .await
+        .unwrap();
 }

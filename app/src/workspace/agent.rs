@@ -453,6 +453,25 @@ impl AgentDriver {
         true
     }
 
+    /// Have the session's project check `paths` again from disk (March changed them); the
+    /// news comes back as `_march/diagnostics`. Agents without it are not asked.
+    pub fn refresh_diagnostics(&self, paths: Vec<PathBuf>) {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let request = march_runner::client::RefreshDiagnosticsRequest {
+                session_id: session.0.to_string(),
+                paths,
+            };
+            if let Ok(connection) = runner.connection().await
+                && let Err(e) = connection.refresh_diagnostics(request).await
+            {
+                tracing::debug!("diagnostics not refreshed: {e}");
+            }
+        });
+    }
+
     /// The session shown, once open.
     pub fn session(&self) -> Option<SessionId> {
         lock(&self.shared).session.clone()

@@ -224,6 +224,12 @@ impl Workspace {
         };
         self.changes.record(&session, change);
         self.refresh_diffs(key);
+        // The language servers have not seen this change: have them look again.
+        if tokio::runtime::Handle::try_current().is_ok()
+            && let Some(slot) = self.sessions.get(&key)
+        {
+            slot.driver.refresh_diagnostics(vec![path.clone()]);
+        }
         Ok(match (whole_file || hunk.is_none(), &target) {
             (true, None) => format!("deleted {shown}, which the session created"),
             (true, Some(_)) => format!("reverted {shown}"),

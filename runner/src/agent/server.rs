@@ -41,6 +41,7 @@ use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
 use super::{errors, listing, lock};
+use crate::diagnostics::{RefreshDiagnosticsRequest, RefreshDiagnosticsResponse};
 
 /// A request handler that answers from a spawned task, so the connection's dispatch loop never
 /// waits on session work: `spawned!(server, spawner, |req: Type, cx| body)`.
@@ -171,6 +172,12 @@ pub async fn serve_on(
                 .await),
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            spawned!(s, spawn, |req: RefreshDiagnosticsRequest, _| s
+                .refresh_diagnostics(req)
+                .await),
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             {
                 let s = s.clone();
@@ -288,7 +295,10 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
         "march".to_string(),
         serde_json::json!({
             "historySearch": { "method": history::SEARCH_METHOD },
-            "diagnostics": { "notification": lsp::NOTIFICATION },
+            "diagnostics": {
+                "notification": lsp::NOTIFICATION,
+                "refresh": crate::diagnostics::REFRESH_METHOD,
+            },
         }),
     );
     meta
@@ -317,6 +327,31 @@ struct Opened {
 }
 
 impl Server {
+    /// Answer `_march/diagnostics/refresh`: the session's project checks the files again.
+    async fn refresh_diagnostics(
+        &self,
+        req: RefreshDiagnosticsRequest,
+    ) -> Result<RefreshDiagnosticsResponse, Error> {
+        let session = self.session_or_error(&req.session_id)?;
+        if let Some(path) = req.paths.iter().find(|p| !p.is_absolute()) {
+            return Err(errors::invalid_params(format!(
+                "`{}` is not an absolute path",
+                path.display()
+            )));
+        }
+        let Some(lsp) = self.lsp.access(&session.cwd, &session.config, None) else {
+            return Ok(RefreshDiagnosticsResponse { files: Vec::new() });
+        };
+        let mut files = Vec::new();
+        for path in req.paths.iter().filter(|p| lsp.handles(p)) {
+            match lsp.source.query(Some(path), lsp.wait).await {
+                Ok(found) => files.extend(found),
+                Err(e) => return Err(errors::internal(e.to_string())),
+            }
+        }
+        Ok(RefreshDiagnosticsResponse { files })
+    }
+
     fn session(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.sessions).get(id).cloned()
     }

@@ -264,6 +264,27 @@ impl Connection {
         self.request(request).await
     }
 
+    /// `_march/diagnostics/refresh`: the session's project checks `paths` again from disk
+    /// (March's runner only; others answer it as unknown).
+    pub async fn refresh_diagnostics(
+        &self,
+        request: crate::diagnostics::RefreshDiagnosticsRequest,
+    ) -> Result<crate::diagnostics::RefreshDiagnosticsResponse, ClientError> {
+        let offered = self
+            .init
+            .agent_capabilities
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("march"))
+            .and_then(|m| m.get("diagnostics"))
+            .and_then(|d| d.get("refresh"))
+            .is_some();
+        if !offered {
+            return Err(ClientError::Unsupported("_march/diagnostics/refresh"));
+        }
+        self.request(request).await
+    }
+
     /// `session/list`.
     pub async fn list_sessions(
         &self,

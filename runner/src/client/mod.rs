@@ -25,7 +25,8 @@ pub use agent_client_protocol::Error as RpcError;
 pub use agent_client_protocol::v1::schema;
 
 pub use crate::diagnostics::{
-    Diagnostic, DiagnosticsNotification, FileDiagnostics, HostEvent, Severity,
+    Diagnostic, DiagnosticsNotification, FileDiagnostics, HostEvent, RefreshDiagnosticsRequest,
+    RefreshDiagnosticsResponse, Severity,
 };
 pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSession};
 pub use error::ClientError;

@@ -427,6 +427,30 @@ impl Inner {
         }
     }
 
+    /// A file is gone: its servers close it, and its diagnostics go.
+    async fn forget(&self, path: &Path) {
+        let servers: Vec<(SlotKey, Arc<LanguageServer>)> = lock(&self.slots)
+            .iter_mut()
+            .filter_map(|(key, slot)| match &slot.state {
+                SlotState::Running(server) if slot.open.remove(path) => {
+                    Some((key.clone(), server.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for (_, server) in &servers {
+            server.close(path).await;
+        }
+        let keys: Vec<SlotKey> = lock(&self.diagnostics)
+            .get(path)
+            .map(|per| per.keys().cloned().collect())
+            .unwrap_or_default();
+        for key in keys {
+            self.record(&key, path, Vec::new());
+        }
+        lock(&self.diagnostics).remove(path);
+    }
+
     async fn stop_idle(&self) {
         let idle: Vec<Arc<LanguageServer>> = lock(&self.slots)
             .values_mut()
@@ -537,10 +561,22 @@ impl Diagnostics for LspHost {
     ) -> Result<Vec<FileDiagnostics>, LspError> {
         match path {
             Some(path) => {
-                let text = tokio::fs::read(path).await.map_err(|e| LspError::Read {
-                    path: path.to_path_buf(),
-                    reason: e.to_string(),
-                })?;
+                let text = match tokio::fs::read(path).await {
+                    Ok(text) => text,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        self.inner.forget(path).await;
+                        return Ok(vec![FileDiagnostics {
+                            path: path.to_path_buf(),
+                            diagnostics: Vec::new(),
+                        }]);
+                    }
+                    Err(e) => {
+                        return Err(LspError::Read {
+                            path: path.to_path_buf(),
+                            reason: e.to_string(),
+                        });
+                    }
+                };
                 let text = String::from_utf8_lossy(&text);
                 let checked = self.check(path, &text, wait).await?;
                 Ok(vec![FileDiagnostics {

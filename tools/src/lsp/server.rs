@@ -270,6 +270,16 @@ impl LanguageServer {
         );
     }
 
+    /// Close `path` (it is gone).
+    pub(crate) async fn close(&self, path: &Path) {
+        if self.documents.lock().await.remove(path).is_some() {
+            self.notify(
+                "textDocument/didClose",
+                json!({ "textDocument": { "uri": file_uri(path) } }),
+            );
+        }
+    }
+
     /// Wait until diagnostics for `path` arrive after the `since`-th time, or until
     /// `deadline`. An empty set is waited past for a moment: some servers (rust-analyzer)
     /// first publish nothing, then the real set.

@@ -142,6 +142,20 @@ async fn a_pull_only_server_is_asked() {
     assert_eq!(checked.diagnostics[0].code.as_deref(), Some("B001"));
     let checked = host.check(&path, "fine\n", LONG).await.unwrap();
     assert_eq!(lines(&checked), []);
+
+    // A file that is gone loses its diagnostics.
+    host.check(&path, "BAD\n", LONG).await.unwrap();
+    assert_eq!(host.query(None, LONG).await.unwrap().len(), 1);
+    std::fs::remove_file(&path).unwrap();
+    let gone = host.query(Some(&path), LONG).await.unwrap();
+    assert_eq!(
+        gone,
+        [FileDiagnostics {
+            path: path.clone(),
+            diagnostics: vec![]
+        }]
+    );
+    assert_eq!(host.query(None, LONG).await.unwrap(), []);
 }
 
 #[tokio::test]
