@@ -680,6 +680,11 @@ impl Shell {
                         && let Some(pane) = self.ws.shell_mut(id)
                     {
                         pane.mouse(MouseReport::Press(button(b)), m.column, m.row, m.modifiers);
+                    } else if self.drag.is_none()
+                        && b == MouseButton::Left
+                        && self.ws.open_diff_at(id, m.column, m.row)
+                    {
+                        // A click on an edit in the transcript shows its file's diff.
                     }
                 }
             }

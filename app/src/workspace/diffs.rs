@@ -49,6 +49,23 @@ impl Workspace {
         }
     }
 
+    /// Agent pane `id` shows an edit's tool call at (`x`, `y`): opens the session's diff pane
+    /// at that file. Whether it did.
+    pub fn open_diff_at(&mut self, id: PaneId, x: u16, y: u16) -> bool {
+        let Some(key) = self.panes.get(&id).copied() else {
+            return false;
+        };
+        let Some(file) = self
+            .sessions
+            .get(&key)
+            .and_then(|slot| slot.view.file_at(x, y))
+        else {
+            return false;
+        };
+        self.open_diff_of(key, Some(Path::new(&file)));
+        true
+    }
+
     /// A session that changed `path`: one shown in the active tab first, else any.
     pub(super) fn session_that_changed(&mut self, path: &Path) -> Option<SessionKey> {
         let layout = &self.tab().layout;
@@ -625,6 +642,62 @@ mod tests {
             write_for_agent(&blocked, "x")
                 .unwrap_err()
                 .starts_with("cannot ")
+        );
+    }
+
+    #[test]
+    fn a_click_on_an_edit_in_the_transcript_opens_the_diff_at_its_file() {
+        use agent_client_protocol::v1::schema::{
+            Diff, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+        };
+        use march_panes::highlight::Highlighter;
+
+        let (mut ws, _rx) = workspace(Path::new("/work/project"));
+        let key = ws.focused_session().unwrap();
+        let agent = ws.focused();
+        ws.focused_slot().unwrap().session_id = Some(SessionId::new("s1"));
+        for (call, file) in [("c1", "first.rs"), ("c2", "second.rs")] {
+            let edit = SessionUpdate::ToolCall(
+                ToolCall::new(call.to_string(), format!("write {file}")).content(vec![
+                    ToolCallContent::Diff(Diff::new(format!("/work/project/{file}"), "x\n")),
+                ]),
+            );
+            ws.agent_event(
+                key,
+                AgentEvent::Update(SessionNotification::new("s1", edit)),
+            );
+        }
+        let area = Rect::new(0, 0, 100, 30);
+        let mut buf = Buffer::empty(area);
+        ws.render(area, &mut buf, &Theme::default(), &Highlighter::new());
+        let row = (0..area.height)
+            .find(|&y| {
+                let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+                line.contains("write first.rs")
+            })
+            .expect("the first edit is drawn");
+        // Not on an edit: nothing happens.
+        assert!(!ws.open_diff_at(agent, 5, area.height - 2));
+        assert!(ws.open_diff_at(agent, 10, row));
+        let pane = ws.focused();
+        assert!(ws.is_diff(pane));
+        let view = ws.diff_mut(pane).unwrap();
+        assert_eq!(view.selected().unwrap().path, "first.rs");
+        // The pane open, a click on the other edit selects that file.
+        let mut buf = Buffer::empty(area);
+        ws.render(area, &mut buf, &Theme::default(), &Highlighter::new());
+        let (x, y) = (0..area.height)
+            .find_map(|y| {
+                let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+                line.find("write second.rs")
+                    .map(|at| (line[..at].chars().count() as u16, y))
+            })
+            .expect("the second edit is drawn");
+        assert!(ws.open_diff_at(agent, x, y));
+        assert_eq!(ws.focused(), pane);
+        assert_eq!(
+            ws.diff_mut(pane).unwrap().selected().unwrap().path,
+            "second.rs"
         );
     }
 }

@@ -317,6 +317,19 @@ impl AgentPane {
         self.picker.is_some()
     }
 
+    /// The file an edit tool call drawn at screen position (`x`, `y`) changed (its first
+    /// diff's path), from the last frame.
+    pub fn file_at(&self, x: u16, y: u16) -> Option<String> {
+        let block = self.scroll.block_at(x, y)?;
+        match self.transcript.blocks().get(block)? {
+            transcript::Block::Tool(tool) => tool.body.iter().find_map(|b| match b {
+                transcript::ToolBody::Diff { path, .. } => Some(path.clone()),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+
     /// The pane's state for the status bar.
     pub fn status(&self) -> PaneStatus {
         let facts = &self.transcript.facts;

@@ -62,6 +62,8 @@ pub(crate) struct Scrollback {
     viewport: usize,
     /// Lines that arrived below while scrolled up.
     unseen: usize,
+    /// Where the last frame was drawn, and the block each of its rows belongs to.
+    drawn: (Rect, Vec<usize>),
     /// Blocks laid out since creation (cache misses), for tests of the virtualisation.
     renders: u64,
 }
@@ -71,6 +73,15 @@ impl Scrollback {
     #[cfg(test)]
     pub(crate) fn renders(&self) -> u64 {
         self.renders
+    }
+
+    /// The block drawn at screen position (`x`, `y`) in the last frame.
+    pub(crate) fn block_at(&self, x: u16, y: u16) -> Option<usize> {
+        let (area, owners) = &self.drawn;
+        if !area.contains(ratatui::layout::Position::new(x, y)) {
+            return None;
+        }
+        owners.get(usize::from(y - area.y)).copied()
     }
 
     /// The height of the last frame.
@@ -248,11 +259,13 @@ impl Scrollback {
         let blocks = transcript.blocks();
         self.viewport = usize::from(area.height);
         self.resolve_scroll(blocks, ctx);
+        self.drawn = (area, Vec::new());
         if blocks.is_empty() || area.height == 0 {
             return;
         }
         let h = usize::from(area.height);
         let mut rows: Vec<Line<'static>> = Vec::with_capacity(h);
+        let mut owners: Vec<usize> = Vec::with_capacity(h);
         let mut shown = Vec::new();
         if self.scrolled {
             let (mut b, mut l) = self.anchor;
@@ -260,7 +273,9 @@ impl Scrollback {
             while rows.len() < h && b < blocks.len() {
                 let lines = self.lines(blocks, b, ctx);
                 l = l.min(lines.len().saturating_sub(1));
+                let before = rows.len();
                 rows.extend(lines.iter().skip(l).take(h - rows.len()).cloned());
+                owners.resize(rows.len().max(before), b);
                 shown.push(b);
                 b += 1;
                 l = 0;
@@ -286,10 +301,13 @@ impl Scrollback {
             }
             for (i, lines) in stack.into_iter().rev() {
                 rows.extend(lines.iter().skip(skip).cloned());
+                owners.resize(rows.len(), i);
                 skip = skip.saturating_sub(lines.len());
                 shown.push(i);
             }
         }
+        owners.truncate(h);
+        self.drawn = (area, owners);
         for (y, line) in rows.iter().take(h).enumerate() {
             buf.set_line(area.x, area.y + y as u16, line, area.width);
         }
