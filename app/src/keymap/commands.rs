@@ -50,6 +50,8 @@ commands! {
     AgentShellPrev = "agent-shell.prev", "Show the previous command in the agent shell pane.";
     AgentShellNext = "agent-shell.next", "Show the next command in the agent shell pane.";
     PaneDiff = "pane.diff", "Show the files the focused session changed, as diffs, beside its pane.";
+    PaneUncommitted = "pane.uncommitted", "Show the project's uncommitted changes (git, against HEAD) as diffs.";
+    DiffRefresh = "diff.refresh", "Diff the diff pane's files again.";
     DiffNextHunk = "diff.next-hunk", "Go to the next change in the diff pane (on into the next file).";
     DiffPrevHunk = "diff.prev-hunk", "Go to the previous change in the diff pane.";
     DiffNextFile = "diff.next-file", "Show the next changed file in the diff pane.";

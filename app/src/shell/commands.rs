@@ -94,6 +94,11 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             }
         }
         C::PaneDiagnostics => ws.open_diagnostics(),
+        C::PaneUncommitted => ws.open_worktree_diff(),
+        C::DiffRefresh => {
+            let id = ws.focused();
+            ws.refresh_diff_pane(id);
+        }
         C::DiagnosticsFilter => {
             let id = ws.focused();
             match ws.diagnostics_mut(id) {
@@ -127,10 +132,10 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
                     Some(path) => {
                         shell.revert_armed = Some((id, whole));
                         let key = if whole { "R" } else { "r" };
-                        let scope = if whole {
-                            "all the session's changes to"
-                        } else {
-                            "this change in"
+                        let scope = match (whole, ws.is_worktree_diff(id)) {
+                            (false, _) => "this change in",
+                            (true, true) => "every uncommitted change to",
+                            (true, false) => "all the session's changes to",
                         };
                         format!("press {key} again to undo {scope} {path}")
                     }

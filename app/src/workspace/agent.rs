@@ -96,6 +96,15 @@ pub enum AgentEvent {
         /// Its models, or why they could not be listed.
         result: Result<Vec<String>, String>,
     },
+    /// A project's uncommitted changes, diffed off the loop's thread (not about a session).
+    WorktreeDiffed {
+        /// The project.
+        project: PathBuf,
+        /// Which request this answers (only the latest is shown).
+        generation: u64,
+        /// The files, or why there are none (not a git repository, …).
+        result: Result<Vec<march_panes::diff::FileDiff>, String>,
+    },
     /// The agent had March write a file (`fs/write_text_file`); done, to record.
     FileWritten(super::changes::FileChange),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes

@@ -89,14 +89,37 @@ impl Workspace {
         })
     }
 
-    /// Whether pane `id` is a diff pane.
+    /// Whether pane `id` is a diff pane (of a session, or of uncommitted changes).
     pub fn is_diff(&self, id: PaneId) -> bool {
-        self.diffs.contains_key(&id)
+        self.diffs.contains_key(&id) || self.worktree_diffs.contains_key(&id)
     }
 
     /// The view of diff pane `id`.
     pub fn diff_mut(&mut self, id: PaneId) -> Option<&mut DiffView> {
-        self.diffs.get_mut(&id).map(|(_, view)| view)
+        match self.diffs.get_mut(&id) {
+            Some((_, view)) => Some(view),
+            None => self.worktree_diffs.get_mut(&id).map(|(_, view)| view),
+        }
+    }
+
+    /// Session `key` changed files: its diff panes, and the uncommitted changes of its
+    /// project, are brought up to date. Whether such a pane is in the active tab.
+    pub(super) fn refresh_changes(&mut self, key: SessionKey) -> bool {
+        let shows = self.refresh_diffs(key);
+        let project = self.sessions.get(&key).map(|s| s.project.clone());
+        let worktree = project.is_some_and(|p| self.refresh_worktree(&p));
+        shows || worktree
+    }
+
+    /// Brings diff pane `id` up to date.
+    pub fn refresh_diff_pane(&mut self, id: PaneId) {
+        if let Some((key, _)) = self.diffs.get(&id) {
+            let key = *key;
+            self.refresh_diffs(key);
+        } else if let Some((project, _)) = self.worktree_diffs.get(&id) {
+            let project = project.clone();
+            self.refresh_worktree(&project);
+        }
     }
 
     /// Draws diff pane `id`.
@@ -175,6 +198,9 @@ impl Workspace {
     /// to what it was before the session changed it there, if it is still as the session
     /// left it. What was done, or why nothing was.
     pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
+        if self.worktree_diffs.contains_key(&id) {
+            return self.revert_worktree(id, whole_file);
+        }
         let (key, view) = self.diffs.get(&id).ok_or("not a diff pane")?;
         let key = *key;
         let index = view.selected_index();
@@ -240,12 +266,10 @@ impl Workspace {
             }
         };
         self.changes.record(&session, change);
-        self.refresh_diffs(key);
+        self.refresh_changes(key);
         // The language servers have not seen this change: have them look again.
-        if tokio::runtime::Handle::try_current().is_ok()
-            && let Some(slot) = self.sessions.get(&key)
-        {
-            slot.driver.refresh_diagnostics(vec![path.clone()]);
+        if let Some(project) = self.sessions.get(&key).map(|s| s.project.clone()) {
+            self.refresh_diagnostics_of(&project, &path);
         }
         Ok(match (whole_file || hunk.is_none(), &target) {
             (true, None) => format!("deleted {shown}, which the session created"),
@@ -280,13 +304,13 @@ impl Workspace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiffInput {
     /// The file as shown (relative to the project when under it).
-    shown: String,
+    pub(super) shown: String,
     /// Before the session's first change of it (`None`: it did not exist).
-    before: Option<String>,
+    pub(super) before: Option<String>,
     /// After its last (`None`: deleted).
-    after: Option<String>,
+    pub(super) after: Option<String>,
     /// Sizes, when a change was too large to keep.
-    too_large: Option<(usize, usize)>,
+    pub(super) too_large: Option<(usize, usize)>,
 }
 
 impl DiffInput {
@@ -316,7 +340,7 @@ fn touched_paths(changes: &[FileChange]) -> Vec<std::path::PathBuf> {
 
 /// `after` with `hunk` (a hunk of the diff from `before` to `after`) undone: its lines of
 /// the new text replaced by its lines of the old, line endings as they were.
-fn revert_hunk(before: &str, after: &str, hunk: &Hunk) -> String {
+pub(super) fn revert_hunk(before: &str, after: &str, hunk: &Hunk) -> String {
     let old: Vec<&str> = before.split_inclusive('\n').collect();
     let new: Vec<&str> = after.split_inclusive('\n').collect();
     let old_lines: Vec<usize> = hunk.lines.iter().filter_map(|l| l.old).collect();
@@ -363,7 +387,7 @@ pub fn write_for_agent(path: &Path, content: &str) -> Result<Option<String>, Str
 
 /// Writes `text` to `path` through a temporary file beside it, so a crash leaves the old
 /// file or the new, never half of one; the file keeps its permissions.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()

@@ -23,6 +23,7 @@ pub mod status;
 pub mod supervisor;
 pub mod switching;
 pub mod terminals;
+pub mod worktree;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -131,6 +132,10 @@ pub struct Workspace {
     agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
     /// Diff panes: the session whose changes each shows.
     diffs: BTreeMap<PaneId, (SessionKey, march_panes::diff::DiffView)>,
+    /// Uncommitted-changes panes: the project each shows.
+    worktree_diffs: BTreeMap<PaneId, (PathBuf, march_panes::diff::DiffView)>,
+    /// The latest diffing of each project's uncommitted changes asked for.
+    worktree_waiting: BTreeMap<PathBuf, u64>,
     /// Diagnostics panes: the project each shows.
     diagnostic_panes: BTreeMap<PaneId, (PathBuf, march_panes::diagnostics::DiagnosticsView)>,
     /// What each project's language servers report.
@@ -183,6 +188,8 @@ impl Workspace {
             diffs: BTreeMap::new(),
             diff_waiting: BTreeMap::new(),
             diagnostic_panes: BTreeMap::new(),
+            worktree_diffs: BTreeMap::new(),
+            worktree_waiting: BTreeMap::new(),
             diagnostics: BTreeMap::new(),
             diff_generation: 0,
             terminals: Vec::new(),
@@ -245,6 +252,7 @@ impl Workspace {
             + self.agent_shells.len()
             + self.diffs.len()
             + self.diagnostic_panes.len()
+            + self.worktree_diffs.len()
     }
 
     /// The active tab.
@@ -344,6 +352,7 @@ impl Workspace {
             .map(|s| s.project.clone())
             .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
             .or_else(|| self.diagnostic_panes.get(&id).map(|(p, _)| p.clone()))
+            .or_else(|| self.worktree_diffs.get(&id).map(|(p, _)| p.clone()))
             .or_else(|| {
                 let key = match self.agent_shells.get(&id) {
                     Some((key, _)) => key,
@@ -413,6 +422,7 @@ impl Workspace {
         self.agent_shells.remove(&id);
         self.diffs.remove(&id);
         self.diagnostic_panes.remove(&id);
+        self.worktree_diffs.remove(&id);
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
@@ -519,6 +529,10 @@ impl Workspace {
             }
             if self.diffs.contains_key(&id) {
                 self.render_diff(id, rect, buf, theme, highlighter, id == focused);
+                continue;
+            }
+            if self.worktree_diffs.contains_key(&id) {
+                self.render_worktree(id, rect, buf, theme, highlighter, id == focused);
                 continue;
             }
             if self.diagnostic_panes.contains_key(&id) {

@@ -124,6 +124,11 @@ impl Workspace {
             }
             AgentEvent::Diffed { generation, files } => return self.diffed(key, generation, files),
             AgentEvent::Diagnostics(n) => return self.diagnostics_event(n),
+            AgentEvent::WorktreeDiffed {
+                project,
+                generation,
+                result,
+            } => return self.worktree_diffed(project, generation, result),
             other => other,
         };
         let seen = self.is_seen(key);
@@ -161,15 +166,16 @@ impl Workspace {
                 });
                 // Out of sight, the view is kept current but nothing needs drawing.
                 let drawn = view.apply(&n.update) && self.is_visible(key);
-                // A diff pane of the session shows a change it made.
-                return (recorded && self.refresh_diffs(key)) || drawn;
+                // A diff pane of the session, or of its project's uncommitted changes, shows
+                // a change it made.
+                return (recorded && self.refresh_changes(key)) || drawn;
             }
             AgentEvent::FileWritten(change) => {
                 let recorded = slot
                     .session_id
                     .as_ref()
                     .is_some_and(|session| self.changes.record(&session.0, change));
-                return recorded && self.refresh_diffs(key);
+                return recorded && self.refresh_changes(key);
             }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
@@ -250,7 +256,10 @@ impl Workspace {
                 self.setup_models(key, &provider, result);
             }
             // Taken above.
-            AgentEvent::Terminal(_) | AgentEvent::Diffed { .. } | AgentEvent::Diagnostics(_) => {}
+            AgentEvent::Terminal(_)
+            | AgentEvent::Diffed { .. }
+            | AgentEvent::Diagnostics(_)
+            | AgentEvent::WorktreeDiffed { .. } => {}
         }
         if let Some(kind) = notify {
             let title = self

@@ -53,6 +53,8 @@ pub struct DiffView {
     height: usize,
     /// Newer changes are being diffed.
     pending: bool,
+    /// What the pane says when there are no files.
+    empty_note: String,
     /// A file asked for by [`select_path`](Self::select_path) before it was listed.
     wanted: Option<String>,
     /// The selected file's hunks highlighted, each side as one block (old, new), once
@@ -73,6 +75,7 @@ impl DiffView {
             height: 0,
             pending: false,
             wanted: None,
+            empty_note: "no file changes yet".to_string(),
             syntax: None,
         };
         view.build();
@@ -113,6 +116,11 @@ impl DiffView {
                 false
             }
         }
+    }
+
+    /// What to say when there are no files (why there are none).
+    pub fn set_empty_note(&mut self, note: &str) {
+        self.empty_note = note.to_string();
     }
 
     /// Says newer changes are being diffed (shown in the title until they come).
@@ -264,9 +272,9 @@ impl DiffView {
         }
         if self.files.is_empty() {
             let note = if self.pending {
-                "diffing the session's changes…"
+                "diffing…"
             } else {
-                "no file changes yet"
+                self.empty_note.as_str()
             };
             Line::styled(note, theme.style(Slot::Hint)).render(inner, buf);
             return;

@@ -1,0 +1,447 @@
+//! The project's uncommitted changes (`git` against HEAD, untracked files too) in a diff pane
+//! of their own: whatever changed them, an agent, the user or a build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use march_panes::diff::{DiffView, FileDiff};
+use march_panes::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::Workspace;
+use super::agent::AgentEvent;
+use super::changes::MAX_TEXT;
+use super::diffs::{DiffInput, revert_hunk, write_atomically};
+use super::layout::{Axis, PaneId};
+use super::router::SessionKey;
+
+/// Files listed at most (a checkout of generated files should not stall anything).
+const MAX_FILES: usize = 500;
+
+/// Runs `git` in `dir`; its stdout, or what it said went wrong.
+fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        // No pager, no prompts, no locale surprises in what is parsed.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(err
+            .lines()
+            .next()
+            .unwrap_or("git failed")
+            .trim()
+            .to_string())
+    }
+}
+
+/// The text of `path` (relative to the repository's top) in HEAD; `None` when it is not
+/// there (a new file, or no commit yet).
+fn head_text(top: &Path, path: &str) -> Option<String> {
+    git(top, &["show", &format!("HEAD:{path}")])
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// The files of `project` that differ from HEAD, with their text in HEAD and on disk.
+pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
+    let top = git(project, &["rev-parse", "--show-toplevel"])
+        .map_err(|e| format!("not a git repository ({e})"))?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
+    let status = git(
+        project,
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            ".",
+        ],
+    )?;
+    let mut entries = status.split(|&b| b == 0).filter(|e| !e.is_empty());
+    let mut inputs = Vec::new();
+    while let Some(entry) = entries.next() {
+        if entry.len() < 4 {
+            continue;
+        }
+        let code = &entry[..2];
+        let path = String::from_utf8_lossy(&entry[3..]).into_owned();
+        // A rename or copy names its source next; the source's text is the "before".
+        let source = if code.contains(&b'R') || code.contains(&b'C') {
+            entries
+                .next()
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+        } else {
+            None
+        };
+        if inputs.len() == MAX_FILES {
+            break;
+        }
+        let absolute = top.join(&path);
+        if absolute.is_dir() {
+            // A submodule or nested repository: not a file to diff.
+            continue;
+        }
+        let before = if code == b"??" {
+            None
+        } else {
+            head_text(&top, source.as_deref().unwrap_or(&path))
+        };
+        let after = std::fs::read(&absolute)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let shown = absolute
+            .strip_prefix(project)
+            .unwrap_or(&absolute)
+            .to_string_lossy()
+            .into_owned();
+        let sizes = (
+            before.as_ref().map_or(0, String::len),
+            after.as_ref().map_or(0, String::len),
+        );
+        let too_large = (sizes.0 > MAX_TEXT || sizes.1 > MAX_TEXT).then_some(sizes);
+        inputs.push(if too_large.is_some() {
+            DiffInput {
+                shown,
+                before: None,
+                after: None,
+                too_large,
+            }
+        } else {
+            DiffInput {
+                shown,
+                before,
+                after,
+                too_large: None,
+            }
+        });
+    }
+    Ok(inputs)
+}
+
+impl Workspace {
+    /// Opens the focused project's uncommitted changes in a diff pane to the right, or
+    /// focuses the one already open (and brings it up to date).
+    pub fn open_worktree_diff(&mut self) {
+        let project = self.focused_project();
+        let existing = self
+            .worktree_diffs
+            .iter()
+            .find(|(_, (p, _))| *p == project)
+            .map(|(pane, _)| *pane);
+        self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
+            let title = format!("uncommitted · {}", super::project_name(&project));
+            ws.worktree_diffs
+                .insert(pane, (project.clone(), DiffView::new(&title, Vec::new())));
+        });
+        self.refresh_worktree(&project);
+    }
+
+    /// Whether pane `id` shows a project's uncommitted changes.
+    pub fn is_worktree_diff(&self, id: PaneId) -> bool {
+        self.worktree_diffs.contains_key(&id)
+    }
+
+    /// Diffs `project`'s uncommitted changes again for its panes, off the loop's thread
+    /// (at once without a runtime). Whether such a pane is in the active tab.
+    pub fn refresh_worktree(&mut self, project: &Path) -> bool {
+        if !self.worktree_diffs.values().any(|(p, _)| p == project) {
+            return false;
+        }
+        self.diff_generation += 1;
+        let generation = self.diff_generation;
+        self.worktree_waiting
+            .insert(project.to_path_buf(), generation);
+        let project = project.to_path_buf();
+        let diff = move |project: &Path| {
+            worktree_inputs(project).map(|inputs| inputs.into_iter().map(DiffInput::diff).collect())
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                for (_, view) in self
+                    .worktree_diffs
+                    .values_mut()
+                    .filter(|(p, _)| *p == project)
+                {
+                    view.set_pending(true);
+                }
+                let events = self.launcher.events.clone();
+                let shows = self.worktree_shows(&project);
+                drop(runtime.spawn_blocking(move || {
+                    let result = diff(&project);
+                    let event = AgentEvent::WorktreeDiffed {
+                        project,
+                        generation,
+                        result,
+                    };
+                    // Not about a session: the key is not read.
+                    let _ = events.send((SessionKey(0), event));
+                }));
+                shows
+            }
+            Err(_) => {
+                let result = diff(&project);
+                self.worktree_diffed(project, generation, result)
+            }
+        }
+    }
+
+    /// `project`'s uncommitted changes were diffed: its panes show them, unless newer ones
+    /// were asked for since.
+    pub(super) fn worktree_diffed(
+        &mut self,
+        project: PathBuf,
+        generation: u64,
+        result: Result<Vec<FileDiff>, String>,
+    ) -> bool {
+        if self.worktree_waiting.get(&project) != Some(&generation) {
+            return false;
+        }
+        self.worktree_waiting.remove(&project);
+        for (_, view) in self
+            .worktree_diffs
+            .values_mut()
+            .filter(|(p, _)| *p == project)
+        {
+            view.set_pending(false);
+            match &result {
+                Ok(files) => {
+                    view.set_empty_note("no uncommitted changes");
+                    view.set_files(files.clone());
+                }
+                Err(why) => {
+                    view.set_empty_note(why);
+                    view.set_files(Vec::new());
+                }
+            }
+        }
+        self.worktree_shows(&project)
+    }
+
+    fn worktree_shows(&self, project: &Path) -> bool {
+        let layout = &self.tab().layout;
+        self.worktree_diffs
+            .iter()
+            .any(|(pane, (p, _))| p == project && layout.contains(*pane))
+    }
+
+    /// Draws uncommitted-changes pane `id`.
+    pub(super) fn render_worktree(
+        &mut self,
+        id: PaneId,
+        rect: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        highlighter: &march_panes::highlight::Highlighter,
+        focused: bool,
+    ) {
+        if let Some((_, view)) = self.worktree_diffs.get_mut(&id) {
+            view.render(rect, buf, theme, highlighter, focused);
+        }
+    }
+
+    /// Puts the hunk at the top of uncommitted-changes pane `id` (or its whole file) back as
+    /// it is in HEAD, if the file is still as the pane shows it. What was done, or why not.
+    pub(super) fn revert_worktree(
+        &mut self,
+        id: PaneId,
+        whole_file: bool,
+    ) -> Result<String, String> {
+        let (project, view) = self.worktree_diffs.get(&id).ok_or("not a diff pane")?;
+        let project = project.clone();
+        let shown_diff = view.selected().cloned().ok_or("no file to revert")?;
+        let hunk = view.current_hunk();
+        let shown = shown_diff.path.clone();
+        let input = worktree_inputs(&project)?
+            .into_iter()
+            .find(|i| i.shown == shown)
+            .ok_or_else(|| format!("{shown} has no uncommitted change any more"))?;
+        if input.too_large.is_some() {
+            return Err(format!("{shown} is too large to revert here"));
+        }
+        if input.clone().diff() != shown_diff {
+            return Err(format!(
+                "{shown} changed since it was diffed: not reverted (u updates the pane)"
+            ));
+        }
+        let path = project.join(&shown);
+        let target = match (whole_file, hunk) {
+            (true, _) | (false, None) => input.before.clone(),
+            (false, Some(n)) => {
+                let hunk = shown_diff.hunks.get(n).ok_or("no change here to revert")?;
+                Some(revert_hunk(
+                    input.before.as_deref().unwrap_or(""),
+                    input.after.as_deref().unwrap_or(""),
+                    hunk,
+                ))
+            }
+        };
+        let done = match &target {
+            Some(text) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                }
+                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+                if whole_file || hunk.is_none() {
+                    format!("{shown} is as in HEAD again")
+                } else {
+                    format!("reverted a change in {shown}")
+                }
+            }
+            None => {
+                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
+                format!("deleted {shown}, which is not in HEAD")
+            }
+        };
+        self.refresh_worktree(&project);
+        self.refresh_diagnostics_of(&project, &path);
+        Ok(done)
+    }
+
+    /// Has a session of `project` ask its language servers about `path` again.
+    pub(super) fn refresh_diagnostics_of(&self, project: &Path, path: &Path) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if let Some(slot) = self.sessions.values().find(|s| s.project == project) {
+            slot.driver.refresh_diagnostics(vec![path.to_path_buf()]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspace::test_workspace;
+
+    /// A repository with `a.txt` (twenty lines), `gone.txt` and `old.txt` committed.
+    fn repo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let run = |args: &[&str]| {
+            let out = Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        run(&["init", "-q"]);
+        run(&["config", "user.email", "t@example.com"]);
+        run(&["config", "user.name", "T"]);
+        let ten: String = (1..=20).map(|n| format!("line {n}\n")).collect();
+        std::fs::write(root.join("a.txt"), ten).unwrap();
+        std::fs::write(root.join("gone.txt"), "bye\n").unwrap();
+        std::fs::write(root.join("old.txt"), "moved\n").unwrap();
+        run(&["add", "."]);
+        run(&["commit", "-qm", "start"]);
+        run(&["mv", "old.txt", "new.txt"]);
+        (dir, root)
+    }
+
+    #[test]
+    fn uncommitted_changes_are_listed_against_head() {
+        let (_dir, root) = repo();
+        let mut text = std::fs::read_to_string(root.join("a.txt")).unwrap();
+        text = text
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\n");
+        std::fs::write(root.join("a.txt"), &text).unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/fresh.txt"), "hi\n").unwrap();
+        let mut inputs = worktree_inputs(&root).unwrap();
+        inputs.sort_by(|a, b| a.shown.cmp(&b.shown));
+        let summary: Vec<(&str, bool, bool)> = inputs
+            .iter()
+            .map(|i| (i.shown.as_str(), i.before.is_some(), i.after.is_some()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("a.txt", true, true),
+                ("gone.txt", true, false),
+                ("new.txt", true, true),
+                ("sub/fresh.txt", false, true),
+            ]
+        );
+        // The renamed file's text in HEAD is the source's.
+        let renamed = inputs.iter().find(|i| i.shown == "new.txt").unwrap();
+        assert_eq!(renamed.before.as_deref(), Some("moved\n"));
+
+        let plain = tempfile::tempdir().unwrap();
+        let err = worktree_inputs(plain.path()).unwrap_err();
+        assert!(err.starts_with("not a git repository"), "{err}");
+    }
+
+    #[test]
+    fn the_pane_shows_and_reverts_uncommitted_changes() {
+        let (_dir, root) = repo();
+        let head = std::fs::read_to_string(root.join("a.txt")).unwrap();
+        let changed = head
+            .replace("line 2\n", "line two\n")
+            .replace("line 18\n", "line eighteen\n");
+        std::fs::write(root.join("a.txt"), &changed).unwrap();
+        std::fs::write(root.join("scratch.txt"), "tmp\n").unwrap();
+        let (mut ws, _rx) = test_workspace(&root);
+        ws.open_worktree_diff();
+        let pane = ws.focused();
+        assert!(ws.is_diff(pane) && ws.is_worktree_diff(pane));
+        assert_eq!(ws.focused_project(), root);
+        let files: Vec<String> = ws
+            .diff_mut(pane)
+            .unwrap()
+            .files()
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(files, ["a.txt", "new.txt", "scratch.txt"]);
+        assert!(ws.diff_mut(pane).unwrap().select_path("a.txt"));
+        assert_eq!(
+            ws.diff_mut(pane).unwrap().selected().unwrap().hunks.len(),
+            2
+        );
+
+        // Changed behind the pane's back: refused until it is diffed again.
+        std::fs::write(root.join("a.txt"), format!("{changed}more\n")).unwrap();
+        let refused = ws.revert(pane, false).unwrap_err();
+        assert!(refused.contains("changed since it was diffed"), "{refused}");
+        std::fs::write(root.join("a.txt"), &changed).unwrap();
+
+        // The first hunk goes back; the second stays.
+        assert_eq!(
+            ws.revert(pane, false).unwrap(),
+            "reverted a change in a.txt"
+        );
+        let now = std::fs::read_to_string(root.join("a.txt")).unwrap();
+        assert_eq!(now, head.replace("line 18\n", "line eighteen\n"));
+        ws.diff_mut(pane).unwrap().select_path("a.txt");
+        assert_eq!(ws.revert(pane, true).unwrap(), "a.txt is as in HEAD again");
+        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), head);
+        assert!(ws.diff_mut(pane).unwrap().select_path("scratch.txt"));
+        assert_eq!(
+            ws.revert(pane, true).unwrap(),
+            "deleted scratch.txt, which is not in HEAD"
+        );
+        assert!(!root.join("scratch.txt").exists());
+        let files: Vec<String> = ws
+            .diff_mut(pane)
+            .unwrap()
+            .files()
+            .iter()
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(files, ["new.txt"]);
+    }
+}
