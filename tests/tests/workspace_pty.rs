@@ -176,15 +176,7 @@ fn a_tiny_terminal_and_escape_sequences_do_no_harm() {
 
 /// A harness (scripted server on its own runtime, kept alive by the harness's thread).
 fn tokio_harness(turns: Vec<Turn>) -> Harness {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let h = runtime.block_on(Harness::new(turns));
-    // The server's tasks live on this runtime: keep it running for the test's length.
-    std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
-    h
+    Harness::on_own_runtime(turns)
 }
 
 #[test]

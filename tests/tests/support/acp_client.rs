@@ -79,6 +79,19 @@ impl Harness {
         Harness { dir, server }
     }
 
+    /// [`Harness::new`] for a test without a runtime: the scripted server runs on a runtime
+    /// of its own, kept alive by a thread for the rest of the test process.
+    pub fn on_own_runtime(turns: Vec<Turn>) -> Harness {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        let h = runtime.block_on(Harness::new(turns));
+        std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
+        h
+    }
+
     /// MARCH_HOME.
     pub fn march_home(&self) -> PathBuf {
         self.dir.path().join("march")
