@@ -236,4 +236,17 @@ mod tests {
         assert_eq!(h.lines[2].text, "c");
         assert_eq!(h.lines[2].new, Some(2));
     }
+
+    #[test]
+    fn crlf_files_diff_by_line_without_their_carriage_returns() {
+        let old = "one\r\ntwo\r\nthree\r\n";
+        let new = "one\r\n2\r\nthree\r\n";
+        let d = FileDiff::new("w.txt", Some(old), Some(new));
+        assert_eq!((d.added, d.removed, d.hunks.len()), (1, 1, 1));
+        let texts: Vec<&str> = d.hunks[0].lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["one", "two", "2", "three"]);
+        // Only the line endings changed: every line differs, and says so.
+        let d = FileDiff::new("w.txt", Some("a\nb\n"), Some("a\r\nb\r\n"));
+        assert_eq!((d.added, d.removed), (2, 2));
+    }
 }

@@ -428,3 +428,35 @@ async fn the_diagnostics_tool_reports_a_file_and_the_project() {
     .unwrap_err();
     assert!(err.to_string().contains("Diagnostics are off"));
 }
+
+#[tokio::test]
+async fn crlf_text_is_checked_and_binary_files_are_not() {
+    let (_dir, root) = project();
+    let servers = vec![fake(&root, "puller", "pull")];
+    let host = LspHost::new(&root, servers.clone(), LONG);
+    let access = crate::context::LspAccess {
+        source: Arc::new(host.clone()),
+        servers: Arc::new(servers),
+        wait: LONG,
+    };
+    let path = write(&root, "w.fk", "ok\r\nBAD\r\n");
+    let note = access.note_after_write(&path, "w.fk").await.unwrap();
+    assert_eq!(
+        note,
+        "Diagnostics: 1 error in w.fk after this change:\n2:1 error: BAD is not allowed here [B001] (fake)"
+    );
+    // A binary file is not handed to a server at all.
+    let binary = root.join("b.fk");
+    std::fs::write(&binary, b"BAD\0\x01\x02").unwrap();
+    assert_eq!(access.note_after_write(&binary, "b.fk").await, None);
+    assert_eq!(host.query(None, LONG).await.unwrap().len(), 1);
+    // Nor is a file no server checks, or one that cannot be read.
+    let other = write(&root, "x.txt", "BAD\n");
+    assert_eq!(access.note_after_write(&other, "x.txt").await, None);
+    assert_eq!(
+        access
+            .note_after_write(&root.join("gone.fk"), "gone.fk")
+            .await,
+        None
+    );
+}
