@@ -270,6 +270,10 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                 if let Some(switcher) = shell.switcher.as_mut() {
                     switcher.absorb(&mut shell.ws);
                 }
+                if let Some(note) = shell.ws.take_status_note() {
+                    shell.message = Some(note);
+                    redraw.full = true;
+                }
                 shell.notify();
                 if structural {
                     shell.persist();

@@ -80,6 +80,7 @@ impl Workspace {
                 if project.notices.contains(&message) {
                     return false;
                 }
+                self.status_note = Some(format!("language servers: {message}"));
                 project.notices.push(message);
                 let excess = project.notices.len().saturating_sub(NOTICES_KEPT);
                 project.notices.drain(..excess);
@@ -107,11 +108,7 @@ impl Workspace {
     /// already open.
     pub fn open_diagnostics(&mut self) {
         let project = self.focused_project();
-        let existing = self
-            .diagnostic_panes
-            .iter()
-            .find(|(_, (p, _))| *p == project)
-            .map(|(pane, _)| *pane);
+        let existing = Self::pane_of_project(&self.diagnostic_panes, &project);
         self.focus_or_open(existing, Axis::Vertical, |ws, pane| {
             let title = format!("diagnostics · {}", super::project_name(&project));
             let mut view = DiagnosticsView::new(&title, &project);
@@ -298,6 +295,12 @@ mod tests {
         };
         assert!(ws.diagnostics_event(notice.clone()));
         assert!(!ws.diagnostics_event(notice));
+        // It also shows once in the status bar.
+        assert_eq!(
+            ws.take_status_note().as_deref(),
+            Some("language servers: pyright could not start")
+        );
+        assert_eq!(ws.take_status_note(), None);
         let text = screen(&mut ws);
         assert!(!text.contains("problem on 9"), "{text}");
         assert!(text.contains("! pyright could not start"), "{text}");

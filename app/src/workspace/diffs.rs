@@ -122,7 +122,7 @@ impl Workspace {
         }
     }
 
-    /// Draws diff pane `id`.
+    /// Draws diff pane `id` (of a session, or of uncommitted changes).
     pub(super) fn render_diff(
         &mut self,
         id: PaneId,
@@ -132,7 +132,7 @@ impl Workspace {
         highlighter: &march_panes::highlight::Highlighter,
         focused: bool,
     ) {
-        if let Some((_, view)) = self.diffs.get_mut(&id) {
+        if let Some(view) = self.diff_mut(id) {
             view.render(rect, buf, theme, highlighter, focused);
         }
     }

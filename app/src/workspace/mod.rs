@@ -158,6 +158,8 @@ pub struct Workspace {
     terminal_focused: bool,
     /// Notifications not yet given to the terminal.
     notifications: Vec<Notification>,
+    /// A line for the status bar not yet shown (a language server's news).
+    status_note: Option<String>,
     /// Saved sessions listed for the switcher, by project, not yet taken.
     listed: Vec<(PathBuf, Vec<agent_client_protocol::v1::schema::SessionInfo>)>,
     /// The session the focused pane showed before the last switch.
@@ -203,6 +205,7 @@ impl Workspace {
             pane_area: Rect::default(),
             terminal_focused: true,
             notifications: Vec::new(),
+            status_note: None,
             listed: Vec::new(),
             last_session: None,
         }
@@ -491,6 +494,22 @@ impl Workspace {
             .any(|(pane, k)| *k == key && layout.contains(*pane))
     }
 
+    /// The status bar line raised since the last call, if any.
+    pub fn take_status_note(&mut self) -> Option<String> {
+        self.status_note.take()
+    }
+
+    /// The pane of `panes` that shows `project`, if any.
+    fn pane_of_project<V>(
+        panes: &BTreeMap<PaneId, (PathBuf, V)>,
+        project: &Path,
+    ) -> Option<PaneId> {
+        panes
+            .iter()
+            .find(|(_, (p, _))| p == project)
+            .map(|(pane, _)| *pane)
+    }
+
     /// Notifications raised since the last call.
     pub fn take_notifications(&mut self) -> Vec<Notification> {
         std::mem::take(&mut self.notifications)
@@ -527,12 +546,8 @@ impl Workspace {
                 self.render_agent_shell(id, rect, buf, theme, id == focused);
                 continue;
             }
-            if self.diffs.contains_key(&id) {
+            if self.is_diff(id) {
                 self.render_diff(id, rect, buf, theme, highlighter, id == focused);
-                continue;
-            }
-            if self.worktree_diffs.contains_key(&id) {
-                self.render_worktree(id, rect, buf, theme, highlighter, id == focused);
                 continue;
             }
             if self.diagnostic_panes.contains_key(&id) {

@@ -5,9 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use march_panes::diff::{DiffView, FileDiff};
-use march_panes::theme::Theme;
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 use super::Workspace;
 use super::agent::AgentEvent;
@@ -133,11 +130,7 @@ impl Workspace {
     /// focuses the one already open (and brings it up to date).
     pub fn open_worktree_diff(&mut self) {
         let project = self.focused_project();
-        let existing = self
-            .worktree_diffs
-            .iter()
-            .find(|(_, (p, _))| *p == project)
-            .map(|(pane, _)| *pane);
+        let existing = Self::pane_of_project(&self.worktree_diffs, &project);
         self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
             let title = format!("uncommitted · {}", super::project_name(&project));
             ws.worktree_diffs
@@ -232,21 +225,6 @@ impl Workspace {
         self.worktree_diffs
             .iter()
             .any(|(pane, (p, _))| p == project && layout.contains(*pane))
-    }
-
-    /// Draws uncommitted-changes pane `id`.
-    pub(super) fn render_worktree(
-        &mut self,
-        id: PaneId,
-        rect: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        highlighter: &march_panes::highlight::Highlighter,
-        focused: bool,
-    ) {
-        if let Some((_, view)) = self.worktree_diffs.get_mut(&id) {
-            view.render(rect, buf, theme, highlighter, focused);
-        }
     }
 
     /// Puts the hunk at the top of uncommitted-changes pane `id` (or its whole file) back as
@@ -385,6 +363,12 @@ mod tests {
         assert!(err.starts_with("not a git repository"), "{err}");
     }
 
+    /// The files diff pane `pane` lists.
+    fn files(ws: &mut Workspace, pane: PaneId) -> Vec<String> {
+        let view = ws.diff_mut(pane).unwrap();
+        view.files().iter().map(|f| f.path.clone()).collect()
+    }
+
     #[test]
     fn the_pane_shows_and_reverts_uncommitted_changes() {
         let (_dir, root) = repo();
@@ -399,14 +383,7 @@ mod tests {
         let pane = ws.focused();
         assert!(ws.is_diff(pane) && ws.is_worktree_diff(pane));
         assert_eq!(ws.focused_project(), root);
-        let files: Vec<String> = ws
-            .diff_mut(pane)
-            .unwrap()
-            .files()
-            .iter()
-            .map(|f| f.path.clone())
-            .collect();
-        assert_eq!(files, ["a.txt", "new.txt", "scratch.txt"]);
+        assert_eq!(files(&mut ws, pane), ["a.txt", "new.txt", "scratch.txt"]);
         assert!(ws.diff_mut(pane).unwrap().select_path("a.txt"));
         assert_eq!(
             ws.diff_mut(pane).unwrap().selected().unwrap().hunks.len(),
@@ -435,13 +412,6 @@ mod tests {
             "deleted scratch.txt, which is not in HEAD"
         );
         assert!(!root.join("scratch.txt").exists());
-        let files: Vec<String> = ws
-            .diff_mut(pane)
-            .unwrap()
-            .files()
-            .iter()
-            .map(|f| f.path.clone())
-            .collect();
-        assert_eq!(files, ["new.txt"]);
+        assert_eq!(files(&mut ws, pane), ["new.txt"]);
     }
 }
