@@ -41,6 +41,9 @@ pub struct ToolContext {
     pub lsp: Option<LspAccess>,
 }
 
+/// Files larger than this are not handed to language servers after a write.
+pub const MAX_CHECKED_BYTES: usize = 8 << 20;
+
 /// How a session reaches its project's language servers.
 #[derive(Clone)]
 pub struct LspAccess {
@@ -65,7 +68,8 @@ impl LspAccess {
             return None;
         }
         let bytes = tokio::fs::read(path).await.ok()?;
-        if bytes.contains(&0) {
+        // Binary files mean nothing to a language server, and huge ones only stall it.
+        if bytes.contains(&0) || bytes.len() > MAX_CHECKED_BYTES {
             return None;
         }
         let text = String::from_utf8_lossy(&bytes);

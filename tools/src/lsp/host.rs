@@ -512,6 +512,10 @@ impl Diagnostics for LspHost {
         let deadline = Instant::now() + wait;
         let configs: Vec<&LspServerConfig> =
             inner.configs.iter().filter(|c| c.handles(path)).collect();
+        let seen = lock(&inner.slots)
+            .values()
+            .any(|slot| slot.open.contains(path) && matches!(slot.state, SlotState::Running(_)));
+        let before = seen.then(|| inner.merged(path).diagnostics);
         let outcomes = futures_util::future::join_all(
             configs
                 .iter()
@@ -551,6 +555,7 @@ impl Diagnostics for LspHost {
             }
         }
         checked.diagnostics = inner.merged(path).diagnostics;
+        checked.before = before;
         Ok(checked)
     }
 

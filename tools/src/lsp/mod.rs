@@ -109,6 +109,10 @@ pub struct Checked {
     pub pending: Vec<String>,
     /// Why a server that would check this file did not: not installed, crashed, disabled.
     pub notices: Vec<String>,
+    /// The file's diagnostics before this check, when a server had it open already (so
+    /// what the change brought can be told from what was there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Vec<Diagnostic>>,
 }
 
 impl Checked {

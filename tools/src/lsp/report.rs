@@ -40,25 +40,49 @@ fn plural(n: usize, word: &str) -> String {
 }
 
 /// What an edit or write appends to its result for the file it changed (shown as
-/// `shown`): its errors, or why none could be had. `None` when there is nothing to say.
+/// `shown`): the errors the change brought (all of them when the file was not checked
+/// before), a count of those that were there already, or why no server answered. `None`
+/// when there is nothing to say.
 pub fn errors_after_write(shown: &str, checked: &Checked, waited_ms: u64) -> Option<String> {
     let errors: Vec<&Diagnostic> = checked
         .diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .collect();
+    let (fresh, old) = match &checked.before {
+        Some(before) => split_new(&errors, before),
+        None => (errors.clone(), 0),
+    };
     let mut out = Vec::new();
-    if !errors.is_empty() {
-        out.push(format!(
-            "Diagnostics: {} in {shown} after this change:",
-            plural(errors.len(), "error")
-        ));
-        for d in errors.iter().take(MAX_LINES) {
+    if !fresh.is_empty() {
+        let word = if checked.before.is_some() {
+            "new error"
+        } else {
+            "error"
+        };
+        let mut head = format!(
+            "Diagnostics: {} in {shown} after this change",
+            plural(fresh.len(), word)
+        );
+        if old > 0 {
+            head.push_str(&format!(
+                " ({} from before not listed)",
+                plural(old, "more")
+            ));
+        }
+        head.push(':');
+        out.push(head);
+        for d in fresh.iter().take(MAX_LINES) {
             out.push(line(d));
         }
-        if errors.len() > MAX_LINES {
-            out.push(format!("… and {} more", errors.len() - MAX_LINES));
+        if fresh.len() > MAX_LINES {
+            out.push(format!("… and {} more", fresh.len() - MAX_LINES));
         }
+    } else if old > 0 {
+        out.push(format!(
+            "Diagnostics: no new errors; {shown} still has {} from before (the diagnostics tool lists them).",
+            plural(old, "error")
+        ));
     } else if checked.answered.is_empty() && !checked.pending.is_empty() {
         out.push(format!(
             "Diagnostics: {} did not answer within {:.1} s (the diagnostics tool can ask again).",
@@ -70,6 +94,32 @@ pub fn errors_after_write(shown: &str, checked: &Checked, waited_ms: u64) -> Opt
         out.push(format!("Diagnostics: {notice}"));
     }
     (!out.is_empty()).then(|| out.join("\n"))
+}
+
+/// The errors `after` has that `before` had not (matched by what they say, not where, since
+/// an edit moves lines), and how many it still has from before.
+fn split_new<'a>(after: &[&'a Diagnostic], before: &[Diagnostic]) -> (Vec<&'a Diagnostic>, usize) {
+    let key = |d: &Diagnostic| {
+        (
+            d.severity,
+            d.message.clone(),
+            d.code.clone(),
+            d.source.clone(),
+        )
+    };
+    let mut left: Vec<_> = before.iter().map(key).collect();
+    let mut fresh = Vec::new();
+    let mut old = 0;
+    for d in after {
+        match left.iter().position(|k| *k == key(d)) {
+            Some(i) => {
+                left.swap_remove(i);
+                old += 1;
+            }
+            None => fresh.push(*d),
+        }
+    }
+    (fresh, old)
 }
 
 /// Diagnostics of several files for the `diagnostics` tool, grouped by file, worst first
@@ -177,6 +227,37 @@ mod tests {
             errors_after_write("a.py", &slow, 2500).unwrap(),
             "Diagnostics: pyright did not answer within 2.5 s (the diagnostics tool can ask again).\n\
              Diagnostics: pylsp could not start: boom"
+        );
+    }
+
+    #[test]
+    fn after_write_tells_new_errors_from_old_ones() {
+        let old = diag(3, Severity::Error, "Undefined name `y`");
+        let moved = Diagnostic {
+            line: 5,
+            ..old.clone()
+        };
+        let fresh = diag(9, Severity::Error, "Undefined name `z`");
+        let checked = Checked {
+            diagnostics: vec![moved.clone(), fresh.clone()],
+            answered: vec!["ruff".into()],
+            before: Some(vec![old.clone()]),
+            ..Checked::default()
+        };
+        assert_eq!(
+            errors_after_write("a.py", &checked, 3000).unwrap(),
+            "Diagnostics: 1 new error in a.py after this change (1 more from before not listed):\n\
+             9:5 error: Undefined name `z` [F821] (ruff)"
+        );
+        let same = Checked {
+            diagnostics: vec![moved],
+            answered: vec!["ruff".into()],
+            before: Some(vec![old.clone(), fresh]),
+            ..Checked::default()
+        };
+        assert_eq!(
+            errors_after_write("a.py", &same, 3000).unwrap(),
+            "Diagnostics: no new errors; a.py still has 1 error from before (the diagnostics tool lists them)."
         );
     }
 

@@ -450,7 +450,10 @@ async fn crlf_text_is_checked_and_binary_files_are_not() {
     std::fs::write(&binary, b"BAD\0\x01\x02").unwrap();
     assert_eq!(access.note_after_write(&binary, "b.fk").await, None);
     assert_eq!(host.query(None, LONG).await.unwrap().len(), 1);
-    // Nor is a file no server checks, or one that cannot be read.
+    // Nor is a huge one, a file no server checks, or one that cannot be read.
+    let huge = root.join("h.fk");
+    std::fs::write(&huge, "BAD\n".repeat(3 << 20)).unwrap();
+    assert_eq!(access.note_after_write(&huge, "h.fk").await, None);
     let other = write(&root, "x.txt", "BAD\n");
     assert_eq!(access.note_after_write(&other, "x.txt").await, None);
     assert_eq!(
@@ -459,4 +462,36 @@ async fn crlf_text_is_checked_and_binary_files_are_not() {
             .await,
         None
     );
+}
+
+#[tokio::test]
+async fn an_edit_is_told_the_errors_it_brought() {
+    let (_dir, root) = project();
+    let servers = vec![fake(&root, "puller", "pull")];
+    let host = LspHost::new(&root, servers.clone(), LONG);
+    let access = crate::context::LspAccess {
+        source: Arc::new(host),
+        servers: Arc::new(servers),
+        wait: LONG,
+    };
+    let path = write(&root, "n.fk", "BAD one\n");
+    // First seen: every error is news.
+    assert_eq!(
+        access.note_after_write(&path, "n.fk").await.unwrap(),
+        "Diagnostics: 1 error in n.fk after this change:\n1:1 error: BAD is not allowed here [B001] (fake)"
+    );
+    // Same messages are told apart by count, not place: the later one is the new one.
+    std::fs::write(&path, "ok\nBAD one\nBAD two\n").unwrap();
+    assert_eq!(
+        access.note_after_write(&path, "n.fk").await.unwrap(),
+        "Diagnostics: 1 new error in n.fk after this change (1 more from before not listed):\n\
+         3:1 error: BAD is not allowed here [B001] (fake)"
+    );
+    std::fs::write(&path, "fine\nBAD one\nBAD two\n").unwrap();
+    assert_eq!(
+        access.note_after_write(&path, "n.fk").await.unwrap(),
+        "Diagnostics: no new errors; n.fk still has 2 errors from before (the diagnostics tool lists them)."
+    );
+    std::fs::write(&path, "fine\n").unwrap();
+    assert_eq!(access.note_after_write(&path, "n.fk").await, None);
 }
