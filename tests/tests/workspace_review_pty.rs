@@ -43,12 +43,24 @@ fn an_edit_that_breaks_the_code_is_reported_reviewed_and_undone() {
     .unwrap();
     let project = h.project();
     std::fs::write(project.join("app.py"), "import sys\n\nprint('ok')\n").unwrap();
+    // The "editor" the diagnostics pane opens: it notes its arguments and fixes the file.
+    let editor = h.dir.path().join("fix-editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\necho \"$@\" > \"$0.args\"\nprintf 'print(\\047fixed\\047)\\n' > \"$2\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .unwrap();
     let mut m = PtyMarch::spawn_clean(
         &[],
         &project,
         &h.dir.path().join("home"),
         &h.march_home(),
-        &[],
+        &[("EDITOR", editor.as_os_str())],
     );
     m.wait_text("March · project");
     m.type_line("break it");
@@ -92,5 +104,21 @@ fn an_edit_that_breaks_the_code_is_reported_reviewed_and_undone() {
     m.wait_for("the error cleared", |s| {
         !s.contains("Undefined name `undefined_name`") && s.contains("app.py  1 W")
     });
+    // The warning opens in $EDITOR at its line; when the editor is done, the file is checked
+    // again.
+    m.send(PREFIX);
+    m.send(b"j");
+    m.send(b"\r");
+    m.wait_for("the file checked again", |s| {
+        s.contains("no diagnostics (the language servers")
+    });
+    assert_eq!(
+        std::fs::read_to_string(format!("{}.args", editor.display())).unwrap(),
+        format!("+1 {}\n", project.join("app.py").display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("app.py")).unwrap(),
+        "print('fixed')\n"
+    );
     m.quit();
 }

@@ -179,7 +179,18 @@ impl Workspace {
         );
         self.tab_mut().layout.split(Axis::Horizontal, pane);
         let shown = path.strip_prefix(&project).unwrap_or(&path).display();
-        Ok(format!("editing {shown} at line {line}"))
+        let done = format!("editing {shown} at line {line}");
+        self.editing.insert(pane, (project, path));
+        Ok(done)
+    }
+
+    /// The editor of shell pane `id` (if it ran one for a diagnostic) is done: the file is
+    /// checked again and the project's uncommitted changes diffed again.
+    pub(super) fn editor_done(&mut self, id: PaneId) {
+        if let Some((project, file)) = self.editing.remove(&id) {
+            self.refresh_diagnostics_of(&project, &file);
+            self.refresh_worktree(&project);
+        }
     }
 
     /// Shows the selected diagnostic's file in the diff pane of a session that changed it

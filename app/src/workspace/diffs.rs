@@ -15,13 +15,20 @@ use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 
 impl Workspace {
-    /// Opens the diff pane of the focused pane's session to its right, or focuses the one
-    /// already open; false when the focused pane shows no session.
+    /// Opens the diff pane of the focused pane's session to its right at the file it changed
+    /// last, or focuses the one already open; false when the focused pane shows no session.
     pub fn open_diff(&mut self) -> bool {
         let Some(key) = self.focused_session() else {
             return false;
         };
-        self.open_diff_of(key, None);
+        // At the file the session changed last: what one usually wants to see.
+        let last = self
+            .sessions
+            .get(&key)
+            .and_then(|s| s.session_id.as_ref())
+            .map(|id| id.0.to_string())
+            .and_then(|id| self.changes.changes(&id).last().map(|c| c.path.clone()));
+        self.open_diff_of(key, last.as_deref());
         true
     }
 
@@ -509,6 +516,10 @@ mod tests {
             .record("s", FileChange::new("c2", &created, None, "made\n"));
         assert!(ws.open_diff());
         let pane = ws.focused();
+        // It opens at the file changed last.
+        let view = ws.diff_mut(pane).unwrap();
+        assert_eq!(view.selected().unwrap().path, "new.txt");
+        assert!(view.select_path("a.txt"));
         // The view starts at the first hunk: undo it only.
         let done = ws.revert(pane, false).unwrap();
         assert_eq!(done, "reverted a change in a.txt");

@@ -138,6 +138,9 @@ pub struct Workspace {
     worktree_waiting: BTreeMap<PathBuf, u64>,
     /// Diagnostics panes: the project each shows.
     diagnostic_panes: BTreeMap<PaneId, (PathBuf, march_panes::diagnostics::DiagnosticsView)>,
+    /// Shell panes running `$EDITOR` on a diagnostic's file: the project and the file, to
+    /// check again when the editor is done.
+    editing: BTreeMap<PaneId, (PathBuf, PathBuf)>,
     /// What each project's language servers report.
     diagnostics: BTreeMap<PathBuf, diagnostics::ProjectDiagnostics>,
     /// The latest diffing asked for, per session, and the counter it came from.
@@ -193,6 +196,7 @@ impl Workspace {
             worktree_diffs: BTreeMap::new(),
             worktree_waiting: BTreeMap::new(),
             diagnostics: BTreeMap::new(),
+            editing: BTreeMap::new(),
             diff_generation: 0,
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
@@ -422,6 +426,7 @@ impl Workspace {
             self.active = self.active.min(self.tabs.len() - 1);
         }
         self.hang_up_shell(id);
+        self.editor_done(id);
         self.agent_shells.remove(&id);
         self.diffs.remove(&id);
         self.diagnostic_panes.remove(&id);

@@ -129,6 +129,7 @@ impl Workspace {
             None => ShellRequest::None,
         };
         if let Some(exit) = update.exited {
+            self.editor_done(id);
             let close = match self.launcher.shell.on_exit {
                 ShellExit::Close => true,
                 ShellExit::CloseOnSuccess => exit.success(),
