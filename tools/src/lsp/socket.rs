@@ -224,6 +224,12 @@ pub async fn run_host_process(
 ) -> Result<(), String> {
     let dir = socket.parent().unwrap_or(Path::new("/"));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // Whoever can connect can have any file the user can read checked: only the user may.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))?;
+    }
     let lock_path = socket.with_extension("lock");
     let lock_file = std::fs::OpenOptions::new()
         .create(true)
@@ -262,6 +268,8 @@ type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
 struct Connection {
     out: mpsc::UnboundedSender<String>,
     pending: Pending,
+    /// The host closed it.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A runner's handle on its project's host: connects (starting the host when nobody
@@ -328,6 +336,7 @@ impl HostClient {
         let mut slot = self.connection.lock().await;
         if let Some(c) = slot.as_ref()
             && !c.out.is_closed()
+            && !c.closed.load(Ordering::SeqCst)
         {
             return Ok(c.clone());
         }
@@ -344,7 +353,9 @@ impl HostClient {
             }
         });
         let waiting = pending.clone();
-        let closer = out.clone();
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mark = closed.clone();
+        // Holds no sender: dropping the client ends the writer, which closes the socket.
         tokio::spawn(async move {
             let mut lines = BufReader::new(read).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -358,10 +369,14 @@ impl HostClient {
                 }
             }
             // The host went away: fail what waits, and mark the connection dead.
+            mark.store(true, Ordering::SeqCst);
             lock(&waiting).clear();
-            drop(closer);
         });
-        let connection = Arc::new(Connection { out, pending });
+        let connection = Arc::new(Connection {
+            out,
+            pending,
+            closed,
+        });
         *slot = Some(connection.clone());
         Ok(connection)
     }

@@ -495,3 +495,45 @@ async fn an_edit_is_told_the_errors_it_brought() {
     std::fs::write(&path, "fine\n").unwrap();
     assert_eq!(access.note_after_write(&path, "n.fk").await, None);
 }
+
+#[tokio::test]
+async fn the_host_process_keeps_its_socket_to_the_user_and_exits_when_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, root) = project();
+    let socket = socket_path(&root.join("data"), &root);
+    let config = march_core::lsp_config::LspConfig::default();
+    let serving = tokio::spawn({
+        let (socket, root) = (socket.clone(), root.clone());
+        async move { run_host_process(&socket, &root, &config, Duration::from_millis(300)).await }
+    });
+    let client = HostClient::new(socket.clone(), None);
+    let deadline = std::time::Instant::now() + LONG;
+    // Connecting waits for the socket; a file no server checks needs no server.
+    let checked = loop {
+        match client.check(&root.join("x.txt"), "x", LONG).await {
+            Ok(c) => break c,
+            Err(_) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(checked, Checked::default());
+    let mode = std::fs::metadata(socket.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
+    // A second host for the same project gives way at once.
+    let other = march_core::lsp_config::LspConfig::default();
+    let again = run_host_process(&socket, &root, &other, Duration::from_millis(300));
+    tokio::time::timeout(LONG, again).await.unwrap().unwrap();
+    drop(client);
+    // Alone for the linger time: it stops, and takes its socket with it.
+    tokio::time::timeout(LONG, serving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(!socket.exists());
+}
