@@ -8,15 +8,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::{Client, Error};
 use march_core::config::Config;
 use march_core::lsp_config::LspConfig;
 use march_core::paths::MarchPaths;
 use march_tools::context::LspAccess;
 use march_tools::lsp::{HostClient, run_host_process, socket_path};
 
-use crate::diagnostics::DiagnosticsNotification;
+use crate::diagnostics::{DiagnosticsNotification, RefreshDiagnosticsResponse};
+
+use super::errors;
+use super::session::Session;
 
 use super::lock;
 
@@ -89,6 +92,31 @@ impl ProjectServers {
             servers: Arc::new(config.lsp.servers()),
             wait: Duration::from_millis(config.lsp.wait_ms),
         })
+    }
+}
+
+impl ProjectServers {
+    /// Answer `_march/diagnostics/refresh` for `session`: its project checks `paths` again.
+    pub(crate) async fn refresh(
+        &self,
+        session: &Session,
+        paths: &[PathBuf],
+    ) -> Result<RefreshDiagnosticsResponse, Error> {
+        if let Some(path) = paths.iter().find(|p| !p.is_absolute()) {
+            return Err(errors::invalid_params(format!(
+                "`{}` is not an absolute path",
+                path.display()
+            )));
+        }
+        let Some(lsp) = self.access(&session.cwd, &session.config, None) else {
+            return Ok(RefreshDiagnosticsResponse { files: Vec::new() });
+        };
+        let mut files = Vec::new();
+        for path in paths.iter().filter(|p| lsp.handles(p)) {
+            let found = lsp.source.query(Some(path), lsp.wait).await;
+            files.extend(found.map_err(|e| errors::internal(e.to_string()))?);
+        }
+        Ok(RefreshDiagnosticsResponse { files })
     }
 }
 

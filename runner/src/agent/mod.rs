@@ -8,6 +8,7 @@ mod compaction;
 mod content;
 mod gate;
 mod history;
+mod initialize;
 mod listing;
 mod lsp;
 mod options;

@@ -6,17 +6,14 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
-    CancelNotification, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
-    DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
-    SessionDeleteCapabilities, SessionInfo, SessionInfoUpdate, SessionListCapabilities,
-    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
+    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionInfo, SessionInfoUpdate,
+    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
@@ -33,15 +30,16 @@ use march_tools::ToolRegistry;
 
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
-use super::history::{self, History, HistorySearchRequest};
-use super::lsp::{self, ProjectServers};
+use super::history::{History, HistorySearchRequest};
+use super::initialize;
+use super::lsp::ProjectServers;
 use super::options::Settings;
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
 use super::{errors, listing, lock};
-use crate::diagnostics::{RefreshDiagnosticsRequest, RefreshDiagnosticsResponse};
+use crate::diagnostics::RefreshDiagnosticsRequest;
 
 /// A request handler that answers from a spawned task, so the connection's dispatch loop never
 /// waits on session work: `spawned!(server, spawner, |req: Type, cx| body)`.
@@ -103,7 +101,7 @@ pub async fn serve_on(
                             _cx| {
                     // Sessions made from now on use what the client offers.
                     *lock(&s.client) = ClientCaps::offered(&req.client_capabilities);
-                    responder.respond(initialize(&req))
+                    responder.respond(initialize::answer(&req))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -173,9 +171,10 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            spawned!(s, spawn, |req: RefreshDiagnosticsRequest, _| s
-                .refresh_diagnostics(req)
-                .await),
+            spawned!(s, spawn, |req: RefreshDiagnosticsRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                s.lsp.refresh(&session, &req.paths).await
+            }),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
@@ -261,49 +260,6 @@ where
     })
 }
 
-/// The answer to `initialize`: protocol v1 and exactly the capabilities that work.
-fn initialize(req: &InitializeRequest) -> InitializeResponse {
-    tracing::info!(
-        client = ?req.client_info.as_ref().map(|i| &i.name),
-        caps = ?ClientCaps::offered(&req.client_capabilities),
-        "initialize"
-    );
-    InitializeResponse::new(ProtocolVersion::V1)
-        .agent_capabilities(
-            AgentCapabilities::new()
-                .load_session(true)
-                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-                .session_capabilities(
-                    SessionCapabilities::new()
-                        .list(SessionListCapabilities::new())
-                        .resume(SessionResumeCapabilities::new())
-                        .close(SessionCloseCapabilities::new())
-                        .delete(SessionDeleteCapabilities::new()),
-                )
-                // March's extension methods, as ACP asks extensions to be advertised.
-                .meta(march_extensions()),
-        )
-        .agent_info(
-            Implementation::new("march", env!("CARGO_PKG_VERSION")).title("March".to_string()),
-        )
-}
-
-/// The `_meta` of the agent capabilities: the extension methods this runner answers.
-fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "march".to_string(),
-        serde_json::json!({
-            "historySearch": { "method": history::SEARCH_METHOD },
-            "diagnostics": {
-                "notification": lsp::NOTIFICATION,
-                "refresh": crate::diagnostics::REFRESH_METHOD,
-            },
-        }),
-    );
-    meta
-}
-
 struct Server {
     paths: MarchPaths,
     /// The language server hosts of this runner's projects.
@@ -327,31 +283,6 @@ struct Opened {
 }
 
 impl Server {
-    /// Answer `_march/diagnostics/refresh`: the session's project checks the files again.
-    async fn refresh_diagnostics(
-        &self,
-        req: RefreshDiagnosticsRequest,
-    ) -> Result<RefreshDiagnosticsResponse, Error> {
-        let session = self.session_or_error(&req.session_id)?;
-        if let Some(path) = req.paths.iter().find(|p| !p.is_absolute()) {
-            return Err(errors::invalid_params(format!(
-                "`{}` is not an absolute path",
-                path.display()
-            )));
-        }
-        let Some(lsp) = self.lsp.access(&session.cwd, &session.config, None) else {
-            return Ok(RefreshDiagnosticsResponse { files: Vec::new() });
-        };
-        let mut files = Vec::new();
-        for path in req.paths.iter().filter(|p| lsp.handles(p)) {
-            match lsp.source.query(Some(path), lsp.wait).await {
-                Ok(found) => files.extend(found),
-                Err(e) => return Err(errors::internal(e.to_string())),
-            }
-        }
-        Ok(RefreshDiagnosticsResponse { files })
-    }
-
     fn session(&self, id: &str) -> Option<Arc<Session>> {
         lock(&self.sessions).get(id).cloned()
     }

@@ -1,0 +1,55 @@
+//! The answer to `initialize`: protocol v1, exactly the capabilities that work, and March's
+//! extensions advertised as ACP asks.
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, PromptCapabilities,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities,
+};
+
+use super::client_fs::ClientCaps;
+use super::{history, lsp};
+
+/// The answer to `initialize`: protocol v1 and exactly the capabilities that work.
+pub(crate) fn answer(req: &InitializeRequest) -> InitializeResponse {
+    tracing::info!(
+        client = ?req.client_info.as_ref().map(|i| &i.name),
+        caps = ?ClientCaps::offered(&req.client_capabilities),
+        "initialize"
+    );
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new())
+                        .delete(SessionDeleteCapabilities::new()),
+                )
+                // March's extension methods, as ACP asks extensions to be advertised.
+                .meta(march_extensions()),
+        )
+        .agent_info(
+            Implementation::new("march", env!("CARGO_PKG_VERSION")).title("March".to_string()),
+        )
+}
+
+/// The `_meta` of the agent capabilities: the extension methods this runner answers.
+fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".to_string(),
+        serde_json::json!({
+            "historySearch": { "method": history::SEARCH_METHOD },
+            "diagnostics": {
+                "notification": lsp::NOTIFICATION,
+                "refresh": crate::diagnostics::REFRESH_METHOD,
+            },
+        }),
+    );
+    meta
+}
