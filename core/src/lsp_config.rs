@@ -52,6 +52,8 @@ pub struct LspServerOverride {
     pub enabled: Option<bool>,
     /// What to send as `initializationOptions`.
     pub initialization_options: Option<toml::Value>,
+    /// Environment variables the server gets besides March's own.
+    pub env: Option<BTreeMap<String, String>>,
 }
 
 /// A language server as it will be started.
@@ -73,6 +75,8 @@ pub struct LspServerConfig {
     pub enabled: bool,
     /// `initializationOptions`, as JSON.
     pub initialization_options: Option<serde_json::Value>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
     /// Whether it is one of March's built-in servers (a missing built-in program is quietly
     /// skipped; a missing configured one is reported).
     pub built_in: bool,
@@ -94,6 +98,7 @@ pub fn built_in_servers() -> Vec<LspServerConfig> {
             language_id: None,
             enabled: true,
             initialization_options: None,
+            env: BTreeMap::new(),
             built_in: true,
         }
     };
@@ -172,6 +177,7 @@ impl LspConfig {
                         language_id: None,
                         enabled: true,
                         initialization_options: None,
+                        env: BTreeMap::new(),
                         built_in: false,
                     };
                     change.apply(&mut server);
@@ -205,6 +211,9 @@ impl LspServerOverride {
         }
         if let Some(enabled) = self.enabled {
             server.enabled = enabled;
+        }
+        if let Some(env) = &self.env {
+            server.env.clone_from(env);
         }
         if let Some(options) = &self.initialization_options {
             server.initialization_options = serde_json::to_value(options).ok();
@@ -298,6 +307,7 @@ mod tests {
             command = "/opt/ruff"
             [lsp.servers.zls]
             command = "zls"
+            env = { ZLS_LOG = "debug" }
             file_patterns = ["*.zig"]
             root_markers = ["build.zig"]
         "#;
@@ -312,6 +322,7 @@ mod tests {
         let zls = servers.iter().find(|s| s.name == "zls").unwrap();
         assert!(zls.handles(Path::new("src/main.zig")));
         assert_eq!(zls.language_id(Path::new("a.zig")), "zig");
+        assert_eq!(zls.env["ZLS_LOG"], "debug");
     }
 
     #[test]

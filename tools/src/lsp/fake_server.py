@@ -4,7 +4,8 @@ Modes: push (publishes diagnostics; first asks the client workspace/configuratio
 window/workDoneProgress/create and publishes nothing until both are answered), pull (only
 answers textDocument/diagnostic), garbage (push, with stray stdout lines and an oversized
 message before each real one), crash (push; exits when the text contains CRASH), silent
-(never answers anything), fail-start (exits at once with a message on stderr).
+(never answers anything), fail-start (exits at once with a message on stderr), noisy (pull,
+after 8 MiB of stderr without a newline).
 Every line containing BAD is an error on that line."""
 import json
 import sys
@@ -12,6 +13,12 @@ import sys
 mode = sys.argv[1]
 out = sys.stdout.buffer
 inp = sys.stdin.buffer
+
+if mode == "noisy":
+    # 8 MiB on stderr without a newline, then the pull behaviour.
+    sys.stderr.write("x" * (8 << 20))
+    sys.stderr.flush()
+    mode = "pull"
 
 if mode == "fail-start":
     sys.stderr.write("error: this server cannot start here\n")

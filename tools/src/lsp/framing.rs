@@ -83,7 +83,7 @@ async fn read_body<R: AsyncBufRead + Unpin>(
 }
 
 /// Read up to and including a newline, keeping at most `cap` bytes.
-async fn read_line_capped<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_line_capped<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     out: &mut Vec<u8>,
     cap: usize,

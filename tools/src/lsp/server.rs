@@ -14,12 +14,12 @@ use lsp_types::{
 };
 use march_core::lsp_config::LspServerConfig;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::BufReader;
 use tokio::process::{Child, Command};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::framing::{FrameError, read_message, write_message};
+use super::framing::{FrameError, read_line_capped, read_message, write_message};
 use super::uri::{file_uri, uri_path};
 use super::{Diagnostic, Severity};
 
@@ -90,6 +90,7 @@ impl LanguageServer {
     ) -> Result<LanguageServer, String> {
         let mut child = Command::new(program)
             .args(&config.args)
+            .envs(&config.env)
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -125,8 +126,16 @@ impl LanguageServer {
         });
         let tail = shared.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            let mut reader = BufReader::new(stderr);
+            let mut bytes = Vec::new();
+            // Lines are cut at 4 KiB: a server that floods stderr costs no memory.
+            loop {
+                bytes.clear();
+                match read_line_capped(&mut reader, &mut bytes, 4096).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
                 tracing::debug!(server = %tail.name, "stderr: {line}");
                 let mut t = lock(&tail.stderr_tail);
                 if t.len() == 20 {

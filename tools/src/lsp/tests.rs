@@ -34,6 +34,7 @@ fn fake(root: &Path, name: &str, mode: &str) -> LspServerConfig {
         language_id: Some("fake".to_string()),
         enabled: true,
         initialization_options: None,
+        env: std::collections::BTreeMap::new(),
         built_in: false,
     }
 }
@@ -70,10 +71,19 @@ async fn ruff_reports_an_error_and_clears_it_when_fixed() {
     let ruff = march_testkit::test_tools::ruff();
     let (_dir, root) = project();
     let mut config = LspConfig::default();
+    // The server must not touch the user's home: it gets one of its own.
+    let home = root.join("home");
+    let env = [
+        ("HOME", &home),
+        ("XDG_CONFIG_HOME", &home),
+        ("XDG_CACHE_HOME", &home),
+    ]
+    .map(|(k, v)| (k.to_string(), v.display().to_string()));
     config.servers.insert(
         "ruff".into(),
         march_core::lsp_config::LspServerOverride {
             command: Some(ruff.display().to_string()),
+            env: Some(env.into_iter().collect()),
             ..Default::default()
         },
     );
@@ -131,6 +141,15 @@ async fn ruff_reports_an_error_and_clears_it_when_fixed() {
 #[tokio::test]
 async fn a_pull_only_server_is_asked() {
     let (_dir, root) = project();
+    // A server that floods stderr first is asked just the same.
+    let noisy = LspHost::new(&root, vec![fake(&root, "noisy", "noisy")], LONG);
+    let path = write(&root, "z.fk", "BAD\n");
+    assert_eq!(
+        noisy.check(&path, "BAD\n", LONG).await.unwrap().answered,
+        ["noisy"]
+    );
+    noisy.shutdown().await;
+
     let host = LspHost::new(&root, vec![fake(&root, "puller", "pull")], LONG);
     let path = write(&root, "a.fk", "fine\n  BAD here\n");
     let checked = host.check(&path, "fine\n  BAD here\n", LONG).await.unwrap();
