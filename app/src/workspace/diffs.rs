@@ -15,20 +15,27 @@ use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 
 impl Workspace {
-    /// Opens the diff pane of the focused pane's session to its right at the file it changed
-    /// last, or focuses the one already open; false when the focused pane shows no session.
+    /// Opens the diff pane of the focused pane's session to its right at the lowest edit on
+    /// screen (else the file it changed last), or focuses the one already open; false when
+    /// the focused pane shows no session.
     pub fn open_diff(&mut self) -> bool {
         let Some(key) = self.focused_session() else {
             return false;
         };
-        // At the file the session changed last: what one usually wants to see.
+        // At the lowest edit on screen (the user may have scrolled up to it), else at the
+        // file the session changed last.
+        let on_screen = self
+            .sessions
+            .get(&key)
+            .and_then(|s| s.view.file_on_screen())
+            .map(std::path::PathBuf::from);
         let last = self
             .sessions
             .get(&key)
             .and_then(|s| s.session_id.as_ref())
             .map(|id| id.0.to_string())
             .and_then(|id| self.changes.changes(&id).last().map(|c| c.path.clone()));
-        self.open_diff_of(key, last.as_deref());
+        self.open_diff_of(key, on_screen.or(last).as_deref());
         true
     }
 
@@ -717,31 +724,38 @@ mod tests {
             );
         }
         let area = Rect::new(0, 0, 100, 30);
-        let mut buf = Buffer::empty(area);
-        ws.render(area, &mut buf, &Theme::default(), &Highlighter::new());
-        let row = (0..area.height)
-            .find(|&y| {
-                let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
-                line.contains("write first.rs")
-            })
-            .expect("the first edit is drawn");
+        // Draws the workspace; where `needle` starts on screen.
+        let draw_and_find = |ws: &mut Workspace, needle: &str| -> (u16, u16) {
+            let mut buf = Buffer::empty(area);
+            ws.render(area, &mut buf, &Theme::default(), &Highlighter::new());
+            (0..area.height)
+                .find_map(|y| {
+                    let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+                    line.find(needle)
+                        .map(|at| (line[..at].chars().count() as u16, y))
+                })
+                .unwrap_or_else(|| panic!("{needle} is not drawn"))
+        };
+        draw_and_find(&mut ws, "write first.rs");
         // Not on an edit: nothing happens.
         assert!(!ws.open_diff_at(agent, 5, area.height - 2));
-        assert!(ws.open_diff_at(agent, 10, row));
+        // From the keyboard, the pane opens at the lowest edit on screen.
+        assert!(ws.open_diff());
         let pane = ws.focused();
+        assert_eq!(
+            ws.diff_mut(pane).unwrap().selected().unwrap().path,
+            "second.rs"
+        );
+        ws.focus_direction(crate::workspace::layout::Direction::Left);
+        assert_eq!(ws.focused(), agent);
+        let (x, y) = draw_and_find(&mut ws, "write first.rs");
+        assert!(ws.open_diff_at(agent, x, y));
+        assert_eq!(ws.focused(), pane);
         assert!(ws.is_diff(pane));
         let view = ws.diff_mut(pane).unwrap();
         assert_eq!(view.selected().unwrap().path, "first.rs");
         // The pane open, a click on the other edit selects that file.
-        let mut buf = Buffer::empty(area);
-        ws.render(area, &mut buf, &Theme::default(), &Highlighter::new());
-        let (x, y) = (0..area.height)
-            .find_map(|y| {
-                let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
-                line.find("write second.rs")
-                    .map(|at| (line[..at].chars().count() as u16, y))
-            })
-            .expect("the second edit is drawn");
+        let (x, y) = draw_and_find(&mut ws, "write second.rs");
         assert!(ws.open_diff_at(agent, x, y));
         assert_eq!(ws.focused(), pane);
         assert_eq!(

@@ -320,7 +320,19 @@ impl AgentPane {
     /// The file an edit tool call drawn at screen position (`x`, `y`) changed (its first
     /// diff's path), from the last frame.
     pub fn file_at(&self, x: u16, y: u16) -> Option<String> {
-        let block = self.scroll.block_at(x, y)?;
+        self.edited_file(self.scroll.block_at(x, y)?)
+    }
+
+    /// The file of the lowest edit tool call the last frame showed (what the user was
+    /// looking at), if one was on screen.
+    pub fn file_on_screen(&self) -> Option<String> {
+        self.scroll
+            .drawn_blocks()
+            .find_map(|block| self.edited_file(block))
+    }
+
+    /// The file block `block` changed, when it is an edit's tool call.
+    fn edited_file(&self, block: usize) -> Option<String> {
         match self.transcript.blocks().get(block)? {
             transcript::Block::Tool(tool) => tool.body.iter().find_map(|b| match b {
                 transcript::ToolBody::Diff { path, .. } => Some(path.clone()),

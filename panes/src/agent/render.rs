@@ -75,6 +75,11 @@ impl Scrollback {
         self.renders
     }
 
+    /// The blocks the last frame showed, bottom row first (a block once per row it has).
+    pub(crate) fn drawn_blocks(&self) -> impl Iterator<Item = usize> + '_ {
+        self.drawn.1.iter().rev().copied()
+    }
+
     /// The block drawn at screen position (`x`, `y`) in the last frame.
     pub(crate) fn block_at(&self, x: u16, y: u16) -> Option<usize> {
         let (area, owners) = &self.drawn;
