@@ -127,7 +127,13 @@ fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
     m.type_line("sleep 1000 & trap '' HUP; echo started; sleep 1001");
     m.wait_text("started");
     let march = m.pid();
-    let before = alive(&descendants(march));
+    // `started` shows before the second sleep has started: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut before = alive(&descendants(march));
+    while before.len() < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        before = alive(&descendants(march));
+    }
     assert!(before.len() >= 4, "runner, sh and two sleeps: {before:?}");
     m.quit();
     // Everything March started is gone: nothing left running (zombies of orphans are the
