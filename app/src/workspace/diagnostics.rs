@@ -97,11 +97,19 @@ impl Workspace {
     }
 
     /// Errors, warnings and others the language servers report for `project`.
+    /// Called for every frame's status bar: counts in place, copying nothing.
     pub fn diagnostic_counts(&self, project: &Path) -> Counts {
-        self.diagnostics
-            .get(project)
-            .map(|p| Counts::of(&p.items()))
-            .unwrap_or_default()
+        use march_runner::client::Severity as S;
+        let mut counts = Counts::default();
+        let all = self.diagnostics.get(project).into_iter();
+        for d in all.flat_map(|p| p.files.values().flatten()) {
+            match d.severity {
+                S::Error => counts.errors += 1,
+                S::Warning => counts.warnings += 1,
+                S::Information | S::Hint => counts.others += 1,
+            }
+        }
+        counts
     }
 
     /// Opens the diagnostics pane of the focused pane's project below it, or focuses the one

@@ -135,11 +135,6 @@ impl LspHost {
         LspHost { inner }
     }
 
-    /// The project directory.
-    pub fn project(&self) -> &Path {
-        &self.inner.project
-    }
-
     /// Everything known now, as events (for a new watcher), and the events from now on.
     pub fn subscribe(&self) -> (Vec<HostEvent>, broadcast::Receiver<HostEvent>) {
         let rx = self.inner.events.subscribe();
