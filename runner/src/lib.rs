@@ -4,5 +4,6 @@
 pub mod agent;
 pub mod client;
 pub mod diagnostics;
+pub mod wire;
 
 pub use agent::{serve, serve_lsp_host};

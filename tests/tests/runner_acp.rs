@@ -531,6 +531,148 @@ async fn garbage_and_unknown_methods_get_errors_and_the_runner_lives_on() {
     assert!(status.success(), "{status}");
 }
 
+/// A raw JSON-RPC peer on a runner's stdio: lines out, lines in, answers kept by id.
+struct RawPeer {
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    answers: std::collections::BTreeMap<i64, Value>,
+    anonymous: Vec<Value>,
+    notifications: Vec<Value>,
+}
+
+impl RawPeer {
+    fn new(runner: &mut Runner) -> RawPeer {
+        use tokio::io::AsyncBufReadExt;
+        RawPeer {
+            stdin: runner.stdin.take().unwrap(),
+            lines: tokio::io::BufReader::new(runner.stdout.take().unwrap()).lines(),
+            answers: Default::default(),
+            anonymous: Vec::new(),
+            notifications: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.write_all(b"\n").await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Read stdout until `done` holds, sorting every line.
+    async fn until(&mut self, what: &str, done: impl Fn(&RawPeer) -> bool) {
+        while !done(self) {
+            let line = within(what, self.lines.next_line())
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("stdout closed waiting for {what}"));
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout: {line:?} ({e})"));
+            match (v["id"].as_i64(), v.get("method")) {
+                (Some(id), None) => {
+                    self.answers.insert(id, v);
+                }
+                (None, None) => self.anonymous.push(v),
+                _ => self.notifications.push(v),
+            }
+        }
+    }
+
+    async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send(line.to_string().as_bytes()).await;
+        self.until(method, |p| p.answers.contains_key(&id)).await;
+        self.answers[&id].clone()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_bytes_and_an_oversized_line_leave_the_connection_and_a_running_turn_alone() {
+    // The first session's turn streams a word, then waits while the bad lines go in.
+    let h = Harness::new(vec![Turn::stream(vec![
+        Event::text("half"),
+        Event::pause(1500),
+        Event::text(" done"),
+    ])])
+    .await;
+    let mut runner = h.spawn_runner();
+    let mut peer = RawPeer::new(&mut runner);
+    let project = h.project();
+    peer.call(1, "initialize", json!({"protocolVersion": 1}))
+        .await;
+    let new = peer
+        .call(2, "session/new", json!({"cwd": project, "mcpServers": []}))
+        .await;
+    let session = new["result"]["sessionId"].as_str().unwrap().to_string();
+    let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}});
+    peer.send(prompt.to_string().as_bytes()).await;
+    peer.until("the turn's first words", |p| {
+        p.notifications
+            .iter()
+            .any(|n| n.to_string().contains("half"))
+    })
+    .await;
+
+    // Not UTF-8 at all, then invalid UTF-8 inside a JSON string, then a line over the limit.
+    peer.send(b"\xff\xfe\xfd garbage").await;
+    peer.send(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"session/list\",\"params\":{\"cwd\":\"\xc3\x28\"}}")
+        .await;
+    let mut huge =
+        b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"session/list\",\"params\":{\"x\":\"".to_vec();
+    huge.resize(march_runner::wire::MAX_LINE_BYTES + 1024, b'a');
+    huge.extend_from_slice(b"\"}}");
+    peer.send(&huge).await;
+    drop(huge);
+
+    // Service goes on: a valid request is answered, and the running turn ends normally.
+    let listed = peer.call(4, "session/list", json!({"cwd": project})).await;
+    assert_eq!(
+        listed["result"]["sessions"].as_array().unwrap().len(),
+        1,
+        "{listed}"
+    );
+    peer.until("the prompt's answer", |p| p.answers.contains_key(&3))
+        .await;
+    assert_eq!(
+        peer.answers[&3]["result"]["stopReason"], "end_turn",
+        "{}",
+        peer.answers[&3]
+    );
+    let said: String = peer
+        .notifications
+        .iter()
+        .filter_map(|n| n["params"]["update"]["content"]["text"].as_str())
+        .collect();
+    assert_eq!(said, "half done");
+    // Each bad line got one parse error with id null; the bad requests' ids were never seen.
+    assert_eq!(peer.anonymous.len(), 3, "{:?}", peer.anonymous);
+    for v in &peer.anonymous {
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+    }
+    assert!(
+        peer.anonymous[2]["error"]["data"]
+            .to_string()
+            .contains("more than")
+    );
+    assert!(!peer.answers.contains_key(&7) && !peer.answers.contains_key(&8));
+
+    // Deleting with an id that cannot be a session is an unknown session, like session/load.
+    let deleted = peer
+        .call(
+            5,
+            "session/delete",
+            json!({"sessionId": "../../etc/passwd"}),
+        )
+        .await;
+    assert_eq!(deleted["error"]["code"], -32002, "{deleted}");
+    drop(peer);
+    let status = within("the runner to exit", runner.child.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_request_carries_the_context_layers_in_order() {
     let h = Harness::new(vec![Turn::text("ok")]).await;

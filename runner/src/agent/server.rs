@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
     UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error};
 use march_core::config::Config;
 use march_core::march_session::{MarchSession, TimelineKind};
 use march_core::memory::Memory;
@@ -24,7 +24,8 @@ use march_core::model::{CredentialSource, Model, ModelRegistry};
 use march_core::paths::MarchPaths;
 use march_core::provider::HttpProvider;
 use march_core::session::{
-    CURRENT_VERSION, EntryKind, SessionContext, SessionError, SessionStore, march_session_dir,
+    CURRENT_VERSION, EntryKind, SessionContext, SessionError, SessionStore, is_valid_session_id,
+    march_session_dir,
 };
 use march_tools::ToolRegistry;
 
@@ -68,7 +69,8 @@ pub enum ServeError {
 pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
     // Language server hosts are this same program, `march lsp-host`.
     let host_program = std::env::current_exe().ok();
-    serve_on(paths, Stdio::new(), host_program).await
+    let transport = crate::wire::line_transport(tokio::io::stdin(), tokio::io::stdout());
+    serve_on(paths, transport, host_program).await
 }
 
 /// Serve ACP over `transport` until it closes.
@@ -581,6 +583,10 @@ impl Server {
         req: DeleteSessionRequest,
     ) -> Result<DeleteSessionResponse, Error> {
         let id = req.session_id.0.to_string();
+        // Like session/load: an id that cannot name a session is an unknown session.
+        if !is_valid_session_id(&id) {
+            return Err(errors::session_not_found(&id));
+        }
         let open = lock(&self.sessions).remove(&id);
         if let Some(session) = &open {
             session.close();

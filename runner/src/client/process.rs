@@ -12,12 +12,10 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::ByteStreams;
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::{oneshot, watch};
-use tokio_util::compat::{Compat, TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use super::ClientError;
 
@@ -28,8 +26,8 @@ pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
 /// at once; this only bounds a pathological holder of the pipe).
 const STDERR_DRAIN: Duration = Duration::from_secs(1);
 
-/// The transport over a runner's stdin and stdout, as the ACP crate reads and writes it.
-pub type StdioTransport = ByteStreams<Compat<ChildStdin>, Compat<ChildStdout>>;
+/// The transport over a runner's stdin and stdout: lines read as bytes, bad ones answered.
+pub type StdioTransport = crate::wire::LineTransport;
 
 /// What to run as a runner: any ACP agent command, with its working directory and environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,7 +204,6 @@ impl StderrTail {
 }
 
 /// A spawned runner. Dropping it SIGKILLs its whole process group and reaps the child.
-#[derive(Debug)]
 pub struct RunnerProcess {
     pid: u32,
     pgid: Option<Pid>,
@@ -215,6 +212,15 @@ pub struct RunnerProcess {
     exit: watch::Receiver<Option<RunnerExit>>,
     /// Dropping (or sending on) this tells the waiter task to kill the group.
     kill: Option<oneshot::Sender<()>>,
+}
+
+impl fmt::Debug for RunnerProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunnerProcess")
+            .field("pid", &self.pid)
+            .field("transport_taken", &self.transport.is_none())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RunnerProcess {
@@ -250,7 +256,7 @@ impl RunnerProcess {
         Ok(RunnerProcess {
             pid,
             pgid,
-            transport: Some(ByteStreams::new(stdin.compat_write(), stdout.compat())),
+            transport: Some(crate::wire::line_transport(stdout, stdin)),
             stderr: tail,
             exit: exit_rx,
             kill: Some(kill_tx),

@@ -653,3 +653,81 @@ async fn kill_reports_the_signal() {
         pids[1]
     );
 }
+
+/// A third-party "agent" in Python that prints garbage on stdout before each answer (bytes
+/// that are not UTF-8, then a line over the limit) and logs every line it receives to `log`.
+fn garbage_printing_agent(dir: &Path) -> RunnerCommand {
+    let script = r#"
+import json, sys
+log = open("log", "a")
+for raw in sys.stdin.buffer:
+    log.write(raw.decode("utf-8", "replace")); log.flush()
+    msg = json.loads(raw)
+    if "id" not in msg or "method" not in msg:
+        continue
+    out = sys.stdout.buffer
+    out.write(b"\xff\xfe not utf-8\n")
+    out.write(b"x" * (int(sys.argv[1]) + 10) + b"\n")
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}}
+    elif msg["method"] == "session/new":
+        result = {"sessionId": "s1"}
+    else:
+        result = {}
+    out.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode() + b"\n")
+    out.flush()
+"#;
+    RunnerCommand::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(crate::wire::MAX_LINE_BYTES.to_string())
+        .cwd(dir)
+}
+
+#[tokio::test]
+async fn an_agent_printing_garbage_keeps_its_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, _events) = tokio::time::timeout(
+        LIMIT,
+        RunnerClient::spawn(
+            &garbage_printing_agent(dir.path()),
+            &ConnectOptions::default(),
+        ),
+    )
+    .await
+    .expect("connect timed out")
+    .expect("connect failed");
+    let session = tokio::time::timeout(
+        LIMIT,
+        client
+            .connection()
+            .new_session(NewSessionRequest::new(dir.path())),
+    )
+    .await
+    .expect("session/new timed out")
+    .expect("session/new failed");
+    assert_eq!(session.session_id.0.as_ref(), "s1");
+    // The agent was told of each bad line with a parse error, id null (it logs what it
+    // reads, which may be after its last answer).
+    let errors_logged = || {
+        let log = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
+        let errors: Vec<serde_json::Value> = log
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .filter(|v: &serde_json::Value| v.get("error").is_some())
+            .collect();
+        (errors, log)
+    };
+    let deadline = std::time::Instant::now() + LIMIT;
+    while errors_logged().0.len() < 4 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (errors, log) = errors_logged();
+    assert_eq!(errors.len(), 4, "{log}");
+    assert!(
+        errors
+            .iter()
+            .all(|e| e["error"]["code"] == -32700 && e["id"].is_null())
+    );
+    assert!(!client.connection().is_closed());
+}

@@ -109,6 +109,47 @@ pub(crate) async fn read_line_capped<R: AsyncBufRead + Unpin>(
     }
 }
 
+/// The longest line of the host's socket protocol: a check carries a whole file (up to 8 MiB,
+/// more once JSON-escaped).
+pub const MAX_SOCKET_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One line of a line-per-message stream, read as bytes.
+#[derive(Debug, PartialEq)]
+pub enum RawLine {
+    /// The line without its newline.
+    Line(Vec<u8>),
+    /// A line longer than the cap: read to its end and thrown away.
+    TooLong,
+}
+
+/// Read the next line as bytes, keeping at most `cap` of them; `None` at the end. Bytes that
+/// are not UTF-8 do not end the stream (as `lines()` would): the caller's JSON parse refuses
+/// the line and the next one is read.
+pub(crate) async fn read_raw_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    cap: usize,
+) -> std::io::Result<Option<RawLine>> {
+    let mut line = Vec::new();
+    if read_line_capped(reader, &mut line, cap).await? == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        return Ok(Some(RawLine::Line(line)));
+    }
+    if line.len() < cap {
+        // The stream ended without a newline.
+        return Ok(Some(RawLine::Line(line)));
+    }
+    loop {
+        line.clear();
+        let read = read_line_capped(reader, &mut line, 64 * 1024).await?;
+        if read == 0 || line.last() == Some(&b'\n') {
+            return Ok(Some(RawLine::TooLong));
+        }
+    }
+}
+
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
 }
@@ -187,6 +228,39 @@ mod tests {
         );
         assert!(got[2].as_ref().is_err_and(|e| e.contains("not JSON")));
         assert_eq!(got[3], Ok(json!({"a": 1})));
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_inside_a_json_string_skips_that_message_only() {
+        let mut input = Vec::new();
+        input.extend_from_slice(b"Content-Length: 10\r\n\r\n{\"a\":\"\xff\xfe\"}");
+        input.extend_from_slice(b"Content-Length: 7\r\n\r\n{\"b\":2}");
+        let got = all(&input, 1000).await;
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[0].as_ref().is_err_and(|e| e.contains("not JSON")));
+        assert_eq!(got[1], Ok(json!({"b": 2})));
+    }
+
+    #[tokio::test]
+    async fn raw_lines_survive_bad_bytes_and_overlong_lines() {
+        let mut input = Vec::new();
+        input.extend_from_slice(b"{\"a\":\"\xff\"}\n");
+        input.extend_from_slice(&vec![b'x'; 300]);
+        input.extend_from_slice(b"\n{\"b\":2}\nlast");
+        let mut reader = tokio::io::BufReader::with_capacity(16, &input[..]);
+        let mut got = Vec::new();
+        while let Some(line) = read_raw_line(&mut reader, 100).await.unwrap() {
+            got.push(line);
+        }
+        assert_eq!(
+            got,
+            vec![
+                RawLine::Line(b"{\"a\":\"\xff\"}".to_vec()),
+                RawLine::TooLong,
+                RawLine::Line(b"{\"b\":2}".to_vec()),
+                RawLine::Line(b"last".to_vec()),
+            ]
+        );
     }
 
     #[tokio::test]

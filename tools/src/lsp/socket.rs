@@ -16,11 +16,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use super::framing::{MAX_SOCKET_LINE_BYTES, RawLine, read_raw_line};
 use super::host::{HostEvent, LspHost};
 use super::{Checked, Diagnostics, FileDiagnostics, LspError};
 
@@ -135,13 +136,20 @@ async fn serve_client(host: LspHost, stream: UnixStream) {
     });
     // The connection's requests; a watch never ends by itself, so all stop with the reader.
     let mut tasks = tokio::task::JoinSet::new();
-    let mut lines = BufReader::new(read).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut reader = BufReader::new(read);
+    while let Ok(Some(line)) = read_raw_line(&mut reader, MAX_SOCKET_LINE_BYTES).await {
         while tasks.try_join_next().is_some() {}
-        let parsed: RequestLine = match serde_json::from_str(&line) {
+        let parsed = match line {
+            RawLine::Line(bytes) => serde_json::from_slice::<RequestLine>(&bytes)
+                .map_err(|e| format!("bad request: {e}")),
+            RawLine::TooLong => Err(format!(
+                "bad request: longer than {MAX_SOCKET_LINE_BYTES} bytes"
+            )),
+        };
+        let parsed = match parsed {
             Ok(r) => r,
             Err(e) => {
-                send(&out, &reply(0, Err(format!("bad request: {e}"))));
+                send(&out, &reply(0, Err(e)));
                 continue;
             }
         };
@@ -357,9 +365,10 @@ impl HostClient {
         let mark = closed.clone();
         // Holds no sender: dropping the client ends the writer, which closes the socket.
         tokio::spawn(async move {
-            let mut lines = BufReader::new(read).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(ReplyLine::Reply { id, ok, error }) = serde_json::from_str(&line)
+            let mut reader = BufReader::new(read);
+            while let Ok(Some(line)) = read_raw_line(&mut reader, MAX_SOCKET_LINE_BYTES).await {
+                if let RawLine::Line(line) = line
+                    && let Ok(ReplyLine::Reply { id, ok, error }) = serde_json::from_slice(&line)
                     && let Some(waiter) = lock(&waiting).remove(&id)
                 {
                     let _ = waiter.send(match error {
@@ -428,12 +437,13 @@ impl HostClient {
                     let mut text = serde_json::to_string(&line).unwrap_or_default();
                     text.push('\n');
                     if write.write_all(text.as_bytes()).await.is_ok() {
-                        let mut lines = BufReader::new(read).lines();
+                        let mut reader = BufReader::new(read);
                         loop {
                             tokio::select! {
-                                next = lines.next_line() => match next {
+                                next = read_raw_line(&mut reader, MAX_SOCKET_LINE_BYTES) => match next {
                                     Ok(Some(line)) => {
-                                        if let Ok(ReplyLine::Event { event }) = serde_json::from_str(&line)
+                                        if let RawLine::Line(line) = line
+                                            && let Ok(ReplyLine::Event { event }) = serde_json::from_slice(&line)
                                             && tx.send(event).is_err()
                                         {
                                             return;
