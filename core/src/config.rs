@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -64,6 +65,56 @@ pub struct Config {
     pub shell: ShellConfig,
     /// The `[lsp]` table: language servers for diagnostics.
     pub lsp: crate::lsp_config::LspConfig,
+    /// The `[requests]` table: how long a silent model server is waited on.
+    pub requests: RequestsConfig,
+}
+
+/// The `[requests]` table: patience with model servers that go silent.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct RequestsConfig {
+    /// Seconds from sending a request to the response's headers.
+    #[serde(deserialize_with = "positive_seconds")]
+    pub first_byte_timeout: f64,
+    /// Seconds the response may go quiet once it started (keepalives count as activity).
+    #[serde(deserialize_with = "positive_seconds")]
+    pub idle_timeout: f64,
+    /// How often a request that stalled is sent again before the turn ends with an error.
+    pub stall_retries: u32,
+}
+
+impl Default for RequestsConfig {
+    fn default() -> Self {
+        let policy = crate::provider::StallPolicy::default();
+        RequestsConfig {
+            first_byte_timeout: policy.first_byte.as_secs_f64(),
+            idle_timeout: policy.idle.as_secs_f64(),
+            stall_retries: policy.max_stall_retries,
+        }
+    }
+}
+
+impl RequestsConfig {
+    /// The policy model requests follow.
+    pub fn stall_policy(&self) -> crate::provider::StallPolicy {
+        crate::provider::StallPolicy {
+            first_byte: Duration::from_secs_f64(self.first_byte_timeout),
+            idle: Duration::from_secs_f64(self.idle_timeout),
+            max_stall_retries: self.stall_retries,
+        }
+    }
+}
+
+/// A number of seconds above zero and at most a day.
+fn positive_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let secs = f64::deserialize(d)?;
+    if secs.is_finite() && secs > 0.0 && secs <= 86_400.0 {
+        Ok(secs)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{secs} is not a number of seconds above 0 and at most 86400"
+        )))
+    }
 }
 
 /// The `[shell]` table.
@@ -382,6 +433,37 @@ cost = { input = 0.5 }
         assert_eq!(model.context_window, Some(262_144));
         let cost = model.cost.unwrap();
         assert_eq!((cost.input, cost.output), (Some(0.5), None));
+    }
+
+    #[test]
+    fn requests_table_sets_the_stall_policy_and_refuses_nonsense() {
+        let defaults = Config::parse("", Path::new("c.toml")).unwrap();
+        assert_eq!(
+            defaults.requests.stall_policy(),
+            crate::provider::StallPolicy::default()
+        );
+        let config = Config::parse(
+            "[requests]\nfirst_byte_timeout = 0.5\nidle_timeout = 600\nstall_retries = 0\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        let policy = config.requests.stall_policy();
+        assert_eq!(policy.first_byte, Duration::from_millis(500));
+        assert_eq!(policy.idle, Duration::from_secs(600));
+        assert_eq!(policy.max_stall_retries, 0);
+        for bad in [
+            "first_byte_timeout = 0",
+            "idle_timeout = -3",
+            "idle_timeout = 1e9",
+        ] {
+            let err = Config::parse(&format!("[requests]\n{bad}\n"), Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("not a number of seconds above 0"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

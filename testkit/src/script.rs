@@ -81,6 +81,9 @@ pub enum Turn {
         #[serde(default)]
         content_type: Option<String>,
     },
+    /// The request is read and never answered: no status line, nothing, until the client
+    /// hangs up (a hung server behind a healthy socket).
+    Silent,
 }
 
 impl Turn {

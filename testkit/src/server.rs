@@ -245,6 +245,11 @@ async fn serve(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
                 let body = format.error_body("scripted_error", "scripted server: script exhausted");
                 return write_response(&mut writer, 500, &[JSON], body.as_bytes()).await;
             };
+            if turn == Turn::Silent {
+                // Hold the connection until the client gives up on it.
+                tokio::io::copy(&mut reader, &mut tokio::io::sink()).await?;
+                return Ok(());
+            }
             answer(&mut writer, format, number, model, turn).await
         }
     }
@@ -281,6 +286,8 @@ async fn answer(
             };
             write_stream(writer, &steps).await
         }
+        // `serve` holds these (it has the reading half); nothing is ever written.
+        Turn::Silent => Ok(()),
         Turn::Status {
             code,
             retry_after,

@@ -6,6 +6,7 @@
 mod anthropic;
 mod emitter;
 mod openai;
+mod quiet;
 pub mod retry;
 pub mod sse;
 pub mod transform;
@@ -19,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use emitter::INVALID_ARGUMENTS_KEY;
 use emitter::{Closed, Emitter};
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, StallPolicy};
 
 use crate::event::AssistantStreamEvent;
 use crate::message::{Message, StopReason};
@@ -62,15 +63,10 @@ pub struct StreamOptions {
     pub headers: Vec<(String, String)>,
     /// Raw request/response observer.
     pub observer: Option<Arc<dyn PayloadObserver>>,
-    /// Give up when the server sends nothing for this long (waiting for the response headers
-    /// or between stream chunks); `None` uses [`DEFAULT_IDLE_TIMEOUT`]. A hung server then ends
-    /// the turn with an error instead of hanging it forever.
-    pub idle_timeout: Option<Duration>,
+    /// How long a silent server is waited on, and how often a stalled request is sent
+    /// again: a hung server ends the turn with an error instead of holding it.
+    pub stall: StallPolicy,
 }
-
-/// How long a model server may stay silent before the request fails (reasoning models can
-/// think for minutes before the first token, so this is generous).
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A stream of assistant events ending with `done` or `error`.
 pub struct AssistantEventStream {
@@ -146,6 +142,8 @@ pub(crate) struct Failure {
     message: String,
     retryable: bool,
     retry_after: Option<Duration>,
+    /// The server went silent (retried at most [`StallPolicy::max_stall_retries`] times).
+    stalled: bool,
 }
 
 impl Failure {
@@ -154,6 +152,7 @@ impl Failure {
             message: message.into(),
             retryable: false,
             retry_after: None,
+            stalled: false,
         }
     }
 
@@ -162,6 +161,14 @@ impl Failure {
             message: message.into(),
             retryable: true,
             retry_after: None,
+            stalled: false,
+        }
+    }
+
+    fn stalled(message: String) -> Self {
+        Failure {
+            stalled: true,
+            ..Failure::transient(message)
         }
     }
 }
@@ -245,6 +252,7 @@ async fn run(
     }
     let body = serde_json::to_vec(&request.body).unwrap_or_default();
     let mut attempt = 0u32;
+    let mut stalls = 0u32;
     let outcome = loop {
         let result = tokio::select! {
             biased;
@@ -255,8 +263,12 @@ async fn run(
             Ok(reason) => break Ok(reason),
             Err(AttemptError::Closed) => return,
             Err(AttemptError::Failed(f))
-                if f.retryable && !em.has_content() && attempt < options.retry.max_retries =>
+                if f.retryable
+                    && !em.has_content()
+                    && attempt < options.retry.max_retries
+                    && (!f.stalled || stalls < options.stall.max_stall_retries) =>
             {
+                stalls += u32::from(f.stalled);
                 let Some(delay) = options.retry.delay(attempt, f.retry_after) else {
                     let asked = f.retry_after.unwrap_or_default().as_secs();
                     break Err(Some(format!(
@@ -270,6 +282,16 @@ async fn run(
                     _ = cancel.cancelled() => break Err(None),
                     _ = tokio::time::sleep(delay) => {}
                 }
+            }
+            Err(AttemptError::Failed(f)) if f.stalled => {
+                let tries = match attempt + 1 {
+                    1 => "1 attempt".to_string(),
+                    n => format!("{n} attempts"),
+                };
+                break Err(Some(format!(
+                    "{} (gave up after {tries}; [requests] in config.toml sets how long to wait)",
+                    f.message
+                )));
             }
             Err(AttemptError::Failed(f)) => break Err(Some(f.message)),
         }
@@ -299,16 +321,15 @@ async fn attempt_once(
     for (k, v) in request.headers.iter().chain(options.headers.iter()) {
         builder = builder.header(k.as_str(), v.as_str());
     }
-    let idle = options.idle_timeout.unwrap_or(DEFAULT_IDLE_TIMEOUT);
-    let silent = || {
-        Failure::transient(format!(
-            "the model server sent nothing for {}s",
-            idle.as_secs_f64()
-        ))
-    };
-    let response = tokio::time::timeout(idle, builder.body(body.to_vec()).send())
+    let stall = options.stall;
+    let response = tokio::time::timeout(stall.first_byte, builder.body(body.to_vec()).send())
         .await
-        .map_err(|_| silent())?
+        .map_err(|_| {
+            Failure::stalled(format!(
+                "the model server did not answer for {}",
+                seconds(stall.first_byte)
+            ))
+        })?
         .map_err(|e| {
             Failure::transient(format!(
                 "could not reach {}: {}",
@@ -328,16 +349,17 @@ async fn attempt_once(
         .to_ascii_lowercase();
     if !status.is_success() {
         let retry_after = retry::server_retry_after(response.headers());
-        let body = read_limited(response).await;
+        let body = read_limited(response, stall.idle).await;
         return Err(Failure {
             message: retry::describe_http_error(status, &body),
             retryable: retry::is_retryable_status(status),
             retry_after,
+            stalled: false,
         }
         .into());
     }
     if content_type.contains("text/html") || content_type.contains("application/json") {
-        let body = read_limited(response).await;
+        let body = read_limited(response, stall.idle).await;
         let detail = retry::describe_http_error(status, &body);
         return Err(Failure::fatal(format!(
             "expected an event stream but the server sent {content_type}: {detail}"
@@ -345,27 +367,41 @@ async fn attempt_once(
         .into());
     }
     let mut decoder = Decoder::new(model.api);
-    let mut events = sse::SseStream::new(response.bytes_stream());
+    let mut events = sse::SseStream::new(quiet::Quiet::new(response.bytes_stream(), stall.idle));
     loop {
-        let next = tokio::time::timeout(idle, events.next_event())
-            .await
-            .map_err(|_| silent())?;
-        match next {
+        match events.next_event().await {
             Ok(Some(ev)) => {
                 if let Some(reason) = decoder.event(em, ev).await? {
                     return Ok(reason);
                 }
             }
             Ok(None) => return Ok(decoder.at_eof()?),
+            Err(_) if events.body().went_silent() => {
+                return Err(Failure::stalled(format!(
+                    "the model server went silent for {} in the middle of its answer",
+                    seconds(stall.idle)
+                ))
+                .into());
+            }
             Err(e) => return Err(Failure::transient(e.0).into()),
         }
     }
 }
 
-/// Read at most 64 KiB of an error body.
-async fn read_limited(mut response: reqwest::Response) -> Vec<u8> {
+/// A duration for people: `90 s`, `0.2 s`.
+fn seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs} s")
+    }
+}
+
+/// Read at most 64 KiB of an error body, giving up on a server quiet for `idle`.
+async fn read_limited(mut response: reqwest::Response, idle: Duration) -> Vec<u8> {
     let mut out = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(idle, response.chunk()).await {
         out.extend_from_slice(&chunk);
         if out.len() > 64 * 1024 {
             break;

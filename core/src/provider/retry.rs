@@ -50,6 +50,39 @@ impl RetryPolicy {
     }
 }
 
+/// How long a silent model server is waited on, and how often a request that stalled is sent
+/// again: together they bound one turn's wait on a server that has stopped answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StallPolicy {
+    /// From sending the request to the response's headers.
+    pub first_byte: Duration,
+    /// Between any two pieces of the response body once it started (keepalive comments
+    /// count: a server that sends them is alive, however long the model thinks).
+    pub idle: Duration,
+    /// Attempts after one that stalled (either timeout); other failures follow
+    /// [`RetryPolicy`].
+    pub max_stall_retries: u32,
+}
+
+impl Default for StallPolicy {
+    fn default() -> Self {
+        StallPolicy {
+            first_byte: Duration::from_secs(120),
+            idle: Duration::from_secs(300),
+            max_stall_retries: 1,
+        }
+    }
+}
+
+impl StallPolicy {
+    /// The longest a turn waits on a server that never answers at all, retries included
+    /// (backoff delays aside).
+    pub fn worst_silent_wait(&self) -> Duration {
+        self.first_byte
+            .saturating_mul(self.max_stall_retries.saturating_add(1))
+    }
+}
+
 /// Statuses worth retrying: timeouts, rate limits, overload and gateway errors.
 pub fn is_retryable_status(status: StatusCode) -> bool {
     matches!(

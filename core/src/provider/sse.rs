@@ -107,6 +107,11 @@ where
         }
     }
 
+    /// The body being read.
+    pub fn body(&self) -> &S {
+        &self.body
+    }
+
     /// The next event; `Ok(None)` at a clean end of body; `Err` when the body broke off.
     pub async fn next_event(&mut self) -> Result<Option<SseEvent>, BodyError> {
         loop {

@@ -588,7 +588,7 @@ async fn observers_see_the_payload_once_and_every_response() {
 async fn a_server_that_goes_silent_fails_the_request_instead_of_hanging() {
     for api in BOTH {
         let mut o = opts();
-        o.idle_timeout = Some(Duration::from_millis(200));
+        o.stall.idle = Duration::from_millis(200);
         o.retry = RetryPolicy::none();
         let turns = vec![Turn::stream(vec![
             Event::text("so far"),
@@ -599,7 +599,79 @@ async fn a_server_that_goes_silent_fails_the_request_instead_of_hanging() {
         assert_eq!(msg.text(), "so far");
         assert_eq!(
             msg.error_message.as_deref(),
-            Some("the model server sent nothing for 0.2s")
+            Some(
+                "the model server went silent for 0.2 s in the middle of its answer \
+                 (gave up after 1 attempt; [requests] in config.toml sets how long to wait)"
+            )
         );
+    }
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_tried_again_once_then_the_turn_ends() {
+    for api in BOTH {
+        let mut o = opts();
+        o.stall.first_byte = Duration::from_millis(300);
+        // Plenty of ordinary retries: the stall cap is what stops it.
+        o.retry.max_retries = 5;
+        let turns = vec![Turn::Silent, Turn::Silent, Turn::text("never reached")];
+        let (_, msg, server) = collect(turns, api, o).await;
+        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert_eq!(
+            msg.error_message.as_deref(),
+            Some(
+                "the model server did not answer for 0.3 s \
+                 (gave up after 2 attempts; [requests] in config.toml sets how long to wait)"
+            )
+        );
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn keepalive_comments_keep_a_quiet_stream_alive() {
+    let mut o = opts();
+    o.stall.idle = Duration::from_secs(2);
+    o.retry = RetryPolicy::none();
+    // Ten keepalives 300 ms apart: three seconds in all, longer than the idle limit.
+    let mut events = vec![Event::text("thinking")];
+    for _ in 0..10 {
+        events.push(Event::pause(300));
+        events.push(Event::raw_line(": keepalive"));
+    }
+    events.push(Event::text(" done"));
+    let (_, msg, _) = collect(vec![Turn::stream(events)], Api::OpenAiCompletions, o).await;
+    assert_eq!(msg.stop_reason, StopReason::Stop, "{:?}", msg.error_message);
+    assert_eq!(msg.text(), "thinking done");
+}
+
+#[tokio::test]
+async fn cancel_while_waiting_for_a_silent_server_ends_at_once() {
+    let server = ScriptedServer::start(Script::new(vec![Turn::Silent]))
+        .await
+        .unwrap();
+    let m = model(Api::OpenAiCompletions, &server);
+    let cancel = CancellationToken::new();
+    let provider = HttpProvider::new().unwrap();
+    let mut stream = provider.stream(&m, context(), opts(), cancel.clone());
+    // Cancel once the server holds the request (the default wait is minutes).
+    while server.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cancel.cancel();
+    let last = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut last = None;
+        while let Some(ev) = stream.next().await {
+            last = Some(ev);
+        }
+        last
+    })
+    .await
+    .expect("the stream did not end after cancel");
+    match last {
+        Some(AssistantStreamEvent::Error { error, .. }) => {
+            assert_eq!(error.stop_reason, StopReason::Aborted)
+        }
+        other => panic!("expected an aborted error, got {other:?}"),
     }
 }

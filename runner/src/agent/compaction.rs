@@ -160,6 +160,7 @@ pub(crate) async fn compact(
     };
     let options = StreamOptions {
         thinking,
+        stall: session.config.requests.stall_policy(),
         ..StreamOptions::default()
     };
     let instructions = match &trigger {
