@@ -441,6 +441,60 @@ async fn provider_errors_fail_the_prompt_and_refusals_are_a_stop_reason() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_ends_the_turn_within_the_configured_bound() {
+    let h = Harness::new(vec![
+        Turn::Silent,
+        Turn::Silent,
+        Turn::Silent,
+        Turn::text("answered"),
+    ])
+    .await;
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[requests]\nfirst_byte_timeout = 0.5\nstall_retries = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let (_runner, client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    // Two attempts of half a second each, then a clear error.
+    let err = within("the stalled prompt", client.prompt(&session, "a"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
+    assert!(
+        err.message.contains(
+            "the model server did not answer for 0.5 s (gave up after 2 attempts; \
+             [requests] in config.toml sets how long to wait)"
+        ),
+        "{err:?}"
+    );
+    assert_eq!(h.server.requests().len(), 2);
+    // A cancel while the server holds the request ends the turn at once.
+    let prompt = client.prompt(&session, "b");
+    within("the request to reach the server", async {
+        while h.server.requests().len() < 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    client
+        .cx
+        .send_notification(CancelNotification::new(session.clone()))
+        .unwrap();
+    let answer = within("the cancelled prompt", prompt)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.stop_reason, StopReason::Cancelled);
+    let r = within("prompt", client.prompt(&session, "c"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_and_unknown_methods_get_errors_and_the_runner_lives_on() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -540,6 +594,7 @@ struct RawPeer {
     notifications: Vec<Value>,
 }
 
+#[allow(clippy::unwrap_used)] // A test helper: it fails the test like the tests do.
 impl RawPeer {
     fn new(runner: &mut Runner) -> RawPeer {
         use tokio::io::AsyncBufReadExt;

@@ -137,6 +137,22 @@ fn esc_cancels_a_running_turn() {
 }
 
 #[test]
+fn a_silent_model_server_is_shown_waiting_with_the_seconds_and_esc_cancels() {
+    let h = tokio_harness(vec![Turn::Silent, Turn::text("answered this time")]);
+    let mut m = start(&h);
+    m.type_line("hello");
+    // The counter moves while nothing comes back.
+    m.wait_text("waiting for the model · 1 s · esc cancels");
+    m.wait_text("waiting for the model · 2 s · esc cancels");
+    m.send(ESC);
+    let screen = m.wait_text("Cancelled");
+    assert!(!screen.contains("waiting for the model"), "{screen}");
+    m.type_line("again");
+    m.wait_text("answered this time");
+    m.quit();
+}
+
+#[test]
 fn slash_model_switches_the_model_of_the_next_request() {
     let h = tokio_harness(vec![Turn::text("from m"), Turn::text("from n")]);
     let mut m = start(&h);

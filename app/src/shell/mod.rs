@@ -221,6 +221,11 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         let next_frame = redraw
             .due()
             .then(|| tokio::time::Instant::from_std(last_frame + interval));
+        // A pane counting the seconds of a wait for the model is drawn as they change.
+        let wait_tick = shell
+            .ws
+            .next_wait_tick()
+            .map(tokio::time::Instant::from_std);
         tokio::select! {
             biased;
             event = input.next() => match event {
@@ -323,6 +328,9 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
+                redraw.full = true;
+            }
+            () = sleep_until(wait_tick), if wait_tick.is_some() && !redraw.due() => {
                 redraw.full = true;
             }
         }

@@ -317,6 +317,22 @@ impl Workspace {
             .unwrap_or(Attention::Idle)
     }
 
+    /// When the seconds of a wait for the model shown in this tab next change (the frame
+    /// counting them is due then).
+    pub fn next_wait_tick(&self) -> Option<std::time::Instant> {
+        let now = std::time::Instant::now();
+        self.tab()
+            .layout
+            .panes()
+            .into_iter()
+            .filter_map(|p| self.slot(p)?.view.model_wait())
+            .map(|since| {
+                let shown = now.saturating_duration_since(since).as_secs();
+                since + std::time::Duration::from_secs(shown + 1)
+            })
+            .min()
+    }
+
     /// How many sessions are in `state`.
     pub fn attention_count(&self, state: Attention) -> usize {
         self.router.count(state)

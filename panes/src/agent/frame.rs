@@ -128,9 +128,21 @@ impl AgentPane {
             &Line::from(Span::styled(rule, theme.style(Slot::Border))),
             area.width,
         );
-        let hint = if self.busy { " esc to cancel " } else { "" };
+        let hint = match self.model_wait() {
+            Some(since) => {
+                let secs = since.elapsed().as_secs();
+                let long = format!(" waiting for the model · {secs} s · esc cancels ");
+                if wrap::width(&long) + 2 <= usize::from(area.width) {
+                    long
+                } else {
+                    format!(" model · {secs} s · esc ")
+                }
+            }
+            None if self.busy => " esc to cancel ".to_string(),
+            None => String::new(),
+        };
         if !hint.is_empty() {
-            let w = wrap::width(hint) as u16;
+            let w = wrap::width(&hint) as u16;
             let x = area.x + area.width.saturating_sub(w + 1);
             let line = Line::from(Span::styled(hint, theme.style(Slot::Hint)));
             buf.set_line(x, area.y, &line, w.min(area.width));

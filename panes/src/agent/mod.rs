@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
-    SessionConfigOptionCategory, SessionId, SessionUpdate,
+    SessionConfigOptionCategory, SessionId, SessionUpdate, ToolCallStatus,
 };
 
 use crate::markdown::code_blocks;
@@ -59,6 +59,9 @@ pub struct AgentPane {
     tools_expanded: bool,
     thinking_expanded: bool,
     busy: bool,
+    /// Since when the running turn waits on the model: nothing came from it since the turn
+    /// started or its tool calls finished.
+    model_wait: Option<Instant>,
     unread: bool,
     focused: bool,
     error: Option<String>,
@@ -80,6 +83,7 @@ impl AgentPane {
             tools_expanded: false,
             thinking_expanded: false,
             busy: false,
+            model_wait: None,
             unread: false,
             focused: false,
             error: None,
@@ -114,6 +118,9 @@ impl AgentPane {
     /// [`Self::apply`] at a given time (tool call durations are measured with it).
     pub(crate) fn apply_at(&mut self, update: &SessionUpdate, now: Instant) -> bool {
         let changed = self.transcript.apply(update, now);
+        if self.busy {
+            self.track_model_wait(update, now);
+        }
         if changed && !self.focused {
             self.unread = true;
         }
@@ -126,8 +133,35 @@ impl AgentPane {
         self.scroll.scroll_to_bottom();
     }
 
+    /// Whether the model is heard from: anything it produces ends a wait, and the last open
+    /// tool call finishing starts one (its results go back to the model).
+    fn track_model_wait(&mut self, update: &SessionUpdate, now: Instant) {
+        match update {
+            SessionUpdate::AgentMessageChunk(_)
+            | SessionUpdate::AgentThoughtChunk(_)
+            | SessionUpdate::ToolCall(_)
+            | SessionUpdate::Plan(_) => self.model_wait = None,
+            SessionUpdate::ToolCallUpdate(u)
+                if matches!(
+                    u.fields.status,
+                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                ) && !self.transcript.has_open_tool_calls() =>
+            {
+                self.model_wait = Some(now);
+            }
+            _ => {}
+        }
+    }
+
+    /// Since when the running turn has been waiting for the model, if it is.
+    pub fn model_wait(&self) -> Option<Instant> {
+        self.model_wait
+            .filter(|_| self.busy && self.permissions.is_empty())
+    }
+
     /// A turn started.
     pub fn turn_started(&mut self) {
+        self.model_wait = Some(Instant::now());
         self.busy = true;
         self.error = None;
         self.transcript.begin_turn();
@@ -136,6 +170,7 @@ impl AgentPane {
     /// A turn ended; anything but a normal end leaves a line in the transcript.
     pub fn turn_ended(&mut self, outcome: TurnOutcome) {
         self.busy = false;
+        self.model_wait = None;
         let cancelled = outcome == TurnOutcome::Cancelled;
         self.transcript.end_turn(cancelled, Instant::now());
         let (severity, text) = match &outcome {
@@ -194,6 +229,7 @@ impl AgentPane {
         self.permissions.clear();
         self.picker = None;
         self.busy = false;
+        self.model_wait = None;
         self.error = None;
     }
 

@@ -246,6 +246,14 @@ impl Transcript {
         self.plan = None;
     }
 
+    /// Whether a tool call is still pending or running.
+    pub(crate) fn has_open_tool_calls(&self) -> bool {
+        self.tools.values().any(|&i| {
+            matches!(&self.blocks[i], Block::Tool(t)
+                if matches!(t.state, ToolState::Pending | ToolState::Running))
+        })
+    }
+
     /// The turn ended; when cancelled, calls still open are marked cancelled.
     pub(crate) fn end_turn(&mut self, cancelled: bool, now: Instant) {
         if !cancelled {

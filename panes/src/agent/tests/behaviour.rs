@@ -241,3 +241,58 @@ fn tiny_areas_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn the_wait_for_the_model_is_counted_until_it_answers_and_again_after_tools() {
+    let mut pane = AgentPane::new("agent 1");
+    assert_eq!(pane.model_wait(), None);
+    pane.turn_started();
+    assert!(pane.model_wait().is_some(), "a new turn waits on the model");
+    // Shown with the seconds counting.
+    pane.model_wait = Some(Instant::now() - Duration::from_secs(42));
+    let shown = format!("{}", draw(&mut pane, &dark(), 70, 6).backend());
+    assert!(
+        shown.contains("waiting for the model · 42 s · esc cancels"),
+        "{shown}"
+    );
+    // Narrow panes get the short form.
+    let narrow = format!("{}", draw(&mut pane, &dark(), 30, 6).backend());
+    assert!(narrow.contains("model · 42 s · esc"), "{narrow}");
+
+    pane.apply(&agent("Looking"));
+    assert_eq!(pane.model_wait(), None, "text from the model ends the wait");
+    pane.apply(&call(
+        "c1",
+        "Read a.txt",
+        ToolKind::Read,
+        ToolCallStatus::Pending,
+    ));
+    pane.apply(&call(
+        "c2",
+        "Read b.txt",
+        ToolKind::Read,
+        ToolCallStatus::Pending,
+    ));
+    pane.apply(&update(
+        "c1",
+        ToolCallUpdateFields::new().status(ToolCallStatus::Completed),
+    ));
+    assert_eq!(pane.model_wait(), None, "a tool call still runs");
+    pane.apply(&update(
+        "c2",
+        ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
+    ));
+    assert!(
+        pane.model_wait().is_some(),
+        "results went back to the model"
+    );
+    // A permission request is what waits then, not the model.
+    pane.show_permission(permission_request());
+    assert_eq!(pane.model_wait(), None);
+    pane.clear_permissions();
+    assert!(pane.model_wait().is_some());
+    pane.turn_ended(TurnOutcome::Cancelled);
+    assert_eq!(pane.model_wait(), None);
+    let shown = format!("{}", draw(&mut pane, &dark(), 70, 6).backend());
+    assert!(!shown.contains("waiting"), "{shown}");
+}
