@@ -259,6 +259,37 @@ fn an_agent_command_runs_live_in_the_agent_shell_and_takes_typed_input() {
 }
 
 #[test]
+fn an_unterminated_synchronized_update_never_freezes_a_pane_or_cuts_a_tool_result() {
+    let h = harness_with(vec![
+        march_testkit::Turn::stream(vec![bash_call(
+            "c1",
+            "printf 'S\\033[?2026h'; echo first-$((0+1)); echo second-$((1+1))",
+        )]),
+        march_testkit::Turn::text("Read it all."),
+    ]);
+    let mut m = start(&h);
+    // The model gets every line of the command's output, whatever sequences it holds.
+    m.type_line("run it");
+    m.wait_text("Read it all.");
+    let requests = h.server.requests();
+    let last = &requests.last().unwrap().raw_body;
+    assert!(
+        last.contains("first-1") && last.contains("second-2"),
+        "{last}"
+    );
+    // A shell pane shows what follows an update that never ends, after the limit.
+    open_shell(&mut m);
+    m.type_line("printf 'S\\033[?2026h'; echo o''ne-done");
+    m.wait_text("one-done");
+    m.type_line("echo a''fter");
+    m.wait_text("after");
+    // A full reset ends an update at once.
+    m.type_line("printf '\\033[?2026h'; printf '\\033c'; echo re''set-done");
+    m.wait_text("reset-done");
+    m.quit();
+}
+
+#[test]
 fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     let h = harness();
     let mut m = start(&h);

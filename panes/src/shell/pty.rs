@@ -146,13 +146,18 @@ impl Pty {
             .master
             .as_raw_fd()
             .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
+        // Watched for output while a synchronized update waits on its deadline.
+        let readable = pair
+            .master
+            .as_raw_fd()
+            .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
         // Told when the reader has read everything (every holder of the terminal closed it).
         let (drained, drained_rx) = mpsc::channel::<()>();
         {
             let input = input.clone();
             let wake = wake.clone();
             spawn_thread("march-pty-read", move || {
-                read_loop(reader, &term, &pending, &input, &wake);
+                read_loop(reader, readable, &term, &pending, &input, &wake);
                 let _ = drained.send(());
             })?;
         }
@@ -322,8 +327,21 @@ fn writable_now(fd: &filedescriptor::FileDescriptor) -> bool {
         && poll[0].revents & filedescriptor::POLLOUT != 0
 }
 
+/// Whether `fd` has something to read within `wait`.
+fn readable_within(fd: &filedescriptor::FileDescriptor, wait: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut poll = [filedescriptor::pollfd {
+        fd: fd.as_raw_fd(),
+        events: filedescriptor::POLLIN,
+        revents: 0,
+    }];
+    // An error (EINTR) counts as readable: the read below decides.
+    filedescriptor::poll(&mut poll, Some(wait)).map_or(true, |n| n > 0)
+}
+
 fn read_loop(
     mut reader: Box<dyn Read + Send>,
+    readable: Option<filedescriptor::FileDescriptor>,
     term: &SharedTerminal,
     pending: &AtomicBool,
     input: &InputQueue,
@@ -331,6 +349,20 @@ fn read_loop(
 ) {
     let mut buf = vec![0u8; READ_SIZE];
     loop {
+        // A synchronized update holds the screen until it ends or its deadline: when the
+        // program goes quiet in the middle of one, the deadline wakes the pane instead.
+        let deadline = term.lock().sync_deadline();
+        if let (Some(at), Some(fd)) = (deadline, &readable) {
+            let wait = at.saturating_duration_since(std::time::Instant::now());
+            if !readable_within(fd, wait) {
+                if term.lock().expire_sync(std::time::Instant::now())
+                    && !pending.swap(true, Ordering::AcqRel)
+                {
+                    wake(ShellNotice::Output);
+                }
+                continue;
+            }
+        }
         let n = match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,

@@ -6,13 +6,14 @@
 //! compact [`History`].
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use alacritty_terminal::event::{Event, EventListener};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::{Config, Term, TermDamage, TermMode};
-use alacritty_terminal::vte::ansi::{self, Processor};
+use alacritty_terminal::vte::ansi::{self, Processor, Timeout};
 
 use super::history::{CellStyle, History, LineBuilder};
 use super::{CursorShape, Damage, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
@@ -26,6 +27,29 @@ const FEED_PIECE: usize = 1024;
 /// Lines the `Term` keeps until they are moved out: a piece's bytes and one screen of up to
 /// 1,024 rows.
 const TERM_HISTORY: usize = FEED_PIECE + 1024;
+
+/// How long a synchronized update (mode 2026) may hold the screen back before it is drawn
+/// anyway, as terminals do, so a program that never ends one cannot freeze its pane.
+pub const SYNC_UPDATE_LIMIT: Duration = Duration::from_secs(1);
+
+const BEGIN_SYNC: &[u8] = b"\x1b[?2026h";
+const END_SYNC: &[u8] = b"\x1b[?2026l";
+const FULL_RESET: &[u8] = b"\x1bc";
+
+/// vte's synchronized-update buffering, turned off: bytes are always parsed as they come, so
+/// the screen's text (and the history, and what `terminal/output` answers) is never held back
+/// or parsed all at once; the update is honoured at drawing time instead
+/// ([`AlacrittyEmulator::sync_deadline`]).
+#[derive(Default)]
+struct Unbuffered;
+
+impl Timeout for Unbuffered {
+    fn set_timeout(&mut self, _: Duration) {}
+    fn clear_timeout(&mut self) {}
+    fn pending_timeout(&self) -> bool {
+        false
+    }
+}
 
 /// What the terminal raised while processing bytes.
 #[derive(Default)]
@@ -75,8 +99,11 @@ impl Dimensions for Size {
 /// A terminal emulator on `alacritty_terminal`.
 pub struct AlacrittyEmulator {
     term: Term<Collector>,
-    parser: Processor,
+    parser: Processor<Unbuffered>,
     raised: Collector,
+    /// When the synchronized update the program is in began: until it ends (or
+    /// [`SYNC_UPDATE_LIMIT`] passes) what changed is not reported as damage.
+    sync_since: Option<Instant>,
     /// The title last taken from the collector, kept to lend out.
     title: Option<String>,
     /// Lines that left the screen.
@@ -98,6 +125,22 @@ impl std::fmt::Debug for AlacrittyEmulator {
 }
 
 impl AlacrittyEmulator {
+    /// Follows synchronized updates through `input` (whole sequences only): the last of a
+    /// begin, an end or a full reset decides. A begin while one is open keeps its start, so
+    /// a program repeating it cannot hold the screen past the limit.
+    fn track_sync(&mut self, input: &[u8]) {
+        let last = |pattern: &[u8]| memchr::memmem::rfind(input, pattern);
+        let begin = last(BEGIN_SYNC);
+        let end = last(END_SYNC).max(last(FULL_RESET));
+        match (begin, end) {
+            (Some(b), e) if e.is_none_or(|e| b > e) => {
+                self.sync_since.get_or_insert_with(Instant::now);
+            }
+            (_, Some(_)) => self.sync_since = None,
+            _ => {}
+        }
+    }
+
     /// A `rows`×`cols` screen keeping `scrollback` lines of history.
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> Self {
         Self::with_scrollback_bytes(rows, cols, usize::MAX, scrollback)
@@ -114,6 +157,7 @@ impl AlacrittyEmulator {
         AlacrittyEmulator {
             term: Term::new(config(), &size, raised.clone()),
             parser: Processor::new(),
+            sync_since: None,
             raised,
             title: None,
             history: History::new(max_lines, max_bytes),
@@ -387,6 +431,7 @@ impl TerminalEmulator for AlacrittyEmulator {
         };
         let (mut rest, unfinished) = input.split_at(input.len() - unfinished_tail(input));
         self.carry.extend_from_slice(unfinished);
+        self.track_sync(rest);
         while !rest.is_empty() {
             let (piece, after) = rest.split_at(next_piece(rest));
             rest = after;
@@ -542,6 +587,11 @@ impl TerminalEmulator for AlacrittyEmulator {
     }
 
     fn take_damage(&mut self) -> Damage {
+        if self.sync_deadline().is_some_and(|at| Instant::now() < at) {
+            // Mid-update: what changed stays damaged, to be drawn when the update is done.
+            return Damage::Rows(Vec::new());
+        }
+        self.sync_since = None;
         let damage = match self.term.damage() {
             TermDamage::Full => Damage::Full,
             TermDamage::Partial(lines) => {
@@ -550,6 +600,18 @@ impl TerminalEmulator for AlacrittyEmulator {
         };
         self.term.reset_damage();
         damage
+    }
+
+    fn sync_deadline(&self) -> Option<Instant> {
+        self.sync_since.map(|since| since + SYNC_UPDATE_LIMIT)
+    }
+
+    fn expire_sync(&mut self, now: Instant) -> bool {
+        let due = self.sync_deadline().is_some_and(|at| at <= now);
+        if due {
+            self.sync_since = None;
+        }
+        due
     }
 
     fn line_text(&self, line: usize) -> String {

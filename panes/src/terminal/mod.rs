@@ -189,6 +189,16 @@ pub trait TerminalEmulator {
     fn take_damage(&mut self) -> Damage {
         Damage::Full
     }
+    /// When the synchronized update the program is in (mode 2026) stops holding the screen
+    /// back; `None` when it is in none. Until then [`Self::take_damage`] reports nothing.
+    fn sync_deadline(&self) -> Option<std::time::Instant> {
+        None
+    }
+    /// Ends a synchronized update whose deadline is past `now`, so what it held back is
+    /// drawn; true when one ended.
+    fn expire_sync(&mut self, _now: std::time::Instant) -> bool {
+        false
+    }
     /// Scrolls the view to `offset` lines back (clamped to the history).
     fn set_scroll_offset(&mut self, offset: usize) {
         self.scroll_to_bottom();

@@ -378,3 +378,48 @@ fn history_lines_of_one_look_and_of_many_read_back_the_same() {
     assert!(t.line_wrapped(3));
     assert_eq!(t.line_text(4), "01234");
 }
+
+#[test]
+fn an_unterminated_synchronized_update_holds_the_drawing_never_the_text() {
+    let mut t = term(5, 40);
+    let _ = t.take_damage();
+    t.feed(b"S\x1b[?2026h");
+    t.feed(b"one\r\n");
+    // The text is there at once (for copy mode and `terminal/output`)...
+    assert_eq!(t.row_text(0), "Sone");
+    // ...while the drawing waits for the update's end, up to the limit.
+    assert_eq!(t.take_damage(), Damage::Rows(Vec::new()));
+    let at = t.sync_deadline().expect("an update is open");
+    assert!(!t.expire_sync(at - std::time::Duration::from_millis(1)));
+    assert!(t.expire_sync(at));
+    assert_eq!(t.sync_deadline(), None);
+    // What changed meanwhile was kept for the frame after it.
+    assert!(draws_row(&t.take_damage(), 0));
+    let mut t = term(5, 40);
+    let _ = t.take_damage();
+    t.feed(b"\x1b[?2026hframe");
+    assert_eq!(t.take_damage(), Damage::Rows(Vec::new()));
+    t.feed(b"\x1b[?2026l");
+    assert_eq!(t.sync_deadline(), None);
+    assert!(draws_row(&t.take_damage(), 0));
+}
+
+fn draws_row(damage: &Damage, row: u16) -> bool {
+    match damage {
+        Damage::Full => true,
+        Damage::Rows(rows) => rows.contains(&row),
+    }
+}
+
+#[test]
+fn a_full_reset_ends_a_synchronized_update() {
+    let mut t = term(5, 40);
+    t.feed(b"x\x1b[?2026hy");
+    assert!(t.sync_deadline().is_some());
+    t.feed(b"\x1bcafter");
+    assert_eq!(t.sync_deadline(), None);
+    assert_eq!(t.row_text(0), "after");
+    // A begin that comes after an end in the same read opens a new update.
+    t.feed(b"\x1b[?2026h1\x1b[?2026l2\x1b[?2026h3");
+    assert!(t.sync_deadline().is_some());
+}
