@@ -62,7 +62,13 @@ impl TermPalette {
                 modifier |= m;
             }
         }
-        Style::default().fg(fg).bg(bg).add_modifier(modifier)
+        // Every attribute is said, on or off: a cell drawn again over an older one in a
+        // reused buffer must not keep the older one's (a bold left by `top`).
+        Style::default()
+            .fg(fg)
+            .bg(bg)
+            .add_modifier(modifier)
+            .remove_modifier(Modifier::all() - modifier)
     }
 }
 

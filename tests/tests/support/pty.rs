@@ -136,6 +136,12 @@ impl PtyMarch {
         }
     }
 
+    /// Looks at the parsed screen (cells with their attributes).
+    pub fn with_screen<T>(&self, f: impl FnOnce(&vt100::Screen) -> T) -> T {
+        let guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        f(guard.0.screen())
+    }
+
     /// Wait until the screen shows `needle`.
     pub fn wait_text(&self, needle: &str) -> String {
         self.wait_for(&format!("`{needle}` on screen"), |t| t.contains(needle))
