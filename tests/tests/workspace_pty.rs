@@ -152,6 +152,48 @@ fn a_silent_model_server_is_shown_waiting_with_the_seconds_and_esc_cancels() {
     m.quit();
 }
 
+/// The column where the second pane's border starts on the top row.
+fn second_pane_x(screen: &str) -> Option<usize> {
+    let top = screen.lines().next()?;
+    top.chars()
+        .enumerate()
+        .filter(|(_, c)| *c == '┌')
+        .nth(1)
+        .map(|(i, _)| i)
+}
+
+#[test]
+fn resize_keys_repeat_without_the_prefix_and_a_tab_can_be_renamed() {
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    m.send(PREFIX);
+    m.send(b"%");
+    let screen = m.wait_for("two agent panes", |t| {
+        t.matches("March · project").count() >= 2
+    });
+    let before = second_pane_x(&screen).unwrap();
+    // One prefix, then the resize key four times: each press moves the border.
+    m.send(b"\x01HHHH");
+    let screen = m.wait_for("the border moved four steps", |t| {
+        second_pane_x(t).is_some_and(|x| x + 12 == before)
+    });
+    assert!(
+        !screen.contains("HH"),
+        "the repeats went to the prompt: {screen}"
+    );
+    // A preset evens the panes out again.
+    m.send(PREFIX);
+    m.send(b" ");
+    m.wait_for("even panes", |t| second_pane_x(t) == Some(before));
+    // Ctrl-a , renames the tab in the status bar.
+    m.send(PREFIX);
+    m.send(b",");
+    m.wait_text("rename tab: project");
+    m.send(b"\x15mine\r");
+    m.wait_text(" 1:mine");
+    m.quit();
+}
+
 #[test]
 fn slash_model_switches_the_model_of_the_next_request() {
     let h = tokio_harness(vec![Turn::text("from m"), Turn::text("from n")]);

@@ -84,7 +84,14 @@ commands! {
     PaneGrowRight = "pane.grow-right", "Move the focused pane's right edge outwards.";
     PaneGrowUp = "pane.grow-up", "Move the focused pane's top edge outwards.";
     PaneGrowDown = "pane.grow-down", "Move the focused pane's bottom edge outwards.";
+    LayoutNext = "layout.next", "Lay the tab's panes out in the next preset (tmux's order).";
+    LayoutEvenHorizontal = "layout.even-horizontal", "Lay the tab's panes side by side, equally wide.";
+    LayoutEvenVertical = "layout.even-vertical", "Stack the tab's panes, equally high.";
+    LayoutMainHorizontal = "layout.main-horizontal", "Focused pane on top, the others side by side below.";
+    LayoutMainVertical = "layout.main-vertical", "Focused pane on the left, the others stacked on the right.";
+    LayoutTiled = "layout.tiled", "Lay the tab's panes out in a grid, as square as it goes.";
     TabNew = "tab.new", "Open a new tab with one agent pane.";
+    TabRename = "tab.rename", "Rename the current tab.";
     TabClose = "tab.close", "Close the current tab and its panes.";
     TabNext = "tab.next", "Go to the next tab.";
     TabPrev = "tab.prev", "Go to the previous tab.";
@@ -123,6 +130,31 @@ commands! {
 }
 
 impl Command {
+    /// Whether the key bound to this after the prefix works again without the prefix for
+    /// a moment (tmux's repeat-time): resizing takes several presses.
+    pub fn repeats(self) -> bool {
+        matches!(
+            self,
+            Command::PaneGrowLeft
+                | Command::PaneGrowRight
+                | Command::PaneGrowUp
+                | Command::PaneGrowDown
+        )
+    }
+
+    /// For `layout.<preset>`, the preset.
+    pub fn preset(self) -> Option<crate::workspace::layout::Preset> {
+        use crate::workspace::layout::Preset;
+        Some(match self {
+            Command::LayoutEvenHorizontal => Preset::EvenHorizontal,
+            Command::LayoutEvenVertical => Preset::EvenVertical,
+            Command::LayoutMainHorizontal => Preset::MainHorizontal,
+            Command::LayoutMainVertical => Preset::MainVertical,
+            Command::LayoutTiled => Preset::Tiled,
+            _ => return None,
+        })
+    }
+
     /// For `pane.focus-N`, the pane number N (1–9).
     pub fn pane_number(self) -> Option<usize> {
         number_in(self, Command::PaneFocus1, Command::PaneFocus9)

@@ -252,6 +252,49 @@ fn dispatcher_prefix_flow() {
 }
 
 #[test]
+fn resize_keys_repeat_without_the_prefix_for_the_repeat_time() {
+    use super::dispatch::REPEAT_TIME;
+    use std::time::{Duration, Instant};
+    let keymap = Keymap::defaults();
+    let mut dispatcher = KeyDispatcher::new();
+    let t0 = Instant::now();
+    let mut press = |text: &str, at: Duration| {
+        dispatcher.dispatch_at(&keymap, KeyContext::Agent, event(text), t0 + at)
+    };
+    let grow = Dispatch::Command(Command::PaneGrowRight);
+    assert_eq!(press("ctrl-a", Duration::ZERO), Dispatch::PrefixStarted);
+    assert_eq!(press("L", Duration::ZERO), grow);
+    // Each repeat starts the time again.
+    let step = REPEAT_TIME - Duration::from_millis(1);
+    assert_eq!(press("L", step), grow);
+    assert_eq!(press("L", step * 2), grow);
+    assert_eq!(
+        press("H", step * 3),
+        Dispatch::Command(Command::PaneGrowLeft)
+    );
+    // Past the time the key types again.
+    assert_eq!(
+        press("L", step * 3 + REPEAT_TIME),
+        Dispatch::Unbound(event("L"))
+    );
+    // A key that does not repeat ends the repeat and goes where it always goes.
+    assert_eq!(press("ctrl-a", step * 10), Dispatch::PrefixStarted);
+    assert_eq!(
+        press("J", step * 10),
+        Dispatch::Command(Command::PaneGrowDown)
+    );
+    assert_eq!(press("x", step * 10), Dispatch::Unbound(event("x")));
+    assert_eq!(press("J", step * 10), Dispatch::Unbound(event("J")));
+    // Commands that do not repeat never start it.
+    assert_eq!(press("ctrl-a", step * 20), Dispatch::PrefixStarted);
+    assert_eq!(
+        press("space", step * 20),
+        Dispatch::Command(Command::LayoutNext)
+    );
+    assert_eq!(press("space", step * 20), Dispatch::Unbound(event("space")));
+}
+
+#[test]
 fn dispatcher_state_and_context_rules() {
     let keymap = Keymap::defaults();
     let mut dispatcher = KeyDispatcher::new();

@@ -66,6 +66,24 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PaneGrowUp => grow(shell, Direction::Up),
         C::PaneGrowDown => grow(shell, Direction::Down),
         C::TabNew => ws.new_tab(),
+        C::TabRename => {
+            let rename = super::rename::TabRename::open(ws);
+            shell.message = Some(rename.prompt());
+            shell.rename = Some(rename);
+        }
+        C::LayoutNext => {
+            let preset = ws.layout_mut().next_preset();
+            shell.message = Some(format!("layout: {}", preset.name()));
+        }
+        C::LayoutEvenHorizontal
+        | C::LayoutEvenVertical
+        | C::LayoutMainHorizontal
+        | C::LayoutMainVertical
+        | C::LayoutTiled => {
+            if let Some(preset) = command.preset() {
+                ws.layout_mut().apply_preset(preset);
+            }
+        }
         C::SessionSwitcher => shell.switcher = Some(SessionSwitcher::open(ws)),
         C::ProjectOpen => {
             let near = ws.focused_project();

@@ -92,9 +92,8 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::workspace::agent::AgentSpec;
+    use crate::workspace::Workspace;
     use crate::workspace::layout::{Axis, Direction};
-    use crate::workspace::{AgentLauncher, Workspace};
 
     /// A workspace whose panes have no agent behind them.
     fn workspace() -> Workspace {
@@ -103,19 +102,7 @@ mod tests {
 
     /// A workspace with a tab for each of `projects`, no agent behind its panes.
     fn workspace_on(projects: &[&str]) -> Workspace {
-        let (events, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let (shell_events, _shell_rx) = tokio::sync::mpsc::unbounded_channel();
-        Workspace::new(
-            AgentLauncher {
-                spec: AgentSpec::march(Path::new("/usr/bin/march")),
-                mode: None,
-                events,
-                paths: None,
-                shell_events,
-                shell: march_core::config::ShellConfig::default(),
-            },
-            projects.iter().map(Into::into).collect(),
-        )
+        crate::workspace::test_workspace_on(projects).0
     }
 
     /// [`draw`] in a ratatui frame.

@@ -11,6 +11,7 @@ mod frame;
 mod hints;
 mod input;
 mod projects;
+mod rename;
 mod screen;
 mod supervisor;
 mod switch;
@@ -77,6 +78,8 @@ struct Shell {
     switcher: Option<SessionSwitcher>,
     /// The open-project picker, when open.
     projects: Option<ProjectPicker>,
+    /// The current tab's new name, while it is typed in the status bar.
+    rename: Option<rename::TabRename>,
     /// The data directory (saved workspaces, for recent projects).
     data_dir: PathBuf,
     /// How long a session may sit idle out of sight before its runner stops (0: never).
@@ -193,6 +196,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         supervisor: None,
         switcher: None,
         projects: None,
+        rename: None,
         data_dir: paths.data_dir.clone(),
         frame_stats: FrameStats::from_env(),
         stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
@@ -389,6 +393,12 @@ impl Shell {
         let had_message = self.message.is_some();
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
+            Event::Paste(text) if self.rename.is_some() => {
+                if let Some(rename) = self.rename.as_mut() {
+                    rename.paste(&text);
+                    self.message = Some(rename.prompt());
+                }
+            }
             Event::Paste(text) if self.projects.is_some() => {
                 if let Some(picker) = self.projects.as_mut()
                     && picker.paste(&text, &mut self.ws)
@@ -442,6 +452,7 @@ impl Shell {
             && !self.dispatcher.prefix_pending()
             && self.switcher.is_none()
             && self.projects.is_none()
+            && self.rename.is_none()
             && self.supervisor.is_none();
         !only_to_program
     }
@@ -451,6 +462,15 @@ impl Shell {
         if self.help {
             // Any key closes the key list, and does nothing else.
             self.help = false;
+            return;
+        }
+        if let Some(rename) = self.rename.as_mut() {
+            if rename.key(key, &mut self.ws) {
+                self.rename = None;
+                self.persist();
+            } else {
+                self.message = Some(rename.prompt());
+            }
             return;
         }
         if let Some(picker) = self.projects.as_mut() {

@@ -47,8 +47,11 @@ use terminals::CommandTerminal;
 
 /// One tab: a name, the project its new panes open on, and a layout.
 pub struct Tab {
-    /// Shown in the status bar.
+    /// Shown in the status bar: the project's name (numbered there when tabs share it) or
+    /// the name the user gave.
     pub name: String,
+    /// The user named it (`tab.rename`): shown as it is, never numbered.
+    pub renamed: bool,
     /// The project directory new panes of this tab start in.
     pub project: PathBuf,
     /// Its panes.
@@ -220,6 +223,7 @@ impl Workspace {
         let pane = self.new_pane(&project, None);
         self.tabs.push(Tab {
             name: project_name(&project),
+            renamed: false,
             project,
             layout: Layout::new(pane),
         });
@@ -386,12 +390,43 @@ impl Workspace {
             .unwrap_or_else(|| self.tab().project.clone())
     }
 
+    /// What the status bar calls tab `i`: its own name, or its project's with a number
+    /// when other tabs not renamed show the same project name (`api`, `api 2`).
+    pub fn tab_label(&self, i: usize) -> String {
+        let Some(tab) = self.tabs.get(i) else {
+            return String::new();
+        };
+        if tab.renamed {
+            return tab.name.clone();
+        }
+        let same = |t: &&Tab| !t.renamed && t.name == tab.name;
+        if self.tabs.iter().filter(same).count() < 2 {
+            return tab.name.clone();
+        }
+        let n = self.tabs[..i].iter().filter(same).count() + 1;
+        format!("{} {n}", tab.name)
+    }
+
+    /// Names the current tab `name`; an empty name gives it back its project's.
+    pub fn rename_tab(&mut self, name: &str) {
+        let name = name.trim();
+        let tab = self.tab_mut();
+        if name.is_empty() {
+            tab.name = project_name(&tab.project);
+            tab.renamed = false;
+        } else {
+            tab.name = name.to_string();
+            tab.renamed = true;
+        }
+    }
+
     /// A new tab with one agent pane on the focused pane's project.
     pub fn new_tab(&mut self) {
         let project = self.focused_project();
         let id = self.new_pane(&project, None);
         self.tabs.push(Tab {
             name: project_name(&project),
+            renamed: false,
             project,
             layout: Layout::new(id),
         });
@@ -614,6 +649,17 @@ pub(crate) fn test_workspace(
     Workspace,
     tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
 ) {
+    test_workspace_on(&[project])
+}
+
+/// A workspace with a tab for each of `projects`, no agent behind its panes (tests only).
+#[cfg(test)]
+pub(crate) fn test_workspace_on<P: AsRef<Path>>(
+    projects: &[P],
+) -> (
+    Workspace,
+    tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
+) {
     let (events, rx) = tokio::sync::mpsc::unbounded_channel();
     let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
     let launcher = AgentLauncher {
@@ -624,5 +670,6 @@ pub(crate) fn test_workspace(
         shell_events,
         shell: march_core::config::ShellConfig::default(),
     };
-    (Workspace::new(launcher, vec![project.to_path_buf()]), rx)
+    let projects = projects.iter().map(|p| p.as_ref().to_path_buf()).collect();
+    (Workspace::new(launcher, projects), rx)
 }

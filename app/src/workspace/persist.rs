@@ -39,6 +39,9 @@ pub struct SavedWorkspace {
 pub struct SavedTab {
     /// Its name.
     pub name: String,
+    /// The user gave the name (else it is the project's).
+    #[serde(default)]
+    pub renamed: bool,
     /// The project its new panes open on.
     pub project: PathBuf,
     /// Its layout (pane ids are the keys of [`SavedWorkspace::panes`]).
@@ -318,6 +321,7 @@ impl super::Workspace {
             .iter()
             .map(|t| SavedTab {
                 name: t.name.clone(),
+                renamed: t.renamed,
                 project: t.project.clone(),
                 layout: t.layout.clone(),
             })
@@ -373,6 +377,7 @@ impl super::Workspace {
             }
             ws.tabs.push(super::Tab {
                 name: tab.name,
+                renamed: tab.renamed,
                 project: tab.project,
                 layout: tab.layout,
             });
@@ -392,6 +397,7 @@ mod tests {
         layout.split(super::super::layout::Axis::Horizontal, PaneId(2));
         saved.tabs.push(SavedTab {
             name: "api".into(),
+            renamed: true,
             project: dirs[0].clone(),
             layout,
         });

@@ -46,10 +46,10 @@ pub fn render(ws: &Workspace, ctx: &StatusContext, area: Rect, buf: &mut Buffer,
         left.push(Span::styled(" ZOOM ", accent));
     }
     let (tabs, active) = ws.tabs();
-    for (i, tab) in tabs.iter().enumerate() {
+    for i in 0..tabs.len() {
         let style = if i == active { accent } else { base };
         left.push(Span::styled(
-            format!(" {}:{}", i + 1, sanitize(&tab.name)),
+            format!(" {}:{}", i + 1, sanitize(&ws.tab_label(i))),
             style,
         ));
         let attention = ws.tab_attention(i);

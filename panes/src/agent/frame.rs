@@ -101,10 +101,7 @@ impl AgentPane {
             right = format!("● working · {right}");
         }
         let right = right.trim_end_matches([' ', '·']).to_string();
-        let max_title = usize::from(area.width)
-            .saturating_sub(wrap::width(&right) + 8)
-            .max(8);
-        let title = wrap::truncate(&self.border_title(), max_title);
+        let (title, right) = share_border(&self.border_title(), &right, usize::from(area.width));
         let mut block = pane_block(&title, focused, theme);
         if !right.is_empty() {
             block = block.title(
@@ -148,4 +145,25 @@ impl AgentPane {
             buf.set_line(x, area.y, &line, w.min(area.width));
         }
     }
+}
+
+/// Cuts the border's title and status so both fit in a border `width` wide, each with an
+/// ellipsis where cut: the title keeps at least half of the room (all it needs when the
+/// status is short), the status the rest, and goes when fewer than 6 columns are left.
+pub(crate) fn share_border(title: &str, status: &str, width: usize) -> (String, String) {
+    // Two corners, and a space either side of each text.
+    let room = width.saturating_sub(4);
+    let (title_w, status_w) = (wrap::width(title), wrap::width(status));
+    // Whole, they may touch (two spaces apart); cut, a piece of border parts them.
+    if status_w == 0 || title_w + status_w + 2 <= room {
+        return (wrap::truncate(title, room), status.to_string());
+    }
+    let title_room = title_w.min(room.saturating_sub(status_w + 3).max(room / 2));
+    let cut = wrap::truncate(title, title_room);
+    let status_room = room.saturating_sub(wrap::width(&cut) + 3);
+    if status_room < 6 {
+        // No room worth having for the status: the title takes it all.
+        return (wrap::truncate(title, room), String::new());
+    }
+    (cut, wrap::truncate(status, status_room))
 }

@@ -340,3 +340,38 @@ fn multiline_prompt_grows_to_a_third_of_the_pane() {
     let (_, y) = pane.cursor_position().unwrap();
     assert_eq!(y, 10, "the cursor follows the last line");
 }
+
+#[test]
+fn a_narrow_pane_cuts_its_title_and_status_with_ellipses() {
+    let mut pane = AgentPane::new("March · project");
+    pane.set_config_options(&model_options());
+    pane.apply(&SessionUpdate::SessionInfoUpdate(
+        agent_client_protocol::v1::schema::SessionInfoUpdate::new()
+            .title("fix the failing parser test"),
+    ));
+    pane.apply(&SessionUpdate::UsageUpdate(
+        UsageUpdate::new(45_600, 200_000)
+            .cost(agent_client_protocol::v1::schema::Cost::new(0.42, "USD")),
+    ));
+    pane.turn_started();
+    for width in [28u16, 40, 60] {
+        let t = draw(&mut pane, &dark(), width, 5);
+        let top: String = (0..width)
+            .map(|x| t.backend().buffer()[(x, 0)].symbol().to_string())
+            .collect();
+        assert!(top.starts_with("┌ March"), "{width}: {top}");
+        assert!(top.ends_with(" ┐"), "{width}: {top}");
+        // The title and the status never run into each other.
+        assert!(top.contains("… "), "{width}: {top}");
+        assert_eq!(crate::wrap::width(&top), usize::from(width), "{top}");
+    }
+    insta::assert_snapshot!(draw(&mut pane, &dark(), 28, 5).backend());
+    assert_eq!(
+        super::super::frame::share_border("title", "status", 10),
+        ("title".to_string(), String::new())
+    );
+    assert_eq!(
+        super::super::frame::share_border("a", "b", 10),
+        ("a".to_string(), "b".to_string())
+    );
+}

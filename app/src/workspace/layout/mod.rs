@@ -4,8 +4,12 @@
 //! those rectangles (the nearest pane whose edge touches the focused one's, preferring the
 //! one that overlaps it most), as tmux and zellij do.
 
+mod preset;
+
 use ratatui::layout::Rect;
 use serde::{Deserialize, Serialize};
+
+pub use preset::Preset;
 
 /// A pane's id, unique in the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -194,6 +198,9 @@ pub struct Layout {
     root: Node,
     focused: PaneId,
     zoomed: bool,
+    /// The preset last applied: what `layout.next` goes on from, as tmux's `next-layout`.
+    #[serde(default)]
+    preset: Option<Preset>,
 }
 
 impl Layout {
@@ -203,6 +210,7 @@ impl Layout {
             root: Node::Leaf(pane),
             focused: pane,
             zoomed: false,
+            preset: None,
         }
     }
 
