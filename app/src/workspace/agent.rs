@@ -89,10 +89,8 @@ pub enum AgentEvent {
     Terminal(AgentRequest),
     /// First-run setup: providers with local servers probed.
     SetupProviders(Vec<march_panes::setup::SetupProvider>),
-    /// First-run setup: a custom server's models were listed (or not).
+    /// First-run setup: a custom server was asked for its models (nothing saved yet).
     SetupModels {
-        /// The provider added for the server.
-        provider: String,
         /// Its models, or why they could not be listed.
         result: Result<Vec<String>, String>,
     },

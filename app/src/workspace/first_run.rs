@@ -68,32 +68,26 @@ impl Workspace {
         }
     }
 
-    /// A custom server's models were listed (or not): use the first.
-    pub(super) fn setup_models(
-        &mut self,
-        key: SessionKey,
-        provider: &str,
-        result: Result<Vec<String>, String>,
-    ) {
-        let Some(paths) = self.launcher.paths.clone() else {
-            return;
+    /// A custom server's models were listed (or not): the view uses one, offers several or
+    /// asks for the id.
+    pub(super) fn setup_models(&mut self, key: SessionKey, result: Result<Vec<String>, String>) {
+        let event = match self.sessions.get_mut(&key).and_then(|s| s.setup.as_mut()) {
+            Some(view) => view.custom_models(result),
+            None => return,
         };
-        let chosen = match result {
-            Ok(models) => match models.first() {
-                Some(model) => setup::set_default_model(&paths, &format!("{provider}/{model}")),
-                None => Err(format!("the server of {provider} lists no models")),
-            },
-            Err(e) => Err(format!("cannot list the models of {provider}: {e}")),
-        };
-        self.setup_done(key, chosen);
+        self.session_setup_event(key, event);
     }
 
     /// What the setup view in pane `pane` asked for.
     pub fn setup_event(&mut self, pane: PaneId, event: SetupEvent) {
+        if let Some(key) = self.panes.get(&pane).copied() {
+            self.session_setup_event(key, event);
+        }
+    }
+
+    /// What session `key`'s setup view asked for.
+    fn session_setup_event(&mut self, key: SessionKey, event: SetupEvent) {
         let Some(paths) = self.launcher.paths.clone() else {
-            return;
-        };
-        let Some(key) = self.panes.get(&pane).copied() else {
             return;
         };
         match event {
@@ -110,19 +104,25 @@ impl Workspace {
                 let result = setup::set_default_model(&paths, &format!("{provider}/{model}"));
                 self.setup_done(key, result);
             }
-            SetupEvent::SaveBaseUrl { url, api_key } => {
-                match setup::add_custom_provider(&paths, &url, api_key.as_deref()) {
-                    Ok(provider) => {
-                        // Which model to use is the server's to say.
-                        let events = self.launcher.events.clone();
-                        tokio::spawn(async move {
-                            let result = setup::models_of(paths, provider.clone()).await;
-                            let _ =
-                                events.send((key, AgentEvent::SetupModels { provider, result }));
-                        });
-                    }
-                    Err(e) => self.setup_done(key, Err(e)),
-                }
+            SetupEvent::SaveBaseUrl {
+                url,
+                api_key,
+                model: Some(model),
+            } => {
+                let result = setup::save_custom_server(&paths, &url, api_key.as_deref(), &model);
+                self.setup_done(key, result);
+            }
+            SetupEvent::SaveBaseUrl {
+                url,
+                api_key,
+                model: None,
+            } => {
+                // Which model to use is the server's to say; nothing is written meanwhile.
+                let events = self.launcher.events.clone();
+                tokio::spawn(async move {
+                    let result = setup::list_server_models(&url, api_key.as_deref()).await;
+                    let _ = events.send((key, AgentEvent::SetupModels { result }));
+                });
             }
         }
     }

@@ -252,9 +252,7 @@ impl Workspace {
                     setup.set_probing(false);
                 }
             }
-            AgentEvent::SetupModels { provider, result } => {
-                self.setup_models(key, &provider, result);
-            }
+            AgentEvent::SetupModels { result } => self.setup_models(key, result),
             // Taken above.
             AgentEvent::Terminal(_)
             | AgentEvent::Diffed { .. }

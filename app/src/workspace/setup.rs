@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use march_core::auth::AuthStore;
 use march_core::config::Config;
-use march_core::model::{CredentialSource, ModelRegistry};
+use march_core::model::{Api, CredentialSource, ModelRegistry, ProviderInfo};
 use march_core::paths::MarchPaths;
 use march_panes::setup::{ProviderStatus, SetupProvider};
 
@@ -167,14 +167,36 @@ pub fn add_custom_provider(
     Ok(name)
 }
 
-/// The models `provider`'s server lists.
-pub async fn models_of(paths: MarchPaths, provider: String) -> Result<Vec<String>, String> {
-    let registry = ModelRegistry::load(&paths).map_err(|e| e.to_string())?;
-    let models = registry
-        .discover(&provider, PROBE_TIMEOUT * 5)
+/// The models an OpenAI-compatible server at `url` lists, asked with `api_key`, before
+/// anything about it is saved.
+pub async fn list_server_models(url: &str, api_key: Option<&str>) -> Result<Vec<String>, String> {
+    let info = ProviderInfo {
+        name: "custom".to_string(),
+        api: Api::OpenAiCompletions,
+        base_url: url.trim().trim_end_matches('/').to_string(),
+        api_key_env: None,
+        local: false,
+        headers: Default::default(),
+        reasoning_format: Default::default(),
+        models: Vec::new(),
+    };
+    let models = info
+        .discover(api_key.filter(|k| !k.trim().is_empty()), PROBE_TIMEOUT * 5)
         .await
         .map_err(|e| e.to_string())?;
     Ok(models.into_iter().map(|m| m.id).collect())
+}
+
+/// Save the server at `url` as a provider (its key in auth.json) and `model` on it as the
+/// default; what to tell the user.
+pub fn save_custom_server(
+    paths: &MarchPaths,
+    url: &str,
+    api_key: Option<&str>,
+    model: &str,
+) -> Result<String, String> {
+    let provider = add_custom_provider(paths, url, api_key)?;
+    set_default_model(paths, &format!("{provider}/{}", model.trim()))
 }
 
 fn read_config(file: &Path) -> Result<String, String> {
@@ -258,6 +280,59 @@ mod tests {
             add_custom_provider(&paths, "http://h/v1", None).unwrap(),
             "custom-2"
         );
+    }
+
+    /// A server on loopback that answers every request `404 Not Found` (no `/models`).
+    async fn server_without_models() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found")
+                    .await;
+            }
+        });
+        format!("http://{addr}/v1")
+    }
+
+    #[tokio::test]
+    async fn a_server_without_a_model_list_is_saved_only_with_a_typed_model() {
+        let (_dir, paths) = home();
+        let url = server_without_models().await;
+        let err = list_server_models(&url, Some("sk-1")).await.unwrap_err();
+        assert!(err.contains("404"), "{err}");
+        // Asking wrote nothing.
+        assert!(!paths.config_file().exists());
+        assert!(!paths.auth_file().exists());
+        let said = save_custom_server(&paths, &url, Some("sk-1"), " my-model ").unwrap();
+        assert!(said.contains("custom/my-model"), "{said}");
+        let config = Config::load(&paths).unwrap();
+        assert_eq!(config.default_model.as_deref(), Some("custom/my-model"));
+        assert_eq!(
+            config.providers["custom"].base_url.as_deref(),
+            Some(url.as_str())
+        );
+        assert_eq!(AuthStore::load(&paths).unwrap().get("custom"), Some("sk-1"));
+        // And the model resolves, unlisted as it is.
+        let registry = ModelRegistry::load(&paths).unwrap();
+        assert_eq!(registry.resolve("custom/my-model").unwrap().id, "my-model");
+    }
+
+    #[tokio::test]
+    async fn a_server_with_a_model_list_is_asked_before_anything_is_saved() {
+        let (_dir, paths) = home();
+        let server = march_testkit::ScriptedServer::start(
+            march_testkit::Script::new(vec![]).with_models(["alpha", "beta"]),
+        )
+        .await
+        .unwrap();
+        let models = list_server_models(&server.base_url(), None).await.unwrap();
+        assert_eq!(models, ["alpha", "beta"]);
+        assert!(!paths.config_file().exists());
     }
 
     #[test]

@@ -67,12 +67,16 @@ pub enum SetupEvent {
         /// The model chosen.
         model: String,
     },
-    /// Use a custom OpenAI-compatible server at `url`.
+    /// Use a custom OpenAI-compatible server at `url`: with `model`, save it; without, ask
+    /// the server for its models first (nothing is saved until one is chosen), then answer
+    /// with [`SetupView::custom_models`].
     SaveBaseUrl {
         /// The base URL (`http://` or `https://`).
         url: String,
         /// Its API key, if one was given.
         api_key: Option<String>,
+        /// The model id, typed or chosen from the server's list.
+        model: Option<String>,
     },
     /// Look again for keys and servers, and try to start the agent.
     Retry,
@@ -95,10 +99,15 @@ impl fmt::Debug for SetupEvent {
                 .field("provider", provider)
                 .field("model", model)
                 .finish(),
-            SetupEvent::SaveBaseUrl { url, api_key } => f
+            SetupEvent::SaveBaseUrl {
+                url,
+                api_key,
+                model,
+            } => f
                 .debug_struct("SaveBaseUrl")
                 .field("url", url)
                 .field("api_key", &api_key.as_deref().map(redacted))
+                .field("model", model)
                 .finish(),
             SetupEvent::Retry => f.write_str("Retry"),
         }
@@ -117,6 +126,45 @@ enum Entry {
 enum CustomFocus {
     Url,
     Key,
+    Model,
+}
+
+impl CustomFocus {
+    fn next(self, forward: bool) -> CustomFocus {
+        use CustomFocus::*;
+        match (self, forward) {
+            (Url, true) | (Model, false) => Key,
+            (Key, true) | (Url, false) => Model,
+            (Model, true) | (Key, false) => Url,
+        }
+    }
+}
+
+/// The custom-server form.
+#[derive(Clone)]
+struct CustomForm {
+    url: Field,
+    key: Field,
+    model: Field,
+    focus: CustomFocus,
+    error: Option<String>,
+    /// The server is being asked for its models.
+    checking: bool,
+}
+
+impl CustomForm {
+    fn field(&mut self) -> &mut Field {
+        match self.focus {
+            CustomFocus::Url => &mut self.url,
+            CustomFocus::Key => &mut self.key,
+            CustomFocus::Model => &mut self.model,
+        }
+    }
+
+    fn api_key(&self) -> Option<String> {
+        let key = self.key.value();
+        (!key.is_empty()).then_some(key)
+    }
 }
 
 /// What the view shows below the reason.
@@ -124,11 +172,12 @@ enum CustomFocus {
 enum Mode {
     /// The list of providers.
     List,
-    /// The models of a running local server.
+    /// The models of a running local server, or of the custom server in `custom`.
     Models {
         provider: String,
         models: Vec<String>,
         selected: usize,
+        custom: Option<Box<CustomForm>>,
     },
     /// The API key form for a provider.
     Key {
@@ -138,12 +187,7 @@ enum Mode {
         error: Option<String>,
     },
     /// The custom server form.
-    Custom {
-        url: Field,
-        key: Field,
-        focus: CustomFocus,
-        error: Option<String>,
-    },
+    Custom(Box<CustomForm>),
 }
 
 /// The first-run setup view: what it lists, what is selected, and any open form.
@@ -251,24 +295,56 @@ impl SetupView {
             Mode::List => self.list_key(key),
             Mode::Models { .. } => self.models_key(key),
             Mode::Key { .. } => self.key_form_key(key),
-            Mode::Custom { .. } => self.custom_key(key),
+            Mode::Custom(_) => self.custom_key(key),
         }
+    }
+
+    /// The custom server answered (or failed to answer) what models it serves: one is used,
+    /// several are offered to choose from; with none, or an error, the form asks for the id.
+    pub fn custom_models(&mut self, result: Result<Vec<String>, String>) -> SetupEvent {
+        let Mode::Custom(form) = &mut self.mode else {
+            return SetupEvent::None;
+        };
+        form.checking = false;
+        let problem = match result {
+            Ok(models) if models.len() == 1 => {
+                let event = SetupEvent::SaveBaseUrl {
+                    url: form.url.value(),
+                    api_key: form.api_key(),
+                    model: models.into_iter().next(),
+                };
+                self.mode = Mode::List;
+                return event;
+            }
+            Ok(models) if !models.is_empty() => {
+                let Mode::Custom(form) = std::mem::replace(&mut self.mode, Mode::List) else {
+                    return SetupEvent::None;
+                };
+                self.mode = Mode::Models {
+                    provider: form.url.value(),
+                    models,
+                    selected: 0,
+                    custom: Some(form),
+                };
+                return SetupEvent::Redraw;
+            }
+            Ok(_) => "the server lists no models".to_string(),
+            Err(e) => format!("the server did not list its models ({e})"),
+        };
+        form.error = Some(format!("{problem}: type the model id, then enter"));
+        form.focus = CustomFocus::Model;
+        SetupEvent::Redraw
     }
 
     /// Pastes `text` into the focused input field, if a form is open.
     pub fn paste(&mut self, text: &str) -> SetupEvent {
         let (field, error) = match &mut self.mode {
             Mode::Key { field, error, .. } => (field, error),
-            Mode::Custom {
-                url,
-                key,
-                focus,
-                error,
-            } => match focus {
-                CustomFocus::Url => (url, error),
-                CustomFocus::Key => (key, error),
-            },
-            Mode::List | Mode::Models { .. } => return SetupEvent::None,
+            Mode::Custom(form) if !form.checking => {
+                let edit = form.field().insert(text);
+                return edited(edit, &mut form.error);
+            }
+            Mode::Custom(_) | Mode::List | Mode::Models { .. } => return SetupEvent::None,
         };
         edited(field.insert(text), error)
     }
@@ -338,12 +414,14 @@ impl SetupView {
     fn select(&mut self) -> SetupEvent {
         let provider = match self.entries.get(self.selected) {
             Some(Entry::Custom) => {
-                self.mode = Mode::Custom {
+                self.mode = Mode::Custom(Box::new(CustomForm {
                     url: Field::new(false),
                     key: Field::new(true),
+                    model: Field::new(false),
                     focus: CustomFocus::Url,
                     error: None,
-                };
+                    checking: false,
+                }));
                 return SetupEvent::Redraw;
             }
             Some(Entry::Provider(i)) => match self.providers.get(*i) {
@@ -384,6 +462,7 @@ impl SetupView {
                         provider: provider.name,
                         models,
                         selected: 0,
+                        custom: None,
                     };
                     SetupEvent::Redraw
                 }
@@ -396,6 +475,7 @@ impl SetupView {
             provider,
             models,
             selected,
+            custom,
         } = &mut self.mode
         else {
             return SetupEvent::None;
@@ -403,7 +483,11 @@ impl SetupView {
         let n = models.len().max(1);
         match key.code {
             KeyCode::Esc => {
-                self.mode = Mode::List;
+                // Back to the form the list came from (the custom server's), else the list.
+                self.mode = match custom.take() {
+                    Some(form) => Mode::Custom(form),
+                    None => Mode::List,
+                };
                 SetupEvent::Redraw
             }
             KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => {
@@ -416,9 +500,16 @@ impl SetupView {
             }
             KeyCode::Enter => match models.get(*selected) {
                 Some(model) => {
-                    let event = SetupEvent::UseLocal {
-                        provider: provider.clone(),
-                        model: model.clone(),
+                    let event = match custom {
+                        Some(form) => SetupEvent::SaveBaseUrl {
+                            url: form.url.value(),
+                            api_key: form.api_key(),
+                            model: Some(model.clone()),
+                        },
+                        None => SetupEvent::UseLocal {
+                            provider: provider.clone(),
+                            model: model.clone(),
+                        },
                     };
                     self.mode = Mode::List;
                     event
@@ -463,54 +554,59 @@ impl SetupView {
     }
 
     fn custom_key(&mut self, key: KeyEvent) -> SetupEvent {
-        let Mode::Custom {
-            url,
-            key: api_key,
-            focus,
-            error,
-        } = &mut self.mode
-        else {
+        let Mode::Custom(form) = &mut self.mode else {
             return SetupEvent::None;
         };
+        if key.code == KeyCode::Esc {
+            // Also while the server is asked: its answer then finds no form and is dropped.
+            self.mode = Mode::List;
+            return SetupEvent::Redraw;
+        }
+        if form.checking {
+            return SetupEvent::None;
+        }
         match key.code {
-            KeyCode::Esc => {
-                self.mode = Mode::List;
+            KeyCode::Tab | KeyCode::Down => {
+                form.focus = form.focus.next(true);
                 SetupEvent::Redraw
             }
-            KeyCode::Tab | KeyCode::BackTab | KeyCode::Up | KeyCode::Down => {
-                *focus = match focus {
-                    CustomFocus::Url => CustomFocus::Key,
-                    CustomFocus::Key => CustomFocus::Url,
-                };
+            KeyCode::BackTab | KeyCode::Up => {
+                form.focus = form.focus.next(false);
                 SetupEvent::Redraw
             }
             KeyCode::Enter => {
-                let value = url.value();
-                if let Err(message) = validate_url(&value) {
-                    *error = Some(message);
-                    *focus = CustomFocus::Url;
+                let url = form.url.value();
+                if let Err(message) = validate_url(&url) {
+                    form.error = Some(message);
+                    form.focus = CustomFocus::Url;
                     return SetupEvent::Redraw;
                 }
-                *error = None;
-                if *focus == CustomFocus::Url {
-                    *focus = CustomFocus::Key;
+                form.error = None;
+                if form.focus == CustomFocus::Url {
+                    form.focus = CustomFocus::Key;
                     return SetupEvent::Redraw;
                 }
-                let key_value = api_key.value();
-                let event = SetupEvent::SaveBaseUrl {
-                    url: value,
-                    api_key: (!key_value.is_empty()).then_some(key_value),
-                };
-                api_key.clear();
+                let api_key = form.api_key();
+                let model = form.model.value().trim().to_string();
+                if model.is_empty() {
+                    // The server is asked; the form stays until it has answered.
+                    form.checking = true;
+                    return SetupEvent::SaveBaseUrl {
+                        url,
+                        api_key,
+                        model: None,
+                    };
+                }
                 self.mode = Mode::List;
-                event
+                SetupEvent::SaveBaseUrl {
+                    url,
+                    api_key,
+                    model: Some(model),
+                }
             }
             _ => {
-                let field = match focus {
-                    CustomFocus::Url => url,
-                    CustomFocus::Key => api_key,
-                };
-                edited(field.key(key), error)
+                let edit = form.field().key(key);
+                edited(edit, &mut form.error)
             }
         }
     }

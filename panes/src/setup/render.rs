@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::field::Field;
-use super::{CustomFocus, Entry, Mode, ProviderStatus, SetupView};
+use super::{CustomFocus, CustomForm, Entry, Mode, ProviderStatus, SetupView};
 use crate::chrome::pane_block;
 use crate::sanitize::{sanitize, sanitize_line};
 use crate::theme::{Slot, Theme};
@@ -125,11 +125,12 @@ impl SetupView {
     }
 
     fn help_line(&self, width: usize, theme: &Theme) -> Line<'static> {
-        let help = match self.mode {
+        let help = match &self.mode {
             Mode::List => "↑↓ move · enter select · r look again",
             Mode::Models { .. } => "↑↓ move · enter use model · esc back",
             Mode::Key { .. } => "enter save · esc back · ctrl+u clear",
-            Mode::Custom { .. } => "tab next field · enter save · esc back",
+            Mode::Custom(form) if form.checking => "asking the server for its models… · esc back",
+            Mode::Custom(_) => "tab next field · enter save · esc back",
         };
         plain(help, width, theme.style(Slot::Hint))
     }
@@ -141,6 +142,7 @@ impl SetupView {
                 provider,
                 models,
                 selected,
+                ..
             } => models_body(provider, models, *selected, width, theme),
             Mode::Key {
                 provider,
@@ -155,12 +157,7 @@ impl SetupView {
                 width,
                 theme,
             ),
-            Mode::Custom {
-                url,
-                key,
-                focus,
-                error,
-            } => custom_body(url, key, *focus, error.as_deref(), width, theme),
+            Mode::Custom(form) => custom_body(form, width, theme),
         }
     }
 
@@ -351,47 +348,62 @@ fn key_body(
     }
 }
 
-fn custom_body(
-    url: &Field,
-    key: &Field,
-    focus: CustomFocus,
-    error: Option<&str>,
-    width: usize,
-    theme: &Theme,
-) -> Body {
+fn custom_body(form: &CustomForm, width: usize, theme: &Theme) -> Body {
     let dim = theme.style(Slot::TextDim);
     let label = |text: &str, focused: bool| {
         let slot = if focused { Slot::Hint } else { Slot::Text };
         plain(text, width, theme.style(slot))
     };
-    let url_focused = focus == CustomFocus::Url;
-    let mut lines = vec![label(
-        "Base URL of an OpenAI-compatible server:",
-        url_focused,
-    )];
-    let (url_line, url_col) = field_line(url, url_focused, width, theme);
-    lines.push(url_line);
-    match error {
-        Some(error) => lines.push(plain(error, width, theme.style(Slot::Error))),
-        None => lines.push(plain("e.g. http://127.0.0.1:8000/v1", width, dim)),
+    let focus = form.focus;
+    let mut lines = Vec::new();
+    let mut cursor = (1, 0);
+    let fields = [
+        (
+            CustomFocus::Url,
+            "Base URL of an OpenAI-compatible server:",
+            &form.url,
+            "e.g. http://127.0.0.1:8000/v1".to_string(),
+        ),
+        (
+            CustomFocus::Key,
+            "API key (optional):",
+            &form.key,
+            match form.key.len() {
+                0 => "leave empty if the server needs no key".to_string(),
+                _ => count_note(&form.key),
+            },
+        ),
+        (
+            CustomFocus::Model,
+            "Model id (optional):",
+            &form.model,
+            if form.checking {
+                "asking the server… nothing is saved until one is chosen".to_string()
+            } else {
+                "empty: the server is asked which models it serves".to_string()
+            },
+        ),
+    ];
+    for (i, (which, title, field, note)) in fields.into_iter().enumerate() {
+        if i > 0 {
+            lines.push(Line::default());
+        }
+        let focused = focus == which;
+        lines.push(label(title, focused));
+        let (line, col) = field_line(field, focused, width, theme);
+        if focused {
+            cursor = (lines.len(), col);
+        }
+        lines.push(line);
+        // The error sits under the field it is about.
+        match &form.error {
+            Some(error) if focused => lines.push(plain(error, width, theme.style(Slot::Error))),
+            _ => lines.push(plain(&note, width, dim)),
+        }
     }
-    lines.push(Line::default());
-    lines.push(label("API key (optional):", !url_focused));
-    let (key_line, key_col) = field_line(key, !url_focused, width, theme);
-    lines.push(key_line);
-    let note = match key.len() {
-        0 => "leave empty if the server needs no key".to_string(),
-        _ => count_note(key),
-    };
-    lines.push(plain(&note, width, dim));
-    let (focus_line, cursor) = if url_focused {
-        (1, (1, url_col))
-    } else {
-        (5, (5, key_col))
-    };
     Body {
         lines,
-        focus: focus_line,
-        cursor: Some(cursor),
+        focus: cursor.0,
+        cursor: (!form.checking).then_some(cursor),
     }
 }

@@ -262,6 +262,7 @@ fn debug_output_redacts_keys() {
     let event = SetupEvent::SaveBaseUrl {
         url: "http://x".to_string(),
         api_key: Some(SECRET.to_string()),
+        model: None,
     };
     assert!(!format!("{event:?}").contains("SECRET"));
 }
@@ -288,8 +289,8 @@ fn custom_server_validates_the_url() {
     type_text(&mut v, "localhost:8000");
     assert_eq!(press(&mut v, KeyCode::Enter), SetupEvent::Redraw);
     assert!(
-        matches!(&v.mode, Mode::Custom { error: Some(e), focus: CustomFocus::Url, .. }
-        if e.contains("http://"))
+        matches!(&v.mode, Mode::Custom(f) if f.focus == CustomFocus::Url
+            && f.error.as_deref().is_some_and(|e| e.contains("http://")))
     );
     press(&mut v, KeyCode::Home);
     type_text(&mut v, "http://");
@@ -297,19 +298,44 @@ fn custom_server_validates_the_url() {
     assert_eq!(press(&mut v, KeyCode::Enter), SetupEvent::Redraw);
     assert!(matches!(
         &v.mode,
-        Mode::Custom {
-            error: None,
-            focus: CustomFocus::Key,
-            ..
-        }
+        Mode::Custom(f) if f.error.is_none() && f.focus == CustomFocus::Key
     ));
+    // No model typed: the server is asked, and the form waits for its answer.
     assert_eq!(
         press(&mut v, KeyCode::Enter),
         SetupEvent::SaveBaseUrl {
             url: "http://localhost:8000".to_string(),
-            api_key: None
+            api_key: None,
+            model: None,
         }
     );
+    assert!(matches!(&v.mode, Mode::Custom(f) if f.checking));
+    let shown = screen(draw(&mut v, &dark(), 80, 24).backend().buffer());
+    assert!(
+        shown.contains("nothing is saved until one is chosen"),
+        "{shown}"
+    );
+    // A server without a model list: the form asks for the id, everything typed kept.
+    assert_eq!(
+        v.custom_models(Err("HTTP 404".to_string())),
+        SetupEvent::Redraw
+    );
+    assert!(matches!(&v.mode, Mode::Custom(f) if !f.checking && f.focus == CustomFocus::Model));
+    let shown = screen(draw(&mut v, &dark(), 80, 24).backend().buffer());
+    assert!(
+        shown.contains("did not list its models (HTTP 404): type the model id"),
+        "{shown}"
+    );
+    type_text(&mut v, "qwen3-coder");
+    assert_eq!(
+        press(&mut v, KeyCode::Enter),
+        SetupEvent::SaveBaseUrl {
+            url: "http://localhost:8000".to_string(),
+            api_key: None,
+            model: Some("qwen3-coder".to_string()),
+        }
+    );
+    assert!(matches!(v.mode, Mode::List));
 
     let mut v = view();
     select_named(&mut v, "custom");
@@ -323,7 +349,42 @@ fn custom_server_validates_the_url() {
         press(&mut v, KeyCode::Enter),
         SetupEvent::SaveBaseUrl {
             url: "HTTPS://llm.internal/v1".to_string(),
-            api_key: Some("token-123".to_string())
+            api_key: Some("token-123".to_string()),
+            model: None,
+        }
+    );
+    // Several models: the user picks one; Esc goes back to the form.
+    assert_eq!(
+        v.custom_models(Ok(vec!["a".to_string(), "b".to_string()])),
+        SetupEvent::Redraw
+    );
+    assert!(matches!(&v.mode, Mode::Models { models, .. } if models.len() == 2));
+    press(&mut v, KeyCode::Esc);
+    assert!(matches!(&v.mode, Mode::Custom(_)));
+    press(&mut v, KeyCode::Enter);
+    v.custom_models(Ok(vec!["a".to_string(), "b".to_string()]));
+    press(&mut v, KeyCode::Down);
+    assert_eq!(
+        press(&mut v, KeyCode::Enter),
+        SetupEvent::SaveBaseUrl {
+            url: "HTTPS://llm.internal/v1".to_string(),
+            api_key: Some("token-123".to_string()),
+            model: Some("b".to_string()),
+        }
+    );
+    // One model is used at once.
+    let mut v = view();
+    select_named(&mut v, "custom");
+    press(&mut v, KeyCode::Enter);
+    v.paste("http://one/v1");
+    press(&mut v, KeyCode::Enter);
+    press(&mut v, KeyCode::Enter);
+    assert_eq!(
+        v.custom_models(Ok(vec!["only".to_string()])),
+        SetupEvent::SaveBaseUrl {
+            url: "http://one/v1".to_string(),
+            api_key: None,
+            model: Some("only".to_string()),
         }
     );
 }

@@ -142,6 +142,29 @@ pub(crate) fn config_options(
     ]
 }
 
+/// The model `value` names: one offered, or, as `default_model` would, any id on a provider
+/// that can be called now (unlisted and newly released models resolve with the provider's
+/// defaults; docs/CONFIG.md, "Model specs").
+fn model_change(value: &str, registry: &ModelRegistry) -> Result<Model, Error> {
+    if let Some(model) = usable_models(registry)
+        .into_iter()
+        .find(|m| model_spec(m) == value)
+    {
+        return Ok(model);
+    }
+    let model = registry
+        .resolve(value)
+        .map_err(|e| errors::invalid_params(format!("model `{value}`: {e}")))?;
+    if !registry.credential_source(&model.provider).is_usable() {
+        return Err(errors::invalid_params(format!(
+            "model `{value}`: its provider {} has no API key (set one with `march` setup, \
+             auth.json or the provider's environment variable)",
+            model.provider
+        )));
+    }
+    Ok(model)
+}
+
 /// Check a requested option change against what is offered.
 pub(crate) fn parse_change(
     config_id: &str,
@@ -155,15 +178,7 @@ pub(crate) fn parse_change(
     };
     let value: &str = &value.0;
     match config_id {
-        MODEL => usable_models(registry)
-            .into_iter()
-            .find(|m| model_spec(m) == value)
-            .map(Change::Model)
-            .ok_or_else(|| {
-                errors::invalid_params(format!(
-                    "model `{value}` is not offered (it is unknown or its provider has no API key)"
-                ))
-            }),
+        MODEL => model_change(value, registry).map(Change::Model),
         THINKING => value
             .parse::<ThinkingLevel>()
             .map(Change::Thinking)
@@ -266,7 +281,14 @@ mod tests {
             parse_change(MODEL, &v("scripted/n"), &reg),
             Ok(Change::Model(m)) if m.id == "n"
         ));
-        assert!(parse_change(MODEL, &v("openai/gpt-5"), &reg).is_err());
+        // An id the provider does not list resolves, as default_model would.
+        assert!(matches!(
+            parse_change(MODEL, &v("scripted/brand-new-model"), &reg),
+            Ok(Change::Model(m)) if m.id == "brand-new-model" && m.provider == "scripted"
+        ));
+        let err = parse_change(MODEL, &v("openai/gpt-5"), &reg).unwrap_err();
+        assert!(err.message.contains("has no API key"), "{err:?}");
+        assert!(parse_change(MODEL, &v("nowhere/x"), &reg).is_err());
         assert_eq!(
             parse_change(THINKING, &v("high"), &reg).ok(),
             Some(Change::Thinking(ThinkingLevel::High))

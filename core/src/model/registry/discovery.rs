@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{ModelRegistry, RegistryError};
+use super::{ModelRegistry, ProviderInfo, RegistryError};
 use crate::model::{Api, Model};
 
 /// The `anthropic-version` header sent to Anthropic's API.
@@ -25,9 +25,22 @@ impl ModelRegistry {
                 provider: provider.to_string(),
                 known: self.provider_names(),
             })?;
+        info.discover(self.api_key(provider).as_deref(), timeout)
+            .await
+    }
+}
+
+impl ProviderInfo {
+    /// Ask this provider's server which models it serves with `key`, whether or not the
+    /// provider is in any config yet (setup checks a server before saving it).
+    pub async fn discover(
+        &self,
+        key: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Vec<Model>, RegistryError> {
+        let info = self;
         let url = format!("{}/models", info.base_url);
         let client = crate::http::client(timeout).map_err(RegistryError::Client)?;
-        let key = self.api_key(provider);
         let mut request = match info.api {
             Api::OpenAiCompletions => {
                 let request = client.get(&url);
