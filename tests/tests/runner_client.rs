@@ -216,7 +216,7 @@ async fn a_killed_runner_is_restarted_and_its_session_loaded_again() {
     .await;
     assert_eq!(exit, RunnerExit::Signal(9));
     let attempt = wait_for(&mut events, |event| match event {
-        RunnerEvent::Restarted { attempt } => Some(*attempt),
+        RunnerEvent::Restarted { attempt, .. } => Some(*attempt),
         _ => None,
     })
     .await;
@@ -251,7 +251,7 @@ async fn a_killed_runner_is_restarted_and_its_session_loaded_again() {
     // A second crash in a row counts as the second attempt.
     kill9(second_pid);
     let attempt = wait_for(&mut events, |event| match event {
-        RunnerEvent::Restarted { attempt } => Some(*attempt),
+        RunnerEvent::Restarted { attempt, .. } => Some(*attempt),
         _ => None,
     })
     .await;

@@ -195,6 +195,47 @@ fn resize_keys_repeat_without_the_prefix_and_a_tab_can_be_renamed() {
 }
 
 #[test]
+fn help_the_agent_shell_toggle_and_new_leave_nothing_stale() {
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    // /help: the slash commands and the main keys, as bound.
+    m.type_line("/help");
+    let screen = m.wait_text("Slash commands:");
+    assert!(
+        screen.contains("/resume") && screen.contains("ctrl-a ?"),
+        "{screen}"
+    );
+    // Ctrl-a e opens the agent shell pane; pressed again (from it) it closes.
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_text("commands · ");
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_for("the agent shell pane closed", |t| {
+        !t.contains("commands · ")
+    });
+    // Open again, back to the agent pane, and start a new session there: the agent shell
+    // pane goes on with the new session instead of saying the old one ended.
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_text("commands · ");
+    m.send(PREFIX);
+    m.send(b"k");
+    m.type_line("/new");
+    m.wait_for("the new session", |t| !t.contains("Slash commands:"));
+    m.wait_text("commands · ");
+    let screen = m.text();
+    assert!(!screen.contains("has ended"), "{screen}");
+    // A second press from the agent pane closes the commands pane of its (new) session.
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_for("the agent shell pane closed", |t| {
+        !t.contains("commands · ")
+    });
+    m.quit();
+}
+
+#[test]
 fn slash_model_switches_the_model_of_the_next_request() {
     let h = tokio_harness(vec![Turn::text("from m"), Turn::text("from n")]);
     let mut m = start(&h);
@@ -480,13 +521,25 @@ fn two_projects_attention_crash_restart_and_restore() {
             && t.contains("write it")
             && t.contains("Wrote the note.")
     });
-    assert_ne!(runner_in(m.pid(), &web), web_runner);
-    // The supervisor lists both projects, the web runner restarted once.
+    let new_runner = runner_in(m.pid(), &web);
+    assert_ne!(new_runner, web_runner);
+    // The supervisor lists both projects, the web runner restarted once: ready, with the
+    // new runner's pid.
     m.send(PREFIX);
     m.send(b"S");
-    m.wait_for("the supervisor with the restart", |t| {
+    let screen = m.wait_for("the supervisor with the restart", |t| {
         t.contains("Supervisor · 2 projects · 2 sessions") && t.contains("restarts 1")
     });
+    let row = screen
+        .lines()
+        .find(|l| l.contains("restarts 1"))
+        .unwrap_or_default();
+    assert!(
+        row.contains(&format!("pid {new_runner}"))
+            && row.contains("ready")
+            && !row.contains("error"),
+        "{row}"
+    );
     m.send(ESC);
     m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
     // A second pane in the web tab, so the layout has a split to restore.

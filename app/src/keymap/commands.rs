@@ -46,7 +46,7 @@ commands! {
     PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
     PaneShellRight = "pane.shell-right", "Split the focused pane, opening a shell on the right.";
     PaneShellDown = "pane.shell-down", "Split the focused pane, opening a shell below.";
-    PaneAgentShell = "pane.agent-shell", "Show the commands the agent runs, live, below its pane.";
+    PaneAgentShell = "pane.agent-shell", "Show the commands the agent runs, live, below its pane (again: hide them).";
     AgentShellPrev = "agent-shell.prev", "Show the previous command in the agent shell pane.";
     AgentShellNext = "agent-shell.next", "Show the next command in the agent shell pane.";
     PaneDiff = "pane.diff", "Show the files the focused session changed, as diffs, beside its pane.";

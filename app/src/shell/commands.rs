@@ -20,7 +20,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
     let ws = &mut shell.ws;
     match command {
         C::AppQuit => return ShellRequest::Quit,
-        C::AppHelp => shell.help = true,
+        C::AppHelp => shell.help = Some(std::cell::Cell::new(0)),
         C::AppSupervisor => shell.supervisor = Some(SupervisorView::default()),
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
         C::PrefixSend => {}
@@ -101,11 +101,10 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             }
         }
         C::TabNext | C::TabPrev => ws.cycle_tab(command == C::TabNext),
-        C::PaneAgentShell => {
-            if !ws.open_agent_shell() {
-                shell.message = Some("focus an agent pane to see its commands".to_string());
-            }
-        }
+        C::PaneAgentShell => match ws.toggle_agent_shell() {
+            Some(request) => return request,
+            None => shell.message = Some("focus an agent pane to see its commands".to_string()),
+        },
         C::PaneDiff => {
             if !ws.open_diff() {
                 shell.message = Some("focus an agent pane to see what it changed".to_string());

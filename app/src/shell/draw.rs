@@ -104,7 +104,7 @@ impl Shell {
     }
 
     fn draw_frame(&mut self, screen: &mut Out, redraw: &Redraw) -> io::Result<()> {
-        let covered = self.help
+        let covered = self.help.is_some()
             || self.dispatcher.prefix_pending()
             || self.supervisor.is_some()
             || self.switcher.is_some()
@@ -126,7 +126,7 @@ impl Shell {
             let overlays = frame::Overlays {
                 keymap: &self.keymap,
                 prefix_pending: self.dispatcher.prefix_pending(),
-                help: self.help,
+                help: self.help.as_ref(),
                 message: self.message.clone(),
                 supervisor: self.supervisor.as_ref(),
                 list: self

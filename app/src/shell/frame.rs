@@ -19,8 +19,8 @@ pub(super) struct Overlays<'a> {
     pub keymap: &'a Keymap,
     /// The prefix key was pressed.
     pub prefix_pending: bool,
-    /// The key list is open.
-    pub help: bool,
+    /// The key list is open, scrolled this far.
+    pub help: Option<&'a std::cell::Cell<usize>>,
     /// A message for the status bar.
     pub message: Option<String>,
     /// The supervisor view, when open.
@@ -54,8 +54,14 @@ pub(super) fn draw(
         view.render(panes, buf, theme);
     } else if let Some(view) = overlays.supervisor {
         view.render(&ws.supervisor_rows(), panes, buf, theme);
-    } else if overlays.help {
-        hints::render_help(overlays.keymap, panes, buf, theme);
+    } else if let Some(scroll) = overlays.help {
+        scroll.set(hints::render_help(
+            overlays.keymap,
+            scroll.get(),
+            panes,
+            buf,
+            theme,
+        ));
     } else if overlays.prefix_pending {
         hints::render(
             &overlays.keymap.hints(KeyContext::Prefix),
@@ -131,7 +137,7 @@ mod tests {
         Overlays {
             keymap,
             prefix_pending: false,
-            help: false,
+            help: None,
             message: None,
             supervisor: None,
             list: None,
@@ -164,7 +170,7 @@ mod tests {
         let overlays = Overlays {
             keymap: &keymap,
             prefix_pending: true,
-            help: false,
+            help: None,
             message: Some("copied 12 characters".to_string()),
             supervisor: None,
             list: None,
@@ -178,16 +184,67 @@ mod tests {
         let theme = Theme::builtin("light").unwrap();
         let keymap = Keymap::defaults();
         let mut ws = workspace();
+        let scroll = std::cell::Cell::new(0);
         let overlays = Overlays {
             keymap: &keymap,
             prefix_pending: false,
-            help: true,
+            help: Some(&scroll),
             message: None,
             supervisor: None,
             list: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("help_light", t.backend());
+    }
+
+    #[test]
+    fn the_key_list_fits_80_by_24_and_scrolls_to_its_end() {
+        let theme = Theme::builtin("dark").unwrap();
+        let keymap = Keymap::defaults();
+        let mut ws = workspace();
+        let scroll = std::cell::Cell::new(0);
+        let overlays = Overlays {
+            keymap: &keymap,
+            prefix_pending: false,
+            help: Some(&scroll),
+            message: None,
+            supervisor: None,
+            list: None,
+        };
+        let mut draw_at = |w, h| {
+            let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+            let hl = Highlighter::new();
+            terminal
+                .draw(|f| test_draw(f, &mut ws, &theme, &hl, &overlays))
+                .unwrap();
+            terminal
+        };
+        let t = draw_at(80, 24);
+        insta::assert_snapshot!("key_list_80x24", t.backend());
+        // Scrolled far past the end: the view stops at the last line, and says so.
+        scroll.set(10_000);
+        let t = draw_at(80, 24);
+        let text = format!("{:?}", t.backend());
+        let total = keymap_line_count(&keymap);
+        assert!(text.contains(&format!("of {total} ·")), "{text}");
+        assert!(text.contains(&format!("–{total} of")), "{text}");
+        assert!(scroll.get() < total, "the scroll was clamped");
+        // Every row keeps its border: nothing ran past the box.
+        for row in 1..23u16 {
+            let line: String = (0..80u16)
+                .map(|x| t.backend().buffer()[(x, row)].symbol().to_string())
+                .collect();
+            assert_eq!(line.chars().filter(|c| *c == '│').count() % 2, 0, "{line}");
+        }
+    }
+
+    /// Lines of the key list: a heading and a blank per context, a line per binding.
+    fn keymap_line_count(keymap: &Keymap) -> usize {
+        KeyContext::ALL
+            .iter()
+            .map(|c| keymap.hints(*c).len() + 2)
+            .sum::<usize>()
+            - 1
     }
 
     #[test]
@@ -357,10 +414,11 @@ mod tests {
         for (w, h) in [(1, 1), (2, 2), (3, 1), (1, 40), (200, 2)] {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             let hl = Highlighter::new();
+            let scroll = std::cell::Cell::new(3);
             let overlays = Overlays {
                 keymap: &keymap,
                 prefix_pending: true,
-                help: true,
+                help: Some(&scroll),
                 message: Some("x".repeat(500)),
                 supervisor: None,
                 list: None,

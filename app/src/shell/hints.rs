@@ -60,20 +60,14 @@ pub(super) fn render(
     }
 }
 
-/// The help overlay: every binding of every context, in columns, over the panes.
-pub(super) fn render_help(keymap: &Keymap, area: Rect, buf: &mut Buffer, theme: &Theme) {
-    if area.width < 20 || area.height < 6 {
-        return;
-    }
-    let rect = Rect::new(
-        area.x + area.width / 20,
-        area.y + area.height / 20,
-        area.width - area.width / 10,
-        area.height - area.height / 10,
-    );
+/// The key list's lines: every binding of every context under its heading.
+fn help_lines(
+    keymap: &Keymap,
+    key_width: usize,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let prefix = keymap.prefix_key().to_string();
-    let title = format!("keys · prefix {prefix} · any key closes");
-    let inner = draw_modal(rect, &title, buf, theme);
     let mut lines: Vec<Line<'static>> = Vec::new();
     for context in KeyContext::ALL {
         let title = match context {
@@ -86,34 +80,124 @@ pub(super) fn render_help(keymap: &Keymap, area: Rect, buf: &mut Buffer, theme: 
         };
         lines.push(Line::from(Span::styled(title, theme.style(Slot::Heading))));
         for (key, doc) in keymap.hints(*context) {
+            // Each part is cut to its own width, so a long key or doc never runs into the
+            // next.
+            let key = march_panes::wrap::truncate(&key, key_width);
+            let doc = march_panes::wrap::truncate(doc, width.saturating_sub(key_width + 3));
             lines.push(Line::from(vec![
-                Span::styled(format!("  {key:>12} "), theme.style(Slot::Hint)),
-                Span::styled(doc.to_string(), theme.style(Slot::Modal)),
+                Span::styled(format!("  {key:>key_width$} "), theme.style(Slot::Hint)),
+                Span::styled(doc, theme.style(Slot::Modal)),
             ]));
         }
         lines.push(Line::default());
     }
-    // Columns wide enough to read the docs; what does not fit is counted, not squeezed.
-    const COLUMN_WIDTH: u16 = 44;
-    let rows = usize::from(inner.height.max(1));
-    let columns = usize::from((inner.width / COLUMN_WIDTH).max(1));
-    let width = inner.width / u16::try_from(columns).unwrap_or(1).max(1);
-    let capacity = rows * columns;
-    if lines.len() > capacity {
-        let hidden = lines.len() - (capacity - 1);
-        lines.truncate(capacity - 1);
-        lines.push(Line::from(Span::styled(
-            format!("… {hidden} more: docs/KEYMAPS.md lists every key"),
-            theme.style(Slot::TextDim),
-        )));
+    lines.pop();
+    lines
+}
+
+/// The help overlay: every binding of every context, in one list scrolled from line
+/// `scroll` (clamped; the clamped value is returned so the caller keeps it).
+pub(super) fn render_help(
+    keymap: &Keymap,
+    scroll: usize,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) -> usize {
+    if area.width < 20 || area.height < 6 {
+        return scroll;
     }
-    for (i, line) in lines.into_iter().enumerate() {
-        let (col, row) = (i / rows, i % rows);
-        let x = inner.x + u16::try_from(col).unwrap_or(u16::MAX).saturating_mul(width);
-        if x >= inner.right() {
-            break;
-        }
-        let y = inner.y + u16::try_from(row).unwrap_or(u16::MAX);
-        line.render(Rect::new(x, y, width.min(inner.right() - x), 1), buf);
+    // Centred, at most 100 columns: a readable list, never columns side by side.
+    let width = area.width.min(100);
+    let rect = Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y,
+        width,
+        area.height,
+    );
+    let title = "keys · ↑↓ pgup pgdn scroll · esc closes";
+    let inner = draw_modal(rect, title, buf, theme);
+    if inner.height < 2 {
+        return scroll;
     }
+    let key_width = 12usize.min(usize::from(inner.width) / 3);
+    let lines = help_lines(keymap, key_width, usize::from(inner.width), theme);
+    // The last row says where in the list the view is.
+    let rows = usize::from(inner.height - 1);
+    let scroll = scroll.min(lines.len().saturating_sub(rows));
+    for (i, line) in lines.iter().skip(scroll).take(rows).enumerate() {
+        let y = inner.y + u16::try_from(i).unwrap_or(u16::MAX);
+        line.clone()
+            .render(Rect::new(inner.x, y, inner.width, 1), buf);
+    }
+    let shown_end = (scroll + rows).min(lines.len());
+    let footer = format!(
+        "lines {}–{shown_end} of {} · docs/KEYMAPS.md lists them too",
+        scroll + 1,
+        lines.len()
+    );
+    Line::from(Span::styled(
+        march_panes::wrap::truncate(&footer, usize::from(inner.width)),
+        theme.style(Slot::TextDim),
+    ))
+    .render(Rect::new(inner.x, inner.bottom() - 1, inner.width, 1), buf);
+    scroll
+}
+
+/// How the key list's scroll moves for `key`; `None` closes it.
+pub(super) fn help_key(key: &crossterm::event::KeyEvent, scroll: usize) -> Option<usize> {
+    use crossterm::event::KeyCode;
+    const PAGE: usize = 10;
+    Some(match key.code {
+        KeyCode::Down | KeyCode::Char('j') => scroll + 1,
+        KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+        KeyCode::PageDown | KeyCode::Char(' ') | KeyCode::Char('f') => scroll + PAGE,
+        KeyCode::PageUp | KeyCode::Char('b') => scroll.saturating_sub(PAGE),
+        KeyCode::Home | KeyCode::Char('g') => 0,
+        KeyCode::End | KeyCode::Char('G') => usize::MAX / 2,
+        _ => return None,
+    })
+}
+
+/// A short summary for `/help`: the slash commands, then the keys that matter most, as the
+/// keymap binds them.
+pub(crate) fn help_summary(keymap: &Keymap) -> String {
+    use crate::keymap::Command as C;
+    let mut out = String::from("Slash commands:\n");
+    for (name, doc) in march_panes::agent::BUILTIN_COMMANDS {
+        out.push_str(&format!("  /{name:<8} {doc}\n"));
+    }
+    out.push_str("\nKeys:\n");
+    let prefix = keymap.prefix_key().to_string();
+    let essentials = [
+        (KeyContext::Agent, C::PromptSubmit),
+        (KeyContext::Agent, C::AgentCancel),
+        (KeyContext::Agent, C::PromptNewline),
+        (KeyContext::Prefix, C::AppHelp),
+        (KeyContext::Prefix, C::PaneSplitRight),
+        (KeyContext::Prefix, C::PaneShellRight),
+        (KeyContext::Prefix, C::PaneAgentShell),
+        (KeyContext::Prefix, C::PaneDiff),
+        (KeyContext::Prefix, C::SessionSwitcher),
+        (KeyContext::Prefix, C::SessionNextAttention),
+        (KeyContext::Prefix, C::LayoutNext),
+        (KeyContext::Prefix, C::PaneZoom),
+        (KeyContext::Prefix, C::AppQuit),
+    ];
+    for (context, command) in essentials {
+        let Some(key) = keymap
+            .keys_for(context, command)
+            .first()
+            .map(ToString::to_string)
+        else {
+            continue;
+        };
+        let key = match context {
+            KeyContext::Prefix => format!("{prefix} {key}"),
+            _ => key,
+        };
+        out.push_str(&format!("  {key:<12} {}\n", command.doc()));
+    }
+    out.push_str(&format!("Every key: {prefix} ? (or docs/KEYMAPS.md)."));
+    out
 }

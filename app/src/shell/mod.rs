@@ -70,8 +70,9 @@ struct Shell {
     message: Option<String>,
     /// A border being dragged with the mouse: where the drag started.
     drag: Option<(u16, u16)>,
-    /// The key list is shown over the panes until the next key.
-    help: bool,
+    /// The key list, shown over the panes while open: how far it is scrolled (the frame
+    /// clamps it to the list).
+    help: Option<std::cell::Cell<usize>>,
     /// The supervisor view, when open.
     supervisor: Option<SupervisorView>,
     /// The session switcher, when open.
@@ -192,7 +193,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         keymap,
         message: problems.first().cloned(),
         drag: None,
-        help: false,
+        help: None,
         supervisor: None,
         switcher: None,
         projects: None,
@@ -206,6 +207,8 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         revert_armed: None,
         quit: false,
     };
+    let help = hints::help_summary(&shell.keymap);
+    shell.ws.set_help_text(help);
     let mut input = TerminalInput::new();
     // When to look for idle background sessions whose runners may stop.
     let mut idle_check: Option<tokio::time::Instant> = None;
@@ -448,7 +451,7 @@ impl Shell {
         let only_to_program = self.typed_to_shell != typed
             && !had_message
             && self.message.is_none()
-            && !self.help
+            && self.help.is_none()
             && !self.dispatcher.prefix_pending()
             && self.switcher.is_none()
             && self.projects.is_none()
@@ -459,9 +462,12 @@ impl Shell {
 
     async fn key(&mut self, key: KeyEvent) {
         self.message = None;
-        if self.help {
-            // Any key closes the key list, and does nothing else.
-            self.help = false;
+        if let Some(scroll) = &self.help {
+            // Moving keys scroll the key list; any other key closes it, and does nothing else.
+            match hints::help_key(&key, scroll.get()) {
+                Some(to) => scroll.set(to),
+                None => self.help = None,
+            }
             return;
         }
         if let Some(rename) = self.rename.as_mut() {

@@ -304,14 +304,7 @@ impl AgentDriver {
                 shared.status.log_pid = shared.status.pid;
             }
             // Updates flow from here on, also while the session is being opened.
-            // Only a weak handle: stopping the driver must be able to drop the last strong one.
-            tokio::spawn(forward(
-                key,
-                incoming,
-                shared.clone(),
-                Arc::downgrade(&runner),
-                events.clone(),
-            ));
+            tokio::spawn(forward(key, incoming, shared.clone(), events.clone()));
             let opened = match open {
                 SessionOpen::New(mode) => open_new(&connection, cwd, mode).await,
                 SessionOpen::Load(id) => open_earlier(&connection, cwd, id).await,
@@ -537,7 +530,6 @@ async fn forward(
     key: SessionKey,
     mut incoming: EventReceiver,
     shared: Arc<Mutex<Shared>>,
-    runner: std::sync::Weak<SupervisedRunner>,
     events: UnboundedSender<(SessionKey, AgentEvent)>,
 ) {
     while let Some(event) = incoming.recv().await {
@@ -609,11 +601,12 @@ async fn forward(
                 };
                 AgentEvent::Exited(text)
             }
-            RunnerEvent::Restarted { attempt } => {
+            RunnerEvent::Restarted { attempt, pid } => {
                 let mut s = lock(&shared);
                 s.status.restarts += 1;
-                s.status.pid = runner.upgrade().and_then(|r| r.pid());
-                s.status.log_pid = s.status.pid.or(s.status.log_pid);
+                // The supervisor marks the runner ready only once its sessions are back.
+                s.status.pid = Some(pid);
+                s.status.log_pid = Some(pid);
                 AgentEvent::Restarted { attempt }
             }
             RunnerEvent::SessionReopened { error, .. } => {

@@ -156,6 +156,8 @@ pub struct Workspace {
     router: OutputRouter,
     next_id: u64,
     launcher: AgentLauncher,
+    /// What `/help` shows: the slash commands and the main keys as the keymap binds them.
+    help_text: String,
     /// Every file change sessions' agents reported.
     changes: changes::ChangeLog,
     /// The area panes were last laid out in (for focus by direction and mouse drags).
@@ -209,6 +211,7 @@ impl Workspace {
                 launcher.paths.as_ref().map(|p| p.data_dir.join("changes")),
             ),
             launcher,
+            help_text: String::new(),
             pane_area: Rect::default(),
             terminal_focused: true,
             notifications: Vec::new(),
@@ -388,6 +391,11 @@ impl Workspace {
                 self.sessions.get(key).map(|s| s.project.clone())
             })
             .unwrap_or_else(|| self.tab().project.clone())
+    }
+
+    /// Sets what `/help` shows.
+    pub fn set_help_text(&mut self, text: String) {
+        self.help_text = text;
     }
 
     /// What the status bar calls tab `i`: its own name, or its project's with a number

@@ -67,6 +67,9 @@ struct Entry {
     pending: u32,
     /// When the state was entered, in router ticks (for oldest-first order).
     since: u64,
+    /// The error is the runner's crash alone (no turn failed with it): a successful restart
+    /// ends it.
+    crash_only: bool,
 }
 
 /// Attention per session.
@@ -86,6 +89,7 @@ impl OutputRouter {
                 state: Attention::Idle,
                 pending: 0,
                 since,
+                crash_only: false,
             },
         );
     }
@@ -160,18 +164,32 @@ impl OutputRouter {
     pub fn crashed(&mut self, key: SessionKey, seen: bool) -> Option<Notify> {
         let entry = self.sessions.get_mut(&key)?;
         entry.pending = 0;
+        // A crash in the middle of a turn (or after one failed) failed that turn too.
+        let interrupted = matches!(
+            entry.state,
+            Attention::Working | Attention::NeedsYou | Attention::Error
+        );
         self.set(key, Attention::Error);
+        if let Some(entry) = self.sessions.get_mut(&key) {
+            entry.crash_only = !interrupted;
+        }
         (!seen).then_some(Notify::Error)
     }
 
-    /// The runner was restarted and the session reopened: nothing runs any more. A crash
-    /// the user has not seen stays an error.
+    /// The runner was restarted and the session reopened: nothing runs any more, and a
+    /// crash that failed no turn is over (the notification about it went out already); a
+    /// turn that failed with it stays an error until seen.
     pub fn restarted(&mut self, key: SessionKey) {
         let Some(entry) = self.sessions.get_mut(&key) else {
             return;
         };
         entry.pending = 0;
-        if matches!(entry.state, Attention::Working | Attention::NeedsYou) {
+        let over = match entry.state {
+            Attention::Working | Attention::NeedsYou => true,
+            Attention::Error => entry.crash_only,
+            Attention::Done | Attention::Idle => false,
+        };
+        if over {
             self.set(key, Attention::Idle);
         }
     }
@@ -209,11 +227,12 @@ impl OutputRouter {
 
     fn set(&mut self, key: SessionKey, state: Attention) {
         let since = self.next_tick();
-        if let Some(entry) = self.sessions.get_mut(&key)
-            && entry.state != state
-        {
-            entry.state = state;
-            entry.since = since;
+        if let Some(entry) = self.sessions.get_mut(&key) {
+            entry.crash_only = false;
+            if entry.state != state {
+                entry.state = state;
+                entry.since = since;
+            }
         }
     }
 
@@ -308,6 +327,21 @@ mod tests {
         r.question_answered(A); // a late answer changes nothing
         assert_eq!(r.attention(A), Attention::Working);
         assert_eq!(r.turn_ended(A, true, false), Some(Notify::Done));
+    }
+
+    #[test]
+    fn a_crash_of_an_idle_session_is_over_once_the_runner_is_back() {
+        let mut r = router();
+        assert_eq!(r.crashed(A, false), Some(Notify::Error));
+        assert_eq!(r.attention(A), Attention::Error);
+        r.restarted(A);
+        assert_eq!(r.attention(A), Attention::Idle);
+        // A turn that failed along with the crash stays an error.
+        r.prompt_sent(B);
+        r.crashed(B, false);
+        r.turn_ended(B, false, false);
+        r.restarted(B);
+        assert_eq!(r.attention(B), Attention::Error);
     }
 
     #[test]

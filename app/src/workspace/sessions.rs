@@ -12,7 +12,7 @@ use march_panes::setup::SetupView;
 
 use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpen};
 use super::changes::{ChangeLog, FileChange};
-use super::layout::{Axis, PaneId};
+use super::layout::PaneId;
 use super::router::SessionKey;
 use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
 
@@ -100,19 +100,33 @@ impl Workspace {
             .map(|s| s.project.clone())
             .unwrap_or_else(|| self.tab().project.clone());
         let id = self.new_pane(&project, resume);
-        let area = self.pane_area;
+        // In place: the other panes keep their sizes.
         if let Some(tab) = self.tabs.iter_mut().find(|t| t.layout.contains(pane)) {
-            let layout = &mut tab.layout;
-            let focused = layout.focused() == pane;
-            layout.focus(pane);
-            layout.split(Axis::Horizontal, id);
-            layout.remove(pane, area);
-            if focused {
-                layout.focus(id);
-            }
+            tab.layout.replace_pane(pane, id);
         }
         self.panes.remove(&pane);
+        let still_shown = self.panes.values().any(|k| *k == old);
         self.stop_if_unshown(old);
+        if let (false, Some(new)) = (still_shown, self.panes.get(&id).copied()) {
+            // The panes that showed the old session's commands and changes go on with the
+            // session that took its place, rather than showing one that has ended.
+            for (key, view) in self.agent_shells.values_mut() {
+                if *key == old {
+                    *key = new;
+                    *view = Default::default();
+                }
+            }
+            let mut moved = false;
+            for (key, _) in self.diffs.values_mut() {
+                if *key == old {
+                    *key = new;
+                    moved = true;
+                }
+            }
+            if moved {
+                self.refresh_diffs(new);
+            }
+        }
     }
 
     /// Route an agent event to its session. Returns whether anything visible changed.
@@ -445,11 +459,9 @@ impl Workspace {
                         .set_error("the agent is not ready yet".to_string());
                 }
             }
-            "help" => slot.view.notice(
-                "Commands: /new /resume [id or title] /model [provider/id] /compact [focus] /exit. \
-                 Keys: press the prefix (Ctrl-a) then ? for the key list."
-                    .to_string(),
-            ),
+            "help" => slot
+                .view
+                .notice_detail("Commands and keys", &self.help_text),
             // The agent's own commands (such as /compact) are prompts it interprets.
             other => {
                 let text = if args.is_empty() {

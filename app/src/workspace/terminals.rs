@@ -330,22 +330,31 @@ impl Workspace {
             .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
     }
 
-    /// Opens the agent shell pane of the focused agent pane's session below it, or focuses
-    /// the one already open; false when the focused pane shows no session.
-    pub fn open_agent_shell(&mut self) -> bool {
-        let Some(key) = self.focused_session() else {
-            return false;
-        };
+    /// Opens the agent shell pane of the focused agent pane's session below it (moving it
+    /// from another tab), or closes it when it is open here (from either pane); `None` when
+    /// the focused pane shows no session.
+    pub fn toggle_agent_shell(&mut self) -> Option<super::ShellRequest> {
+        let focused = self.focused();
+        // From the agent shell pane itself, or its session's pane: a second press closes it.
+        if self.agent_shells.contains_key(&focused) {
+            return Some(self.close_pane(focused));
+        }
+        let key = self.focused_session()?;
         let existing = self
             .agent_shells
             .iter()
             .find(|(_, (k, _))| *k == key)
             .map(|(pane, _)| *pane);
+        if let Some(pane) = existing
+            && self.tab().layout.contains(pane)
+        {
+            return Some(self.close_pane(pane));
+        }
         self.focus_or_open(existing, super::layout::Axis::Vertical, |ws, pane| {
             ws.agent_shells
                 .insert(pane, (key, AgentShellView::default()));
         });
-        true
+        Some(super::ShellRequest::None)
     }
 
     /// Whether pane `id` is an agent shell pane.

@@ -190,6 +190,7 @@ fn state_look(state: ToolState) -> (&'static str, &'static str, Slot) {
         ToolState::Running => ("◐", "running", Slot::ToolRunning),
         ToolState::Done => ("✓", "done", Slot::ToolDone),
         ToolState::Failed => ("✗", "failed", Slot::ToolFailed),
+        ToolState::Rejected => ("✗", "rejected", Slot::TextDim),
         ToolState::Cancelled => ("⊘", "cancelled", Slot::TextDim),
     }
 }

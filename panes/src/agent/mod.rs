@@ -212,6 +212,13 @@ impl AgentPane {
         self.scroll.scroll_to_bottom();
     }
 
+    /// Shows an informational block: a title line and `detail` under it, as it is laid out.
+    pub fn notice_detail(&mut self, title: &str, detail: &str) {
+        self.transcript
+            .push_notice(Severity::Info, title, Some(detail));
+        self.scroll.scroll_to_bottom();
+    }
+
     /// Shows `tail` (the last lines of terminal `terminal_id`) under the tool call that runs
     /// in it; false when no tool call shows that terminal.
     pub fn set_terminal_tail(&mut self, terminal_id: &str, tail: Vec<String>) -> bool {
@@ -285,11 +292,18 @@ impl AgentPane {
 
     fn answer(&mut self, outcome: RequestPermissionOutcome) -> PaneEvent {
         match self.permissions.pop_front() {
-            Some(modal) => PaneEvent::Permission {
-                id: modal.id,
-                tool_call_id: modal.tool_call_id().clone(),
-                outcome,
-            },
+            Some(modal) => {
+                if modal.rejects(&outcome) {
+                    // Its failure to come is the user's no, and is shown as such.
+                    self.transcript
+                        .mark_rejected(modal.tool_call_id().0.as_ref());
+                }
+                PaneEvent::Permission {
+                    id: modal.id,
+                    tool_call_id: modal.tool_call_id().clone(),
+                    outcome,
+                }
+            }
             None => PaneEvent::None,
         }
     }

@@ -113,6 +113,20 @@ impl PermissionModal {
             })
     }
 
+    /// Whether `outcome` turns the call down (one of the agent's reject options).
+    pub(crate) fn rejects(&self, outcome: &RequestPermissionOutcome) -> bool {
+        let RequestPermissionOutcome::Selected(selected) = outcome else {
+            return false;
+        };
+        self.options.iter().any(|(_, o)| {
+            o.option_id == selected.option_id
+                && matches!(
+                    o.kind,
+                    PermissionOptionKind::RejectOnce | PermissionOptionKind::RejectAlways
+                )
+        })
+    }
+
     pub(crate) fn tool_call_id(&self) -> &agent_client_protocol::v1::schema::ToolCallId {
         &self.request.tool_call.tool_call_id
     }

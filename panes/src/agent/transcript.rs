@@ -40,6 +40,9 @@ pub(crate) enum ToolState {
     Running,
     Done,
     Failed,
+    /// Failed because the user turned its permission request down (ACP has no wire status
+    /// for this either: the agent reports it failed).
+    Rejected,
     /// Unfinished when its turn was cancelled (ACP has no wire status for this).
     Cancelled,
 }
@@ -150,6 +153,8 @@ pub(crate) struct Transcript {
     is_changed: Vec<bool>,
     /// Set when the block list was rebuilt, so views drop everything they cached.
     reset: bool,
+    /// Tool calls whose permission request the user rejected.
+    rejected: std::collections::HashSet<String>,
     pub facts: SessionFacts,
 }
 
@@ -244,6 +249,11 @@ impl Transcript {
     /// A new turn starts: a plan sent from now on is a new block.
     pub(crate) fn begin_turn(&mut self) {
         self.plan = None;
+    }
+
+    /// The user rejected tool call `id`: when it fails, it shows as rejected.
+    pub(crate) fn mark_rejected(&mut self, id: &str) {
+        self.rejected.insert(id.to_string());
     }
 
     /// Whether a tool call is still pending or running.
@@ -445,6 +455,8 @@ impl Transcript {
                 ToolCallStatus::Completed | ToolCallStatus::Failed => {
                     t.state = if status == ToolCallStatus::Completed {
                         ToolState::Done
+                    } else if self.rejected.contains(&t.id) {
+                        ToolState::Rejected
                     } else {
                         ToolState::Failed
                     };

@@ -47,6 +47,8 @@ pub enum RunnerEvent {
     Restarted {
         /// Which consecutive restart this is (1 for the first after a healthy run).
         attempt: u32,
+        /// The new runner's process id.
+        pid: u32,
     },
     /// An open session was loaded (or resumed) again after a restart.
     SessionReopened {

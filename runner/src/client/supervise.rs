@@ -306,7 +306,10 @@ impl Supervisor {
             };
             let attempt;
             (process, connection, attempt) = restarted;
-            let _ = self.events.send(RunnerEvent::Restarted { attempt });
+            let _ = self.events.send(RunnerEvent::Restarted {
+                attempt,
+                pid: process.id(),
+            });
             let reopen = reopen_all(
                 &connection,
                 &sessions,

@@ -287,6 +287,17 @@ impl Layout {
             .any(|(c, _)| Self::insert_sibling(c, target, axis, new))
     }
 
+    /// Put `new` in `old`'s place, same size, focused if `old` was; whether `old` was here.
+    pub fn replace_pane(&mut self, old: PaneId, new: PaneId) -> bool {
+        if !self.root.replace_leaf(old, &mut |_| Node::Leaf(new)) {
+            return false;
+        }
+        if self.focused == old {
+            self.focused = new;
+        }
+        true
+    }
+
     /// Remove `pane`. Returns false when it is the last pane (a tab always has one) or not
     /// here. Focus moves to the pane now in its place.
     pub fn remove(&mut self, pane: PaneId, area: Rect) -> bool {
@@ -577,6 +588,22 @@ mod tests {
         assert_eq!(rect_of(&l, 1).width, 30);
         assert_eq!(rect_of(&l, 2).width, 70);
         assert!(!l.drag_border(AREA, (10, 5), (20, 5)), "not on a border");
+    }
+
+    #[test]
+    fn replacing_a_pane_keeps_every_size() {
+        let mut l = Layout::new(p(1));
+        l.split(Axis::Horizontal, p(2));
+        l.split(Axis::Horizontal, p(3));
+        let before: Vec<Rect> = l.rects(AREA).into_iter().map(|(_, r)| r).collect();
+        assert!(l.replace_pane(p(2), p(9)));
+        let after: Vec<(PaneId, Rect)> = l.rects(AREA);
+        assert_eq!(after.iter().map(|(_, r)| *r).collect::<Vec<_>>(), before);
+        assert_eq!(after[1].0, p(9));
+        assert_eq!(l.focused(), p(3));
+        assert!(l.replace_pane(p(3), p(8)));
+        assert_eq!(l.focused(), p(8));
+        assert!(!l.replace_pane(p(42), p(7)));
     }
 
     #[test]

@@ -296,3 +296,33 @@ fn the_wait_for_the_model_is_counted_until_it_answers_and_again_after_tools() {
     let shown = format!("{}", draw(&mut pane, &dark(), 70, 6).backend());
     assert!(!shown.contains("waiting"), "{shown}");
 }
+
+#[test]
+fn a_call_the_user_rejected_is_labelled_rejected_not_failed() {
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    pane.apply(&call(
+        "call-1",
+        "Write a.txt",
+        ToolKind::Edit,
+        ToolCallStatus::Pending,
+    ));
+    pane.apply(&call(
+        "call-2",
+        "Write b.txt",
+        ToolKind::Edit,
+        ToolCallStatus::Pending,
+    ));
+    pane.show_permission(permission_request());
+    assert!(matches!(
+        pane.answer_question(PermissionOptionKind::RejectOnce),
+        PaneEvent::Permission { .. }
+    ));
+    let failed = ToolCallUpdateFields::new().status(ToolCallStatus::Failed);
+    pane.apply(&update("call-1", failed.clone()));
+    pane.apply(&update("call-2", failed));
+    let shown = format!("{}", draw(&mut pane, &dark(), 60, 12).backend());
+    assert!(shown.contains("rejected"), "{shown}");
+    // The other call failed on its own: it says so.
+    assert!(shown.contains("failed"), "{shown}");
+}
