@@ -135,7 +135,8 @@ fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
         before = alive(&descendants(march));
     }
     assert!(before.len() >= 4, "runner, sh and two sleeps: {before:?}");
-    m.quit();
+    // A program runs in the shell's foreground: March says so once, then quits.
+    m.quit_confirming("sleep in a shell of project");
     // Everything March started is gone: nothing left running (zombies of orphans are the
     // init's to reap).
     wait_gone(&before);

@@ -11,7 +11,7 @@ mod pty;
 use std::path::Path;
 
 use acp_client::{Harness, bash_call, write_call};
-use march_testkit::Turn;
+use march_testkit::{Event, Turn};
 use pty::{PtyMarch, descendants};
 
 const PREFIX: &[u8] = b"\x01";
@@ -233,6 +233,55 @@ fn help_the_agent_shell_toggle_and_new_leave_nothing_stale() {
         !t.contains("commands · ")
     });
     m.quit();
+}
+
+#[test]
+fn a_prompt_typed_during_a_turn_is_queued_visibly_runs_after_it_and_esc_cancels_it() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![bash_call("b1", "sleep 30")]),
+        Turn::stream(vec![
+            Event::text("second turn started"),
+            Event::pause(60_000),
+        ]),
+    ]);
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(0, "permission_mode = \"yolo\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    m.type_line("run something slow");
+    m.wait_text("sleep 30");
+    // Typed while the turn runs: it waits under the editor, shown as queued.
+    m.type_line("and then this");
+    m.wait_text("⧗ queued: and then this");
+    // Closing the tab asks first: a turn runs.
+    m.send(PREFIX);
+    m.send(b"&");
+    m.wait_text("closing the tab stops a turn in March · project");
+    // Esc cancels the running turn; the queued prompt is not dropped: it runs next.
+    m.send(ESC);
+    let screen = m.wait_text("second turn started");
+    assert!(!screen.contains("⧗ queued"), "{screen}");
+    assert!(screen.contains("Cancelled"), "{screen}");
+    assert_eq!(h.server.requests().len(), 2);
+    // Esc cancels it too.
+    m.send(ESC);
+    m.wait_for("the second turn cancelled", |t| {
+        t.matches("Cancelled").count() >= 2
+    });
+    m.quit();
+}
+
+#[test]
+fn quitting_during_a_turn_asks_once() {
+    let h = tokio_harness(vec![Turn::stream(vec![
+        Event::text("working on it"),
+        Event::pause(60_000),
+    ])]);
+    let mut m = start(&h);
+    m.type_line("go");
+    m.wait_text("working on it");
+    m.quit_confirming("quitting stops a turn in March · project");
 }
 
 #[test]

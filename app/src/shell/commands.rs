@@ -12,14 +12,46 @@ use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
 use super::switch::SessionSwitcher;
 
+/// When closing (the whole workspace, or tab `tab`) would stop work, says what in the
+/// status bar and arms `command` to go ahead when pressed again; whether it asked.
+fn ask_first(shell: &mut Shell, command: Command, tab: Option<usize>) -> bool {
+    let work = shell.ws.running_work(tab);
+    if work.is_empty() {
+        return false;
+    }
+    let keys = shell
+        .keymap
+        .keys_for(crate::keymap::KeyContext::Prefix, command)
+        .first()
+        .map(|k| format!("{} {k}", shell.keymap.prefix_key()))
+        .unwrap_or_else(|| command.name().to_string());
+    let what = if command == Command::AppQuit {
+        "quitting"
+    } else {
+        "closing the tab"
+    };
+    shell.message = Some(format!(
+        "{what} stops {}: press {keys} again to go ahead",
+        work.join(", ")
+    ));
+    shell.confirm_armed = Some(command);
+    true
+}
+
 /// Run `command`; what the Shell should do afterwards.
 pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
     use Command as C;
     // A revert waits for the same key again; any other command disarms it.
     let armed = shell.revert_armed.take();
+    // Likewise a quit or tab close that asked first.
+    let confirmed = shell.confirm_armed.take() == Some(command);
     let ws = &mut shell.ws;
     match command {
-        C::AppQuit => return ShellRequest::Quit,
+        C::AppQuit => {
+            if confirmed || !ask_first(shell, command, None) {
+                return ShellRequest::Quit;
+            }
+        }
         C::AppHelp => shell.help = Some(std::cell::Cell::new(0)),
         C::AppSupervisor => shell.supervisor = Some(SupervisorView::default()),
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
@@ -191,6 +223,11 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             }
         },
         C::TabClose => {
+            let tab = ws.tabs().1;
+            if !confirmed && ask_first(shell, command, Some(tab)) {
+                return ShellRequest::None;
+            }
+            let ws = &mut shell.ws;
             // Closing a tab closes its panes one by one (the last one closes the tab).
             let panes = ws.tab().layout.panes().len();
             for _ in 0..panes {

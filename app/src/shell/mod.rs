@@ -103,6 +103,9 @@ struct Shell {
     /// A diff pane's revert pressed once (the pane, whether of the whole file): the same key
     /// again does it.
     revert_armed: Option<(PaneId, bool)>,
+    /// Quitting or closing the tab was asked for while work would be lost: the same command
+    /// again goes ahead.
+    confirm_armed: Option<crate::keymap::Command>,
     quit: bool,
 }
 
@@ -205,6 +208,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         typed_to_shell: None,
         cursor_shape: None,
         revert_armed: None,
+        confirm_armed: None,
         quit: false,
     };
     let help = hints::help_summary(&shell.keymap);
@@ -530,10 +534,15 @@ impl Shell {
             }
             Dispatch::PrefixStarted | Dispatch::PrefixCancelled => {}
             Dispatch::SendPrefix => {
+                self.confirm_armed = None;
                 let prefix = self.keymap.prefix();
                 self.key_to_pane(prefix);
             }
-            Dispatch::Unbound(key) => self.key_to_pane(key),
+            Dispatch::Unbound(key) => {
+                // Anything else done meanwhile: the next quit asks again.
+                self.confirm_armed = None;
+                self.key_to_pane(key);
+            }
         }
     }
 

@@ -393,6 +393,42 @@ impl Workspace {
             .unwrap_or_else(|| self.tab().project.clone())
     }
 
+    /// What closing would stop, in words: turns that run and programs running in shell
+    /// panes, in tab `tab` (every tab, background sessions included, when `None`).
+    pub fn running_work(&self, tab: Option<usize>) -> Vec<String> {
+        let panes: Option<Vec<PaneId>> =
+            tab.and_then(|i| self.tabs.get(i)).map(|t| t.layout.panes());
+        let in_scope = |pane: &PaneId| panes.as_ref().is_none_or(|p| p.contains(pane));
+        let mut out = Vec::new();
+        let keys: Vec<SessionKey> = match &panes {
+            None => self.sessions.keys().copied().collect(),
+            Some(_) => self
+                .panes
+                .iter()
+                .filter(|(p, _)| in_scope(p))
+                .map(|(_, k)| *k)
+                .collect(),
+        };
+        for key in keys {
+            if let Some(slot) = self.sessions.get(&key)
+                && slot.view.status().busy
+            {
+                out.push(format!("a turn in {}", slot.view.border_title()));
+            }
+        }
+        for (pane, slot) in &self.shells {
+            if in_scope(pane)
+                && let Some(job) = slot.pane.foreground_job()
+            {
+                out.push(format!(
+                    "{job} in a shell of {}",
+                    project_name(&slot.project)
+                ));
+            }
+        }
+        out
+    }
+
     /// Sets what `/help` shows.
     pub fn set_help_text(&mut self, text: String) {
         self.help_text = text;

@@ -129,6 +129,38 @@ impl Workspace {
         }
     }
 
+    /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
+    /// not up yet sends it once it is (starting a stopped one).
+    fn send_prompt(&mut self, key: SessionKey, text: String) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        if slot.driver.prompt(text.clone()) {
+            slot.view.submit_local(&text);
+            slot.view.turn_started();
+            self.router.prompt_sent(key);
+        } else if slot.setup.is_none() {
+            match slot.driver.status().state {
+                // Sent once the agent is ready.
+                RunnerState::Starting | RunnerState::Restarting => {
+                    slot.view
+                        .notice("The agent is starting; the prompt goes once it is ready.");
+                    slot.pending_prompt = Some(text);
+                }
+                // A stopped agent starts on demand; the prompt goes once it is back.
+                RunnerState::Stopped | RunnerState::Crashed(_) => {
+                    slot.pending_prompt = Some(text);
+                    self.restart_session(key);
+                }
+                RunnerState::Ready => slot
+                    .view
+                    .set_error("the agent is not ready yet".to_string()),
+            }
+        } else {
+            slot.view.set_error("finish the setup first".to_string());
+        }
+    }
+
     /// Route an agent event to its session. Returns whether anything visible changed.
     pub fn agent_event(&mut self, key: SessionKey, event: AgentEvent) -> bool {
         let event = match event {
@@ -151,6 +183,7 @@ impl Workspace {
         };
         let view = &mut slot.view;
         let mut notify = None;
+        let mut next_prompt = None;
         match event {
             AgentEvent::Ready {
                 agent,
@@ -204,6 +237,8 @@ impl Workspace {
                     Err(e) => TurnOutcome::Error(e),
                 });
                 notify = self.router.turn_ended(key, ok, seen);
+                // What was typed meanwhile runs now, as a turn of its own.
+                next_prompt = view.next_queued();
             }
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
@@ -272,6 +307,9 @@ impl Workspace {
             | AgentEvent::Diffed { .. }
             | AgentEvent::Diagnostics(_)
             | AgentEvent::WorktreeDiffed { .. } => {}
+        }
+        if let Some(text) = next_prompt {
+            self.send_prompt(key, text);
         }
         if let Some(kind) = notify {
             let title = self
@@ -360,32 +398,7 @@ impl Workspace {
         };
         match event {
             PaneEvent::None | PaneEvent::Redraw => {}
-            PaneEvent::Submit(text) => {
-                if slot.driver.prompt(text.clone()) {
-                    slot.view.submit_local(&text);
-                    slot.view.turn_started();
-                    self.router.prompt_sent(key);
-                } else if slot.setup.is_none() {
-                    match slot.driver.status().state {
-                        // Sent once the agent is ready.
-                        RunnerState::Starting | RunnerState::Restarting => {
-                            slot.view
-                                .notice("The agent is starting; the prompt goes once it is ready.");
-                            slot.pending_prompt = Some(text);
-                        }
-                        // A stopped agent starts on demand; the prompt goes once it is back.
-                        RunnerState::Stopped | RunnerState::Crashed(_) => {
-                            slot.pending_prompt = Some(text);
-                            self.restart_session(key);
-                        }
-                        RunnerState::Ready => slot
-                            .view
-                            .set_error("the agent is not ready yet".to_string()),
-                    }
-                } else {
-                    slot.view.set_error("finish the setup first".to_string());
-                }
-            }
+            PaneEvent::Submit(text) => self.send_prompt(key, text),
             PaneEvent::CancelTurn => {
                 slot.view.clear_permissions();
                 slot.driver.cancel();

@@ -50,7 +50,17 @@ impl AgentPane {
         } else {
             0
         };
-        let chrome = if prompt_rows > 0 { prompt_rows + 1 } else { 0 };
+        // Prompts waiting for the turn show under the editor, up to three rows.
+        let queued_rows = if prompt_rows > 0 && inner.height >= 8 {
+            u16::try_from(self.queued.len().min(3)).unwrap_or(3)
+        } else {
+            0
+        };
+        let chrome = if prompt_rows > 0 {
+            prompt_rows + 1 + queued_rows
+        } else {
+            0
+        };
         let transcript_rows = inner.height.saturating_sub(chrome);
         let transcript_area = Rect::new(content.x, content.y, content.width, transcript_rows);
         let ctx = BlockContext {
@@ -77,6 +87,12 @@ impl AgentPane {
             self.cursor = self
                 .prompt
                 .render(prompt_area, buf, theme, focused && !modal_open);
+            let first = prompt_area.bottom();
+            self.render_queued(
+                Rect::new(content.x, first, content.width, queued_rows),
+                buf,
+                theme,
+            );
         }
 
         if self.completion.is_open() && !modal_open {
@@ -115,6 +131,31 @@ impl AgentPane {
         let inner = block.inner(area);
         block.render(area, buf);
         inner
+    }
+
+    /// The queued prompts, one row each (the last row counts those that do not fit).
+    fn render_queued(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let rows = usize::from(area.height);
+        for (i, text) in self.queued.iter().take(rows).enumerate() {
+            let more = self.queued.len() - i - 1;
+            let line = if i + 1 == rows && more > 0 {
+                format!(
+                    "⧗ queued: {} more (↑ on an empty prompt takes one back)",
+                    more + 1
+                )
+            } else {
+                let first = text.lines().next().unwrap_or_default();
+                format!("⧗ queued: {}", crate::sanitize::sanitize_line(first))
+            };
+            let line = wrap::truncate(&line, usize::from(area.width));
+            let y = area.y + u16::try_from(i).unwrap_or(u16::MAX);
+            buf.set_line(
+                area.x,
+                y,
+                &Line::from(Span::styled(line, theme.style(Slot::TextDim))),
+                area.width,
+            );
+        }
     }
 
     fn render_separator(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {

@@ -86,13 +86,20 @@ impl AgentPane {
         };
         self.completion.close();
         self.scroll.scroll_to_bottom();
-        match completion::parse(&text, &self.transcript.facts.commands) {
-            Some((name, args)) => PaneEvent::Slash { name, args },
+        let text = match completion::parse(&text, &self.transcript.facts.commands) {
+            Some((name, args)) => return PaneEvent::Slash { name, args },
             None => match text.strip_prefix("//") {
-                Some(rest) => PaneEvent::Submit(format!("/{rest}")),
-                None => PaneEvent::Submit(text),
+                Some(rest) => format!("/{rest}"),
+                None => text,
             },
+        };
+        if self.busy {
+            // Shown under the editor until the running turn ends, then sent as a turn of its
+            // own (slash commands above act at once).
+            self.queued.push_back(text);
+            return PaneEvent::Redraw;
         }
+        PaneEvent::Submit(text)
     }
 
     fn accept_completion(&mut self) -> bool {
@@ -128,6 +135,13 @@ impl AgentPane {
         }
         if self.completion.is_open() {
             self.completion.move_by(-1);
+            return PaneEvent::Redraw;
+        }
+        // On an empty editor the last queued prompt comes back to be edited (or dropped).
+        if self.prompt.text().is_empty()
+            && let Some(text) = self.queued.pop_back()
+        {
+            self.prompt.replace(&text);
             return PaneEvent::Redraw;
         }
         if self.prompt.history_prev() {

@@ -59,6 +59,8 @@ pub struct AgentPane {
     tools_expanded: bool,
     thinking_expanded: bool,
     busy: bool,
+    /// Prompts typed while a turn ran, oldest first: each runs as its own turn after it.
+    queued: VecDeque<String>,
     /// Since when the running turn waits on the model: nothing came from it since the turn
     /// started or its tool calls finished.
     model_wait: Option<Instant>,
@@ -83,6 +85,7 @@ impl AgentPane {
             tools_expanded: false,
             thinking_expanded: false,
             busy: false,
+            queued: VecDeque::new(),
             model_wait: None,
             unread: false,
             focused: false,
@@ -151,6 +154,20 @@ impl AgentPane {
             }
             _ => {}
         }
+    }
+
+    /// The prompt typed during the last turn that should run now, if any (the app sends it
+    /// once the turn has ended, whatever its outcome: a cancel never drops one).
+    pub fn next_queued(&mut self) -> Option<String> {
+        if self.busy {
+            return None;
+        }
+        self.queued.pop_front()
+    }
+
+    /// Prompts waiting for the running turn to end, oldest first.
+    pub fn queued(&self) -> impl Iterator<Item = &str> {
+        self.queued.iter().map(String::as_str)
     }
 
     /// Since when the running turn has been waiting for the model, if it is.

@@ -260,6 +260,25 @@ impl ShellPane {
         self.pty.as_ref().and_then(pty::Pty::pid)
     }
 
+    /// The name of the job running in the foreground of the pane's terminal when it is not
+    /// the pane's own program (the shell), as `ps` shows it: `vim`, `cargo`. Read from
+    /// `/proc`; `None` when the shell itself waits for input, or on error.
+    pub fn foreground_job(&self) -> Option<String> {
+        let pid = self.pid()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid pgrp session tty_nr tpgid …`: after the last ')'.
+        let fields: Vec<&str> = stat
+            .get(stat.rfind(')')? + 1..)?
+            .split_whitespace()
+            .collect();
+        let foreground: i32 = fields.get(5)?.parse().ok()?;
+        if foreground <= 0 || foreground == pid {
+            return None;
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{foreground}/comm")).ok()?;
+        Some(crate::sanitize::sanitize_line(comm.trim()).into_owned())
+    }
+
     /// The directory the program is in now (where it was last seen, else where it started).
     pub fn current_dir(&self) -> PathBuf {
         let mut last = self.last_dir.lock().unwrap_or_else(|e| e.into_inner());

@@ -176,6 +176,42 @@ impl PtyMarch {
     pub fn quit(&mut self) {
         self.send(b"\x01");
         self.send(b"Q");
+        // When work would be lost March asks once; a test that quits means it.
+        let deadline = Instant::now() + SCREEN_LIMIT;
+        let mut confirmed = false;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => {
+                    assert_eq!(status.exit_code(), 0, "march exited with an error");
+                    return;
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    if !confirmed && self.text().contains("again to go ahead") {
+                        confirmed = true;
+                        self.send(b"\x01");
+                        self.send(b"Q");
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(None) => panic!("march did not exit; the screen:\n{}", self.text()),
+                Err(e) => panic!("wait for march: {e}"),
+            }
+        }
+    }
+
+    /// Quits with `Ctrl-a Q` expecting March to ask first (work would be lost): checks the
+    /// question names `what`, then confirms.
+    pub fn quit_confirming(&mut self, what: &str) {
+        self.send(b"\x01");
+        self.send(b"Q");
+        let screen = self.wait_text("again to go ahead");
+        assert!(screen.contains(what), "{screen}");
+        assert!(
+            self.child.try_wait().is_ok_and(|s| s.is_none()),
+            "quit without asking"
+        );
+        self.send(b"\x01");
+        self.send(b"Q");
         assert_eq!(self.wait_exit(), 0, "march exited with an error");
     }
 

@@ -326,3 +326,31 @@ fn a_call_the_user_rejected_is_labelled_rejected_not_failed() {
     // The other call failed on its own: it says so.
     assert!(shown.contains("failed"), "{shown}");
 }
+
+#[test]
+fn a_prompt_typed_during_a_turn_waits_visibly_and_runs_after_it() {
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    type_text(&mut pane, "second thing");
+    assert_eq!(pane.submit(), PaneEvent::Redraw, "queued, not sent");
+    type_text(&mut pane, "third");
+    pane.submit();
+    let shown = format!("{}", draw(&mut pane, &dark(), 60, 14).backend());
+    assert!(shown.contains("⧗ queued: second thing"), "{shown}");
+    assert!(shown.contains("⧗ queued: third"), "{shown}");
+    // Nothing runs while the turn does.
+    assert_eq!(pane.next_queued(), None);
+    // A cancelled turn keeps the queue: the next prompt runs after it.
+    pane.turn_ended(TurnOutcome::Cancelled);
+    assert_eq!(pane.next_queued().as_deref(), Some("second thing"));
+    pane.submit_local("second thing");
+    pane.turn_started();
+    // Up on an empty prompt takes the last queued one back into the editor.
+    assert_eq!(pane.history_prev(), PaneEvent::Redraw);
+    assert_eq!(pane.queued().count(), 0);
+    assert_eq!(pane.submit(), PaneEvent::Redraw);
+    assert_eq!(pane.queued().collect::<Vec<_>>(), ["third"]);
+    // Slash commands act at once, even during a turn.
+    type_text(&mut pane, "/help");
+    assert!(matches!(pane.submit(), PaneEvent::Slash { .. }));
+}
