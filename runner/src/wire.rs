@@ -47,7 +47,9 @@ where
     Lines::new(sink, incoming)
 }
 
-fn line_halves<R, W>(reader: R, writer: W, max_line: usize) -> (LineSink, LineStream)
+/// The two halves [`line_transport_with_limit`] joins: the outgoing sink and the incoming
+/// stream (benchmarks read the stream alone).
+pub fn line_halves<R, W>(reader: R, writer: W, max_line: usize) -> (LineSink, LineStream)
 where
     R: AsyncRead + Send + Sync + Unpin + 'static,
     W: AsyncWrite + Send + Sync + Unpin + 'static,

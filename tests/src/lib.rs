@@ -175,8 +175,9 @@ impl ScriptedServerProcess {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
             Err(e) => panic!("read {}: {e}", self.record.display()),
         };
-        text.lines()
-            .filter(|line| !line.trim().is_empty())
+        // A line still being written (the read caught it half done) is not a record yet.
+        text.split_inclusive('\n')
+            .filter(|line| line.ends_with('\n') && !line.trim().is_empty())
             .map(|line| {
                 serde_json::from_str(line)
                     .unwrap_or_else(|e| panic!("invalid record line {line:?}: {e}"))

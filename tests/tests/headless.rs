@@ -275,7 +275,8 @@ fn model_and_cwd_are_honoured() {
 fn usage_errors_exit_two() {
     let setup = Setup::new(json!([]));
     let cases: [&[&str]; 4] = [
-        &["-p", "hi", "--model", "scripted/nope"],
+        // A provider nobody configured (an unlisted id on a known one resolves).
+        &["-p", "hi", "--model", "nowhere/nope"],
         &["-p", "hi", "--cwd", "/nonexistent/dir"],
         &["-p", "  "],
         &["--output", "json"],
