@@ -186,12 +186,8 @@ mod tests {
         let mut ws = workspace();
         let scroll = std::cell::Cell::new(0);
         let overlays = Overlays {
-            keymap: &keymap,
-            prefix_pending: false,
             help: Some(&scroll),
-            message: None,
-            supervisor: None,
-            list: None,
+            ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("help_light", t.backend());
@@ -204,12 +200,8 @@ mod tests {
         let mut ws = workspace();
         let scroll = std::cell::Cell::new(0);
         let overlays = Overlays {
-            keymap: &keymap,
-            prefix_pending: false,
             help: Some(&scroll),
-            message: None,
-            supervisor: None,
-            list: None,
+            ..plain(&keymap)
         };
         let mut draw_at = |w, h| {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
