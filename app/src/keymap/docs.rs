@@ -21,7 +21,9 @@ pub fn render_keymaps_doc(keymap: &Keymap) -> String {
          ## How keys are read\n\n\
          1. The **prefix key**, {prefix} by default, works like tmux's: press it, then one key from\n   \
          the `[prefix]` table. A hint lists those keys while March waits. Esc or any unbound key\n   \
-         cancels. Pressing the prefix twice sends the prefix key itself to the pane.\n\
+         cancels. Pressing the prefix twice sends the prefix key itself to the pane. The resize\n   \
+         keys (`pane.grow-*`) repeat: for half a second after one, its key works again without\n   \
+         the prefix (tmux's repeat-time), each press starting the time again.\n\
          2. **Direct keys** (`[direct]`) work anywhere without the prefix. There are few of them, chosen\n   \
          not to collide with shells, editors or the prompt editor.\n\
          3. The focused pane's table (`[agent]` for an agent pane).\n\
