@@ -176,6 +176,10 @@ impl AgentPane {
                     format!(" model · {secs} s · esc ")
                 }
             }
+            // In a pane too small to list them, the queue is counted here.
+            None if self.busy && !self.queued.is_empty() && area.width > 40 => {
+                format!(" {} queued · esc to cancel ", self.queued.len())
+            }
             None if self.busy => " esc to cancel ".to_string(),
             None => String::new(),
         };

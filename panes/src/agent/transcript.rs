@@ -306,7 +306,15 @@ impl Transcript {
                 };
                 self.tool(&tc.tool_call_id.0, &fields, now);
             }
-            SessionUpdate::ToolCallUpdate(u) => self.tool(&u.tool_call_id.0, &u.fields, now),
+            SessionUpdate::ToolCallUpdate(u) => {
+                // March's runner marks a call the user rejected (also in a replay).
+                if u.meta.as_ref().is_some_and(|m| {
+                    m.get("march").and_then(|v| v.get("rejected")) == Some(&true.into())
+                }) {
+                    self.mark_rejected(&u.tool_call_id.0);
+                }
+                self.tool(&u.tool_call_id.0, &u.fields, now)
+            }
             SessionUpdate::Plan(plan) => self.plan(plan),
             SessionUpdate::AvailableCommandsUpdate(u) => {
                 self.facts.commands = u

@@ -116,10 +116,26 @@ pub(crate) fn tool_result_update(result: &ToolResultMessage, diff: Option<Diff>)
             .iter()
             .map(|b| ToolCallContent::from(content_block(b))),
     );
-    SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+    let update = ToolCallUpdate::new(
         result.tool_call_id.clone(),
         ToolCallUpdateFields::new().status(status).content(content),
-    ))
+    );
+    SessionUpdate::ToolCallUpdate(if is_rejection(result) {
+        // ACP has no status for "the user said no": clients that know March's extension show
+        // it as rejected, also when the session is replayed.
+        let mut meta = serde_json::Map::new();
+        meta.insert("march".to_string(), serde_json::json!({ "rejected": true }));
+        update.meta(meta)
+    } else {
+        update
+    })
+}
+
+/// Whether `result` is the permission gate's answer to a call the user rejected.
+fn is_rejection(result: &ToolResultMessage) -> bool {
+    result.is_error
+        && matches!(result.content.as_slice(),
+            [UserContent::Text(t)] if t.text == super::gate::REJECTED)
 }
 
 /// The final update of a call whose command ran in a client terminal: the terminal stays
@@ -393,6 +409,28 @@ mod tests {
 
     fn json_of(u: &SessionUpdate) -> Value {
         serde_json::to_value(u).unwrap()
+    }
+
+    #[test]
+    fn a_rejected_call_is_marked_so_clients_can_say_so() {
+        let mut result = ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "bash".into(),
+            content: vec![UserContent::text(super::super::gate::REJECTED)],
+            details: serde_json::Value::Null,
+            is_error: true,
+            timestamp: 0,
+        };
+        let marked = |u: &SessionUpdate| match u {
+            SessionUpdate::ToolCallUpdate(u) => u
+                .meta
+                .as_ref()
+                .is_some_and(|m| m["march"]["rejected"] == true),
+            _ => false,
+        };
+        assert!(marked(&tool_result_update(&result, None)));
+        result.content = vec![UserContent::text("exit code 1")];
+        assert!(!marked(&tool_result_update(&result, None)));
     }
 
     #[test]

@@ -325,6 +325,28 @@ fn a_call_the_user_rejected_is_labelled_rejected_not_failed() {
     assert!(shown.contains("rejected"), "{shown}");
     // The other call failed on its own: it says so.
     assert!(shown.contains("failed"), "{shown}");
+    // A replay (no permission asked here) says so through March's marker.
+    let mut replayed = AgentPane::new("agent 1");
+    replayed.apply(&call(
+        "call-9",
+        "Write c.txt",
+        ToolKind::Edit,
+        ToolCallStatus::Pending,
+    ));
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), serde_json::json!({"rejected": true}));
+    replayed.apply(&SessionUpdate::ToolCallUpdate(
+        ToolCallUpdate::new(
+            "call-9".to_string(),
+            ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
+        )
+        .meta(meta),
+    ));
+    let shown = format!("{}", draw(&mut replayed, &dark(), 60, 8).backend());
+    assert!(
+        shown.contains("rejected") && !shown.contains("failed"),
+        "{shown}"
+    );
 }
 
 #[test]
