@@ -471,11 +471,10 @@ async fn a_server_that_never_answers_ends_the_turn_within_the_configured_bound()
     assert_eq!(h.server.requests().len(), 2);
     // A cancel while the server holds the request ends the turn at once.
     let prompt = client.prompt(&session, "b");
-    within("the request to reach the server", async {
-        while h.server.requests().len() < 3 {
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    })
+    within(
+        "the request to reach the server",
+        h.server.wait_for_requests(3),
+    )
     .await;
     client
         .cx

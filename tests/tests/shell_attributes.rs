@@ -41,9 +41,9 @@ fn look(cell: Option<&vt100::Cell>) -> Look {
             inverse: false,
         };
     };
+    // A blank cell reads "" whether it was erased or holds a space.
     let text = cell.contents().trim().to_string();
     Look {
-        // A blank with no attributes looks the same whatever it holds.
         text,
         bold: cell.bold(),
         italic: cell.italic(),
@@ -79,6 +79,7 @@ impl Tmux {
         parser
     }
 
+    /// Polls `capture-pane` until `pred` holds: tmux tells nobody when its screen changes.
     fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {

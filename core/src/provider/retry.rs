@@ -74,15 +74,6 @@ impl Default for StallPolicy {
     }
 }
 
-impl StallPolicy {
-    /// The longest a turn waits on a server that never answers at all, retries included
-    /// (backoff delays aside).
-    pub fn worst_silent_wait(&self) -> Duration {
-        self.first_byte
-            .saturating_mul(self.max_stall_retries.saturating_add(1))
-    }
-}
-
 /// Statuses worth retrying: timeouts, rate limits, overload and gateway errors.
 pub fn is_retryable_status(status: StatusCode) -> bool {
     matches!(

@@ -655,9 +655,9 @@ async fn cancel_while_waiting_for_a_silent_server_ends_at_once() {
     let provider = HttpProvider::new().unwrap();
     let mut stream = provider.stream(&m, context(), opts(), cancel.clone());
     // Cancel once the server holds the request (the default wait is minutes).
-    while server.requests().is_empty() {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    tokio::time::timeout(Duration::from_secs(30), server.wait_for_requests(1))
+        .await
+        .expect("the request never reached the server");
     cancel.cancel();
     let last = tokio::time::timeout(Duration::from_secs(30), async {
         let mut last = None;

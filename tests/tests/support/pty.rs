@@ -177,26 +177,15 @@ impl PtyMarch {
         self.send(b"\x01");
         self.send(b"Q");
         // When work would be lost March asks once; a test that quits means it.
-        let deadline = Instant::now() + SCREEN_LIMIT;
         let mut confirmed = false;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => {
-                    assert_eq!(status.exit_code(), 0, "march exited with an error");
-                    return;
-                }
-                Ok(None) if Instant::now() < deadline => {
-                    if !confirmed && self.text().contains("again to go ahead") {
-                        confirmed = true;
-                        self.send(b"\x01");
-                        self.send(b"Q");
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Ok(None) => panic!("march did not exit; the screen:\n{}", self.text()),
-                Err(e) => panic!("wait for march: {e}"),
+        let code = self.wait_exit_while(|m| {
+            if !confirmed && m.text().contains("again to go ahead") {
+                confirmed = true;
+                m.send(b"\x01");
+                m.send(b"Q");
             }
-        }
+        });
+        assert_eq!(code, 0, "march exited with an error");
     }
 
     /// Quits with `Ctrl-a Q` expecting March to ask first (work would be lost): checks the
@@ -256,11 +245,17 @@ impl PtyMarch {
 
     /// Wait for `march` to exit; its exit code.
     pub fn wait_exit(&mut self) -> u32 {
+        self.wait_exit_while(|_| {})
+    }
+
+    /// [`Self::wait_exit`], calling `each` while March still runs.
+    fn wait_exit_while(&mut self, mut each: impl FnMut(&mut PtyMarch)) -> u32 {
         let deadline = Instant::now() + SCREEN_LIMIT;
         loop {
             match self.child.try_wait() {
                 Ok(Some(status)) => return status.exit_code(),
                 Ok(None) if Instant::now() < deadline => {
+                    each(self);
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Ok(None) => panic!("march did not exit; the screen:\n{}", self.text()),
