@@ -12,11 +12,12 @@
 //! and five more languages 21 MiB more, with Oniguruma about 2 MiB for all six (see
 //! `examples/highlight_memory.rs`).
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::mem::size_of;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -107,7 +108,7 @@ impl Highlighter {
             syntax: theme.syntax.clone(),
             base: theme.style(Slot::CodeBlock),
         };
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         if state.theme != key {
             state.theme = key;
         }
@@ -127,7 +128,7 @@ impl Highlighter {
     /// source line, without line endings. Unknown languages and oversized code come back
     /// in the plain code block style.
     pub fn highlight(&self, code: &str, lang: &str) -> HighlightedLines {
-        let theme = self.lock().theme.clone();
+        let theme = self.state.lock().theme.clone();
         let key = Key {
             code_hash: hash(code),
             code_len: code.len(),
@@ -135,7 +136,7 @@ impl Highlighter {
             theme,
         };
         {
-            let mut state = self.lock();
+            let mut state = self.state.lock();
             state.tick += 1;
             let tick = state.tick;
             if let Some(entry) = state.cache.get_mut(&key) {
@@ -147,7 +148,7 @@ impl Highlighter {
         // The work happens without the lock so other panes are not held up.
         let lines = Arc::new(self.highlight_uncached(code, lang, &key.theme));
         let bytes = estimated_bytes(&lines);
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         while !state.cache.is_empty()
             && (state.cache.len() >= CACHE_ENTRIES || state.bytes + bytes > CACHE_BYTES)
         {
@@ -169,12 +170,7 @@ impl Highlighter {
 
     /// How many blocks were highlighted rather than found in the cache.
     pub fn misses(&self) -> u64 {
-        self.lock().misses
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic elsewhere cannot leave the cache half-written in a harmful way.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().misses
     }
 
     /// syntect's grammars and themes, loaded on first use.
@@ -387,7 +383,7 @@ mod tests {
         for i in 0..CACHE_ENTRIES + 10 {
             h.highlight(&format!("let v{i} = {i};"), "rust");
         }
-        assert!(h.lock().cache.len() <= CACHE_ENTRIES);
+        assert!(h.state.lock().cache.len() <= CACHE_ENTRIES);
     }
 
     #[test]
@@ -399,7 +395,7 @@ mod tests {
         for i in 0..40 {
             newest = h.highlight(&format!("{i}\n{block}"), "");
         }
-        let state = h.lock();
+        let state = h.state.lock();
         let sum: usize = state.cache.values().map(|e| e.bytes).sum();
         assert_eq!(state.bytes, sum);
         assert!(state.bytes <= CACHE_BYTES, "{} bytes cached", state.bytes);

@@ -3,11 +3,12 @@
 
 use anyhow::Context;
 use march_testkit::{RecordedRequest, Script, ScriptedServer, ServerOptions};
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const USAGE: &str =
     "usage: march-scripted-server --script FILE.json [--port N] [--record FILE.jsonl]
@@ -88,9 +89,7 @@ fn recorder(file: File) -> march_testkit::RequestHook {
             return;
         };
         line.push('\n');
-        let mut file = file
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut file = file.lock();
         if let Err(err) = file.write_all(line.as_bytes()).and_then(|()| file.flush()) {
             eprintln!("march-scripted-server: cannot record request: {err}");
         }

@@ -7,12 +7,13 @@ use crate::openai::OpenAiEncoder;
 use crate::record::RecordedRequest;
 use crate::script::{Script, Turn};
 use crate::wire::{StreamContext, WireFormat, render};
+use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -64,17 +65,12 @@ struct State {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panicking test thread must not hide the requests from the others.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn record(&self, request: RecordedRequest) {
         if let Some(hook) = &self.hook {
             hook(&request);
         }
         let count = {
-            let mut state = self.lock();
+            let mut state = self.state.lock();
             state.requests.push(request);
             state.requests.len()
         };
@@ -82,7 +78,7 @@ impl Shared {
     }
 
     fn next_turn(&self) -> Option<(u64, Turn)> {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         let turn = state.turns.pop_front()?;
         state.consumed += 1;
         Some((state.consumed, turn))
@@ -129,7 +125,7 @@ impl ScriptedServer {
 
     /// Every request recorded so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        self.shared.lock().requests.clone()
+        self.shared.state.lock().requests.clone()
     }
 
     /// Waits until at least `count` requests have been recorded, then returns them all.
@@ -142,12 +138,12 @@ impl ScriptedServer {
 
     /// Appends a turn to the queue.
     pub fn push_turn(&self, turn: Turn) {
-        self.shared.lock().turns.push_back(turn);
+        self.shared.state.lock().turns.push_back(turn);
     }
 
     /// Turns not yet consumed.
     pub fn remaining_turns(&self) -> usize {
-        self.shared.lock().turns.len()
+        self.shared.state.lock().turns.len()
     }
 }
 

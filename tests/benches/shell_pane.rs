@@ -19,10 +19,11 @@
 #[path = "support/term.rs"]
 mod term;
 
+use parking_lot::Mutex;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use march_testkit::workload;
@@ -122,13 +123,13 @@ impl Outer {
                 }
                 let at = Instant::now();
                 b.fetch_add(n as u64, Ordering::Relaxed);
-                if let Some(tx) = l.lock().unwrap().as_ref() {
+                if let Some(tx) = l.lock().as_ref() {
                     scan.scan(&buf[..n], |c| {
                         let _ = tx.send((c, at));
                     });
                 }
                 if p.load(Ordering::Relaxed) {
-                    s.lock().unwrap().process(&buf[..n]);
+                    s.lock().process(&buf[..n]);
                 }
             }
         });
@@ -149,18 +150,11 @@ impl Outer {
 
     fn wait_text(&self, needle: &str) {
         let start = Instant::now();
-        while !self
-            .screen
-            .lock()
-            .unwrap()
-            .screen()
-            .contents()
-            .contains(needle)
-        {
+        while !self.screen.lock().screen().contents().contains(needle) {
             assert!(
                 start.elapsed() < Duration::from_secs(60),
                 "no `{needle}` on screen:\n{}",
-                self.screen.lock().unwrap().screen().contents()
+                self.screen.lock().screen().contents()
             );
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -174,7 +168,7 @@ impl Outer {
     /// write until the letter is printed back.
     fn latency(&mut self) -> Vec<Duration> {
         let (tx, rx) = mpsc::channel();
-        *self.letters.lock().unwrap() = Some(tx);
+        *self.letters.lock() = Some(tx);
         let mut samples = Vec::new();
         let mut gap = 0x2545_f491_u64;
         for i in 0..SAMPLES {
@@ -194,7 +188,7 @@ impl Outer {
             gap = gap.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             std::thread::sleep(Duration::from_millis(10 + (gap >> 33) % 21));
         }
-        *self.letters.lock().unwrap() = None;
+        *self.letters.lock() = None;
         samples
     }
 }

@@ -140,8 +140,8 @@ impl ToolContext {
 /// request.
 #[cfg(test)]
 pub(crate) mod recording {
+    use parking_lot::Mutex;
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
 
     use async_trait::async_trait;
 
@@ -157,7 +157,7 @@ pub(crate) mod recording {
     impl RecordingWriter {
         /// The writes so far.
         pub(crate) fn writes(&self) -> Vec<(PathBuf, String)> {
-            self.writes.lock().unwrap().clone()
+            self.writes.lock().clone()
         }
     }
 
@@ -166,7 +166,6 @@ pub(crate) mod recording {
         async fn write_text(&self, path: &Path, content: &str) -> Result<(), String> {
             self.writes
                 .lock()
-                .unwrap()
                 .push((path.to_path_buf(), content.to_string()));
             match &self.fail {
                 Some(message) => Err(message.clone()),

@@ -1,8 +1,9 @@
 //! grep: search file contents with ripgrep's own libraries, ignore rules as ripgrep's.
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use grep_regex::RegexMatcherBuilder;
@@ -190,7 +191,7 @@ fn search(root: &Path, args: &Args, stop: &AtomicBool) -> Result<(String, Value)
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    lock(errors).push(e.to_string());
+                    errors.lock().push(e.to_string());
                     return WalkState::Continue;
                 }
             };
@@ -199,23 +200,21 @@ fn search(root: &Path, args: &Args, stop: &AtomicBool) -> Result<(String, Value)
             }
             let mut sink = Collect::default();
             if let Err(e) = searcher.search_path(&matcher, entry.path(), &mut sink) {
-                lock(errors).push(format!("{}: {e}", entry.path().display()));
+                errors
+                    .lock()
+                    .push(format!("{}: {e}", entry.path().display()));
             }
             if sink.matches > 0 {
                 found.fetch_add(sink.matches, Ordering::Relaxed);
-                lock(files).push((entry.into_path(), sink.hits));
+                files.lock().push((entry.into_path(), sink.hits));
             }
             WalkState::Continue
         })
     });
-    let mut files = files.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut files = files.into_inner();
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    let errors = errors.into_inner();
     Ok(render(root, meta.is_file(), files, limit, &errors))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Format hits as pi does, applying the match limit and the byte cap.

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
 
 use tokio::sync::OwnedMutexGuard;
 
@@ -25,7 +27,7 @@ impl MutationQueue {
     pub async fn lock(&self, path: &Path) -> OwnedMutexGuard<()> {
         let key = canonical_key(path);
         let lock = {
-            let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+            let mut map = self.locks.lock();
             map.retain(|_, w| w.strong_count() > 0);
             match map.get(&key).and_then(Weak::upgrade) {
                 Some(l) => l,

@@ -4,9 +4,10 @@
 //!
 //! All calls run on spawned tasks: the Shell's loop never waits on an agent.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionId,
@@ -227,10 +228,6 @@ pub struct AgentDriver {
     events: UnboundedSender<(SessionKey, AgentEvent)>,
 }
 
-fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl AgentDriver {
     /// Start `spec` in `cwd` for session `key`, supervised (restarted with backoff when it
     /// crashes, its session reloaded), and open the session as `open` says; events go to
@@ -258,7 +255,7 @@ impl AgentDriver {
                     spec.name,
                     cwd.display()
                 );
-                lock(&shared).status.state = RunnerState::Crashed(text.clone());
+                shared.lock().status.state = RunnerState::Crashed(text.clone());
                 send(AgentEvent::Failed(text));
                 return;
             }
@@ -281,7 +278,7 @@ impl AgentDriver {
                 Ok(started) => started,
                 Err(e) => {
                     let text = format!("cannot start {}: {e}", spec.name);
-                    lock(&shared).status.state = RunnerState::Crashed(text.clone());
+                    shared.lock().status.state = RunnerState::Crashed(text.clone());
                     send(AgentEvent::Failed(text));
                     return;
                 }
@@ -298,7 +295,7 @@ impl AgentDriver {
                 .map(|i| i.title.clone().unwrap_or_else(|| i.name.clone()))
                 .unwrap_or_else(|| spec.name.clone());
             {
-                let mut shared = lock(&shared);
+                let mut shared = shared.lock();
                 shared.runner = Some(runner.clone());
                 shared.status.pid = runner.pid();
                 shared.status.log_pid = shared.status.pid;
@@ -312,13 +309,13 @@ impl AgentDriver {
             let (session, options) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {
-                    lock(&shared).status.state = RunnerState::Crashed(e.clone());
+                    shared.lock().status.state = RunnerState::Crashed(e.clone());
                     send(AgentEvent::Failed(e));
                     return;
                 }
             };
             {
-                let mut shared = lock(&shared);
+                let mut shared = shared.lock();
                 shared.session = Some(session.clone());
                 shared.status.state = RunnerState::Ready;
             }
@@ -363,11 +360,11 @@ impl AgentDriver {
 
     /// The runner's state, pid, restarts and last stderr lines.
     pub fn status(&self) -> RunnerStatus {
-        lock(&self.shared).status.clone()
+        self.shared.lock().status.clone()
     }
 
     fn runner_and_session(&self) -> Option<(Arc<SupervisedRunner>, SessionId)> {
-        let shared = lock(&self.shared);
+        let shared = self.shared.lock();
         Some((shared.runner.clone()?, shared.session.clone()?))
     }
 
@@ -397,7 +394,9 @@ impl AgentDriver {
     /// Ask the agent to stop the running turn; open permission requests are answered
     /// `cancelled`, as ACP requires.
     pub fn cancel(&self) {
-        let pending: Vec<_> = lock(&self.shared)
+        let pending: Vec<_> = self
+            .shared
+            .lock()
             .permissions
             .drain()
             .map(|(_, p)| p)
@@ -415,7 +414,7 @@ impl AgentDriver {
 
     /// Answer the permission request of `tool_call_id`: an option, or `None` to cancel.
     pub fn answer_permission(&self, tool_call_id: &str, option: Option<PermissionOptionId>) {
-        let Some(pending) = lock(&self.shared).permissions.remove(tool_call_id) else {
+        let Some(pending) = self.shared.lock().permissions.remove(tool_call_id) else {
             return;
         };
         let answered = match option {
@@ -474,13 +473,13 @@ impl AgentDriver {
 
     /// The session shown, once open.
     pub fn session(&self) -> Option<SessionId> {
-        lock(&self.shared).session.clone()
+        self.shared.lock().session.clone()
     }
 
     /// List the sessions of `cwd` (`session/list`, every page); [`AgentEvent::Sessions`]
     /// follows with `purpose`. False when the agent is not running.
     pub fn list_sessions(&self, cwd: PathBuf, purpose: ListPurpose) -> bool {
-        let Some(runner) = lock(&self.shared).runner.clone() else {
+        let Some(runner) = self.shared.lock().runner.clone() else {
             return false;
         };
         let (key, events) = (self.key, self.events.clone());
@@ -497,7 +496,7 @@ impl AgentDriver {
     /// Stop the agent: close its stdin, give it a moment, then kill its process group.
     pub async fn shutdown(self) {
         let runner = {
-            let mut shared = lock(&self.shared);
+            let mut shared = self.shared.lock();
             shared.permissions.clear();
             shared.status.state = RunnerState::Stopped;
             shared.status.pid = None;
@@ -538,7 +537,7 @@ async fn forward(
             RunnerEvent::Request(AgentRequest::Permission(p)) => {
                 let request = p.request.clone();
                 let call = request.tool_call.tool_call_id.0.to_string();
-                lock(&shared).permissions.insert(call, p);
+                shared.lock().permissions.insert(call, p);
                 AgentEvent::Permission(request)
             }
             RunnerEvent::Request(
@@ -585,7 +584,7 @@ async fn forward(
             }
             RunnerEvent::Exited { exit, stderr_tail } => {
                 let tail = stderr_tail.trim().to_string();
-                let mut s = lock(&shared);
+                let mut s = shared.lock();
                 if s.status.state == RunnerState::Stopped {
                     // Its end was asked for.
                     continue;
@@ -602,7 +601,7 @@ async fn forward(
                 AgentEvent::Exited(text)
             }
             RunnerEvent::Restarted { attempt, pid } => {
-                let mut s = lock(&shared);
+                let mut s = shared.lock();
                 s.status.restarts += 1;
                 // The supervisor marks the runner ready only once its sessions are back.
                 s.status.pid = Some(pid);
@@ -610,7 +609,7 @@ async fn forward(
                 AgentEvent::Restarted { attempt }
             }
             RunnerEvent::SessionReopened { error, .. } => {
-                let mut s = lock(&shared);
+                let mut s = shared.lock();
                 s.status.state = match &error {
                     None => RunnerState::Ready,
                     Some(e) => RunnerState::Crashed(format!("session not reopened: {e}")),
@@ -619,7 +618,7 @@ async fn forward(
             }
             RunnerEvent::Diagnostics(n) => AgentEvent::Diagnostics(n),
             RunnerEvent::GaveUp { attempts, reason } => {
-                let mut s = lock(&shared);
+                let mut s = shared.lock();
                 let text = format!("stopped after {attempts} restarts: {reason}");
                 s.status.state = RunnerState::Crashed(text.clone());
                 s.status.pid = None;

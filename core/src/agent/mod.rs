@@ -1,9 +1,10 @@
 //! `Agent`: the stateful wrapper around the loop — transcript, queues, listeners, abort.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio::sync::watch;
@@ -74,13 +75,8 @@ struct Queues {
     follow_up_mode: Mutex<QueueMode>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A poisoned lock only means a listener panicked; the data is still consistent.
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn drain(q: &Mutex<VecDeque<Message>>, mode: QueueMode) -> Vec<Message> {
-    let mut q = lock(q);
+    let mut q = q.lock();
     match mode {
         QueueMode::OneAtATime => q.pop_front().into_iter().collect(),
         QueueMode::All => q.drain(..).collect(),
@@ -89,10 +85,10 @@ fn drain(q: &Mutex<VecDeque<Message>>, mode: QueueMode) -> Vec<Message> {
 
 impl MessageQueues for Queues {
     fn steering(&self) -> Vec<Message> {
-        drain(&self.steering, *lock(&self.steering_mode))
+        drain(&self.steering, *self.steering_mode.lock())
     }
     fn follow_up(&self) -> Vec<Message> {
-        drain(&self.follow_up, *lock(&self.follow_up_mode))
+        drain(&self.follow_up, *self.follow_up_mode.lock())
     }
 }
 
@@ -141,25 +137,25 @@ impl Agent {
 
     /// A snapshot of the state.
     pub fn state(&self) -> AgentState {
-        lock(&self.inner.state).clone()
+        self.inner.state.lock().clone()
     }
 
     /// Change the loop configuration used by the next run (model, thinking, hooks, limits).
     pub fn update_config(&self, f: impl FnOnce(&mut LoopConfig)) {
-        let mut cfg = lock(&self.inner.config);
+        let mut cfg = self.inner.config.lock();
         f(&mut cfg);
         cfg.queues = self.inner.queues.clone();
     }
 
     /// Replace the transcript (e.g. when a session is loaded).
     pub fn set_messages(&self, messages: Vec<Message>) {
-        lock(&self.inner.state).messages = messages;
+        self.inner.state.lock().messages = messages;
     }
 
     /// Set the queue modes for steering and follow-up.
     pub fn set_queue_modes(&self, steering: QueueMode, follow_up: QueueMode) {
-        *lock(&self.inner.queues.steering_mode) = steering;
-        *lock(&self.inner.queues.follow_up_mode) = follow_up;
+        *self.inner.queues.steering_mode.lock() = steering;
+        *self.inner.queues.follow_up_mode.lock() = follow_up;
     }
 
     /// Add a listener; it is awaited for every event, in registration order.
@@ -168,45 +164,45 @@ impl Agent {
         F: Fn(AgentEvent, CancellationToken) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        let mut next = lock(&self.inner.next_listener);
+        let mut next = self.inner.next_listener.lock();
         *next += 1;
         let id = *next;
         let f: Arc<ListenerFn> = Arc::new(move |ev, c| Box::pin(f(ev, c)));
-        lock(&self.inner.listeners).push((id, f));
+        self.inner.listeners.lock().push((id, f));
         Subscription(id)
     }
 
     /// Remove a listener.
     pub fn unsubscribe(&self, sub: Subscription) {
-        lock(&self.inner.listeners).retain(|(id, _)| *id != sub.0);
+        self.inner.listeners.lock().retain(|(id, _)| *id != sub.0);
     }
 
     /// Queue a message to inject at the next turn boundary.
     pub fn steer(&self, msg: Message) {
-        lock(&self.inner.queues.steering).push_back(msg);
+        self.inner.queues.steering.lock().push_back(msg);
     }
 
     /// Queue a message to run when the agent would otherwise stop.
     pub fn follow_up(&self, msg: Message) {
-        lock(&self.inner.queues.follow_up).push_back(msg);
+        self.inner.queues.follow_up.lock().push_back(msg);
     }
 
     /// Whether anything is queued.
     pub fn has_queued_messages(&self) -> bool {
-        !lock(&self.inner.queues.steering).is_empty()
-            || !lock(&self.inner.queues.follow_up).is_empty()
+        !self.inner.queues.steering.lock().is_empty()
+            || !self.inner.queues.follow_up.lock().is_empty()
     }
 
     /// Take every queued message back (steering first), e.g. to restore them to an editor.
     pub fn clear_queues(&self) -> Vec<Message> {
-        let mut out: Vec<Message> = lock(&self.inner.queues.steering).drain(..).collect();
-        out.extend(lock(&self.inner.queues.follow_up).drain(..));
+        let mut out: Vec<Message> = self.inner.queues.steering.lock().drain(..).collect();
+        out.extend(self.inner.queues.follow_up.lock().drain(..));
         out
     }
 
     /// Abort the running run, if any: the stream and running tools are cancelled.
     pub fn abort(&self) {
-        if let Some(c) = lock(&self.inner.run).as_ref() {
+        if let Some(c) = self.inner.run.lock().as_ref() {
             c.cancel();
         }
     }
@@ -219,7 +215,7 @@ impl Agent {
 
     /// Whether a run is in progress.
     pub fn is_running(&self) -> bool {
-        lock(&self.inner.run).is_some()
+        self.inner.run.lock().is_some()
     }
 
     /// Clear transcript, queues and errors. Refused while running.
@@ -227,7 +223,7 @@ impl Agent {
         if self.is_running() {
             return Err(AgentError::AlreadyRunning);
         }
-        let mut st = lock(&self.inner.state);
+        let mut st = self.inner.state.lock();
         st.messages.clear();
         st.streaming_message = None;
         st.pending_tool_calls.clear();
@@ -281,14 +277,14 @@ impl Agent {
     }
 
     fn begin(&self) -> Result<(LoopContext, LoopConfig, CancellationToken), AgentError> {
-        let mut run = lock(&self.inner.run);
+        let mut run = self.inner.run.lock();
         if run.is_some() {
             return Err(AgentError::AlreadyRunning);
         }
         let cancel = CancellationToken::new();
         *run = Some(cancel.clone());
         self.inner.idle.send_replace(false);
-        let mut st = lock(&self.inner.state);
+        let mut st = self.inner.state.lock();
         st.is_streaming = true;
         st.error_message = None;
         let ctx = LoopContext {
@@ -296,17 +292,17 @@ impl Agent {
             messages: st.messages.clone(),
             tools: st.tools.clone(),
         };
-        Ok((ctx, lock(&self.inner.config).clone(), cancel))
+        Ok((ctx, self.inner.config.lock().clone(), cancel))
     }
 
     fn finish(&self) {
         {
-            let mut st = lock(&self.inner.state);
+            let mut st = self.inner.state.lock();
             st.is_streaming = false;
             st.streaming_message = None;
             st.pending_tool_calls.clear();
         }
-        *lock(&self.inner.run) = None;
+        *self.inner.run.lock() = None;
         self.inner.idle.send_replace(true);
     }
 }
@@ -321,7 +317,7 @@ struct AgentSink {
 impl EventSink for AgentSink {
     async fn emit(&mut self, event: AgentEvent) {
         {
-            let mut st = lock(&self.inner.state);
+            let mut st = self.inner.state.lock();
             match &event {
                 AgentEvent::MessageStart {
                     message: Message::Assistant(a),
@@ -351,7 +347,10 @@ impl EventSink for AgentSink {
                 _ => {}
             }
         }
-        let listeners: Vec<Arc<ListenerFn>> = lock(&self.inner.listeners)
+        let listeners: Vec<Arc<ListenerFn>> = self
+            .inner
+            .listeners
+            .lock()
             .iter()
             .map(|(_, f)| f.clone())
             .collect();

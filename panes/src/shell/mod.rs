@@ -26,8 +26,8 @@ use alacritty_terminal::sync::FairMutex;
 use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
 use crate::terminal::{
-    AlacrittyEmulator, Damage, MouseReport, TermPalette, TerminalEmulator, draw_rows, draw_screen,
-    encode_key, encode_mouse, encode_paste,
+    AlacrittyEmulator, Damage, MouseReport, TermPalette, draw_rows, draw_screen, encode_key,
+    encode_mouse, encode_paste,
 };
 use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
@@ -142,9 +142,9 @@ pub struct ShellPane {
     /// Copy mode, while it is on.
     copy: Option<CopyMode>,
     /// Where the program's exit is reported, kept when the PTY is hung up.
-    exit: Option<Arc<std::sync::Mutex<Option<ExitInfo>>>>,
+    exit: Option<Arc<parking_lot::Mutex<Option<ExitInfo>>>>,
     /// The directory the program was last seen in.
-    last_dir: std::sync::Mutex<Option<PathBuf>>,
+    last_dir: parking_lot::Mutex<Option<PathBuf>>,
     /// The screen as last drawn, so a frame redraws only the rows that changed.
     drawn: Option<Buffer>,
     /// The program's title when the border was last drawn.
@@ -189,7 +189,7 @@ impl ShellPane {
             palette: None,
             copy: None,
             exit: None,
-            last_dir: std::sync::Mutex::new(None),
+            last_dir: parking_lot::Mutex::new(None),
             drawn: None,
             title_drawn: None,
         };
@@ -230,24 +230,20 @@ impl ShellPane {
             return Ok(());
         };
         // The program is gone, so its last directory is the one last seen.
-        if let Some(dir) = self.last_dir.lock().ok().and_then(|d| d.clone()) {
+        if let Some(dir) = self.last_dir.lock().clone() {
             self.spec.cwd = dir;
         }
         if let Some(old) = self.pty.take() {
             drop(old.hangup(Duration::ZERO));
         }
         // A separator, so the old output stays above.
-        self.lock().feed(b"\r\n\x1b[0m");
+        self.term.lock().feed(b"\r\n\x1b[0m");
         let started = self.start();
         if started.is_err() {
             // Still ended: the mark stays and Enter can try again.
             self.exited = Some(ended);
         }
         started
-    }
-
-    fn lock(&self) -> impl std::ops::DerefMut<Target = Box<dyn TerminalEmulator + Send>> + '_ {
-        self.term.lock()
     }
 
     /// The emulator, shared (for benchmarks and the agent shell).
@@ -281,7 +277,7 @@ impl ShellPane {
 
     /// The directory the program is in now (where it was last seen, else where it started).
     pub fn current_dir(&self) -> PathBuf {
-        let mut last = self.last_dir.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = self.last_dir.lock();
         if let Some(now) = self.pty.as_ref().and_then(pty::Pty::current_dir) {
             *last = Some(now);
         }
@@ -306,7 +302,7 @@ impl ShellPane {
 
     /// Takes what changed since the last call: the clipboard, the exit.
     pub fn take_update(&mut self) -> ShellUpdate {
-        let clipboard = self.lock().take_clipboard();
+        let clipboard = self.term.lock().take_clipboard();
         let mut update = ShellUpdate {
             clipboard: if self.spec.osc52 {
                 clipboard
@@ -315,10 +311,7 @@ impl ShellPane {
             },
             exited: None,
         };
-        let reported = self
-            .exit
-            .as_ref()
-            .and_then(|e| e.lock().unwrap_or_else(|e| e.into_inner()).clone());
+        let reported = self.exit.as_ref().and_then(|e| e.lock().clone());
         if self.exited.is_none()
             && let Some(exit) = reported
         {
@@ -343,7 +336,7 @@ impl ShellPane {
                 CopyOutcome::Stay | CopyOutcome::Exit => ShellKey::Handled,
             };
         }
-        let mut term = self.lock();
+        let mut term = self.term.lock();
         let Some(bytes) = encode_key(key, &term.modes()) else {
             return ShellKey::Handled;
         };
@@ -360,7 +353,7 @@ impl ShellPane {
     /// Starts copy mode (keys move a cursor over the history; `y` copies the selection).
     pub fn enter_copy_mode(&mut self) {
         if self.copy.is_none() {
-            let term = self.lock();
+            let term = self.term.lock();
             let copy = CopyMode::enter(&**term, self.spec.search_case);
             drop(term);
             self.copy = Some(copy);
@@ -375,7 +368,7 @@ impl ShellPane {
     /// Sends pasted text to the program (bracketed when it asked); ends copy mode.
     pub fn paste(&mut self, text: &str) {
         self.copy = None;
-        let mut term = self.lock();
+        let mut term = self.term.lock();
         let bytes = encode_paste(text, &term.modes());
         term.scroll_to_bottom();
         drop(term);
@@ -397,7 +390,7 @@ impl ShellPane {
     /// reported to a program that wants the mouse, sent as cursor keys to a full-screen one
     /// that asked for that, else the history scrolls.
     pub fn wheel(&mut self, lines: i32, x: u16, y: u16, m: KeyModifiers) {
-        let modes = self.lock().modes();
+        let modes = self.term.lock().modes();
         let report = if lines < 0 {
             MouseReport::WheelUp
         } else {
@@ -427,7 +420,7 @@ impl ShellPane {
     /// A mouse button or drag at screen position `x`, `y`: reported to a program that wants
     /// the mouse; false when it does not (the app may use the event itself).
     pub fn mouse(&mut self, event: MouseReport, x: u16, y: u16, m: KeyModifiers) -> bool {
-        let modes = self.lock().modes();
+        let modes = self.term.lock().modes();
         let Some((col, row)) = self.screen_position(x, y) else {
             return false;
         };
@@ -439,7 +432,7 @@ impl ShellPane {
 
     /// Tells the program the pane gained or lost focus, when it asked to know.
     pub fn focus(&mut self, focused: bool) {
-        if self.lock().modes().focus_reports {
+        if self.term.lock().modes().focus_reports {
             let bytes = if focused { b"\x1b[I" } else { b"\x1b[O" };
             self.write(bytes.to_vec());
         }
@@ -452,7 +445,7 @@ impl ShellPane {
 
     /// Scrolls the history by `lines` (positive: back).
     pub fn scroll(&mut self, lines: i32) {
-        self.lock().scroll_by(lines);
+        self.term.lock().scroll_by(lines);
     }
 
     /// Scrolls back by a page (`pages` negative: forward).
@@ -463,7 +456,7 @@ impl ShellPane {
 
     /// Back to the live screen.
     pub fn scroll_to_bottom(&mut self) {
-        self.lock().scroll_to_bottom();
+        self.term.lock().scroll_to_bottom();
     }
 
     /// The border title: the program's own title when it set one, else its name, with the
@@ -473,7 +466,11 @@ impl ShellPane {
             || self.spec.program.clone(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let own = self.lock().title().map(|t| sanitize_line(t).into_owned());
+        let own = self
+            .term
+            .lock()
+            .title()
+            .map(|t| sanitize_line(t).into_owned());
         let mut title = match own {
             Some(own) if !own.trim().is_empty() => format!("{program} · {own}"),
             _ => format!("{program} · {project}"),
@@ -496,7 +493,7 @@ impl ShellPane {
         title: &str,
         focused: bool,
     ) {
-        let program_title = self.lock().title().map(String::from);
+        let program_title = self.term.lock().title().map(String::from);
         self.title_drawn = program_title;
         let title = truncate(title, usize::from(rect.width.saturating_sub(4)));
         let block = pane_block(&title, focused, theme);
@@ -515,7 +512,7 @@ impl ShellPane {
         let size = (inner.height, inner.width);
         if size != self.size {
             self.size = size;
-            self.lock().resize(size.0, size.1);
+            self.term.lock().resize(size.0, size.1);
             if let Some(pty) = &self.pty {
                 pty.resize(size.0, size.1);
             }
@@ -654,7 +651,7 @@ impl ShellPane {
     /// Where the terminal's cursor goes when this pane is focused: the program's cursor,
     /// unless it hid it or the view is scrolled back.
     pub fn cursor_position(&self) -> Option<(u16, u16)> {
-        let term = self.lock();
+        let term = self.term.lock();
         let cursor = term.cursor();
         if !cursor.visible
             || term.scroll_offset() > 0
@@ -669,7 +666,7 @@ impl ShellPane {
 
     /// The shape of the program's cursor.
     pub fn cursor_shape(&self) -> crate::terminal::CursorShape {
-        self.lock().cursor().shape
+        self.term.lock().cursor().shape
     }
 
     /// Hangs up: the program and everything it started get SIGHUP, and are killed after

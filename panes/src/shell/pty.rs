@@ -5,11 +5,12 @@
 //! Output is parsed on the reader thread, not on the UI's: a flood costs the UI only the
 //! frames it draws. The UI is woken once per burst (a flag it clears when it looks).
 
+use parking_lot::Mutex;
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -183,7 +184,7 @@ impl Pty {
                         }
                     }
                 };
-                *exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(info);
+                *exit.lock() = Some(info);
                 wake(ShellNotice::Exited);
             })?;
         }
@@ -241,7 +242,7 @@ impl Pty {
 
     /// How it ended, once it has.
     pub(crate) fn exit(&self) -> Option<ExitInfo> {
-        self.exit.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.exit.lock().clone()
     }
 
     /// Where its exit will be, kept past a hang-up (the waiter still reports it).
@@ -270,10 +271,7 @@ impl Pty {
             .name("march-pty-hangup".into())
             .spawn(move || {
                 let deadline = Instant::now() + grace;
-                let gone = || {
-                    exit.lock().unwrap_or_else(|e| e.into_inner()).is_some()
-                        && session_members(pid).is_empty()
-                };
+                let gone = || exit.lock().is_some() && session_members(pid).is_empty();
                 while Instant::now() < deadline {
                     if gone() {
                         return;

@@ -221,7 +221,7 @@ fn changed_rows_are_drawn_alone_until_the_title_changes() {
     // A new title is in the border: the pane is drawn whole.
     pane.key(KeyEvent::from(crossterm::event::KeyCode::Enter));
     let deadline = Instant::now() + Duration::from_secs(20);
-    while pane.lock().title() != Some("new title") {
+    while pane.term.lock().title() != Some("new title") {
         assert!(Instant::now() < deadline, "the title never came");
         let _ = rx.recv_timeout(Duration::from_millis(200));
     }

@@ -5,7 +5,8 @@
 //! small pieces and after each the lines that scrolled off the screen are moved into a
 //! compact [`History`].
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use alacritty_terminal::event::{Event, EventListener};
@@ -65,7 +66,7 @@ struct Collector(Arc<Mutex<Raised>>);
 
 impl EventListener for Collector {
     fn send_event(&self, event: Event) {
-        let mut raised = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut raised = self.0.lock();
         match event {
             Event::Title(title) => raised.title = Some(title),
             Event::ResetTitle => raised.title = None,
@@ -167,8 +168,8 @@ impl AlacrittyEmulator {
         }
     }
 
-    fn raised(&self) -> std::sync::MutexGuard<'_, Raised> {
-        self.raised.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn raised(&self) -> parking_lot::MutexGuard<'_, Raised> {
+        self.raised.0.lock()
     }
 
     /// Moves the lines that scrolled off the screen into the history.

@@ -5,10 +5,11 @@
 //! ACP hands the output over once, at the end; meanwhile the client shows the terminal live,
 //! so the runner does not poll for output to stream.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
@@ -24,8 +25,6 @@ use march_tools::exec::{CommandExecutor, CommandExit, CommandRequest, ExecError,
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-use super::lock;
 
 /// The most output the client keeps per command (the end of it, when there is more).
 const OUTPUT_BYTE_LIMIT: u64 = 1024 * 1024;
@@ -45,18 +44,18 @@ pub(crate) struct ClientTerminals {
 impl ClientTerminals {
     /// Whether the call's command runs in a client terminal (its output is shown there).
     pub(crate) fn is_attached(&self, tool_call_id: &str) -> bool {
-        lock(&self.attached).contains_key(tool_call_id)
+        self.attached.lock().contains_key(tool_call_id)
     }
 
     /// The terminal of a finished call, forgotten here.
     pub(crate) fn take(&self, tool_call_id: &str) -> Option<TerminalId> {
-        lock(&self.attached).remove(tool_call_id)
+        self.attached.lock().remove(tool_call_id)
     }
 
     /// Wait (bounded) until every terminal started so far has been released, so a turn
     /// answers only after its commands are gone.
     pub(crate) async fn settle(&self) {
-        let tasks = std::mem::take(&mut *lock(&self.tasks));
+        let tasks = std::mem::take(&mut *self.tasks.lock());
         if tasks.is_empty() {
             return;
         }
@@ -68,11 +67,13 @@ impl ClientTerminals {
 
     /// Note that the call's command runs in `terminal`.
     pub(crate) fn attach(&self, tool_call_id: &str, terminal: TerminalId) {
-        lock(&self.attached).insert(tool_call_id.to_string(), terminal);
+        self.attached
+            .lock()
+            .insert(tool_call_id.to_string(), terminal);
     }
 
     fn track(&self, task: JoinHandle<()>) {
-        let mut tasks = lock(&self.tasks);
+        let mut tasks = self.tasks.lock();
         tasks.retain(|t| !t.is_finished());
         tasks.push(task);
     }

@@ -15,7 +15,6 @@ use march_core::session::SessionEntry;
 use tokio_util::sync::CancellationToken;
 
 use super::client_fs::ClientCaps;
-use super::lock;
 use super::port::ClientPort;
 use super::session::Session;
 
@@ -132,7 +131,9 @@ pub(crate) async fn compact(
     cancel: CancellationToken,
 ) -> Outcome {
     let settings: CompactionSettings = session.config.compaction;
-    let path: Vec<SessionEntry> = lock(&session.store)
+    let path: Vec<SessionEntry> = session
+        .store
+        .lock()
         .branch_path(None)
         .into_iter()
         .cloned()
@@ -155,7 +156,7 @@ pub(crate) async fn compact(
         "compacting"
     );
     let (model, thinking) = {
-        let s = lock(&session.settings);
+        let s = session.settings.lock();
         (s.model.clone(), s.thinking)
     };
     let options = StreamOptions {
@@ -182,7 +183,7 @@ pub(crate) async fn compact(
             let summary = result.summary.clone();
             let tokens_before = result.tokens_before;
             tokio::task::spawn_blocking(move || {
-                compaction::apply(&mut lock(&store), result).map(drop)
+                compaction::apply(&mut store.lock(), result).map(drop)
             })
             .await
             .map_err(|e| format!("storing the compaction failed: {e}"))

@@ -1,10 +1,11 @@
 //! The permission gate: decides per tool call whether it runs, is refused, or needs the user,
 //! and asks through `session/request_permission` before anything is written or executed.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::v1::schema::{
@@ -16,7 +17,6 @@ use march_core::message::ToolCall;
 use march_core::tool::Tool;
 use tokio_util::sync::CancellationToken;
 
-use super::lock;
 use super::options::{PermissionMode, Settings};
 use super::port::ClientPort;
 use super::updates;
@@ -147,11 +147,11 @@ impl PermissionGate {
         let paths = updates::target_paths(&self.tools, call);
         let annotations = tool.call_annotations(&call.arguments);
         let facts = Facts {
-            mode: lock(&self.settings).mode,
+            mode: self.settings.lock().mode,
             harmless: annotations.is_harmless(),
             confined: !annotations.open_world && !paths.is_empty(),
             outside: paths.iter().any(|p| !self.inside(p)),
-            remembered: lock(&self.memory).get(&call.name).copied(),
+            remembered: self.memory.lock().get(&call.name).copied(),
         };
         let verdict = match decide(facts) {
             Need::Allow => None,
@@ -191,7 +191,7 @@ impl PermissionGate {
             }
         };
         let remember = |allow: bool| {
-            lock(&self.memory).insert(call.name.clone(), allow);
+            self.memory.lock().insert(call.name.clone(), allow);
         };
         match &*option {
             ALLOW_ONCE => None,
@@ -310,14 +310,14 @@ mod tests {
             SessionId::new("s")
         }
         fn notify(&self, update: SessionUpdate) {
-            lock(&self.updates).push(update);
+            self.updates.lock().push(update);
         }
         async fn request_permission(
             &self,
             request: RequestPermissionRequest,
         ) -> Result<RequestPermissionOutcome, Error> {
-            lock(&self.asked).push(request);
-            let next = lock(&self.answers).pop_front();
+            self.asked.lock().push(request);
+            let next = self.answers.lock().pop_front();
             match next {
                 Some(answer) => answer,
                 None => std::future::pending().await,
@@ -385,7 +385,7 @@ mod tests {
             gate.check(&call("read", json!({"path": "a.txt"}))).await,
             None
         );
-        let asked = lock(&port.asked);
+        let asked = port.asked.lock();
         assert_eq!(asked.len(), 2);
         let kinds: Vec<_> = asked[0].options.iter().map(|o| o.kind).collect();
         use PermissionOptionKind::*;
@@ -395,7 +395,7 @@ mod tests {
         assert_eq!(request["toolCall"]["kind"], "edit");
         assert!(!gate.user_cancelled());
         // Every call allowed to run was reported in progress.
-        assert_eq!(lock(&port.updates).len(), 3);
+        assert_eq!(port.updates.lock().len(), 3);
     }
 
     #[tokio::test]
@@ -413,7 +413,7 @@ mod tests {
         assert_eq!(gate.check(&outside).await, block(CANCELLED));
         assert!(gate.user_cancelled());
         assert!(gate.stop.is_cancelled());
-        assert_eq!(lock(&port.asked).len(), 1);
+        assert_eq!(port.asked.lock().len(), 1);
     }
 
     #[tokio::test]

@@ -4,8 +4,9 @@
 //! The index is a cache of the transcripts, so nothing here may fail a turn: errors are
 //! logged and the next indexing pass catches up (indexing is incremental per file).
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol::{Error, JsonRpcRequest, JsonRpcResponse};
 use march_core::history::{
@@ -14,7 +15,7 @@ use march_core::history::{
 use march_core::session::parse_iso_ms;
 use serde::{Deserialize, Serialize};
 
-use super::{errors, lock};
+use super::errors;
 
 /// The extension method clients call to search the history.
 pub(crate) const SEARCH_METHOD: &str = "_march/history/search";
@@ -92,7 +93,7 @@ impl Slot {
         &self,
         mut f: impl FnMut(&mut HistoryIndex) -> Result<T, HistoryError>,
     ) -> Result<T, HistoryError> {
-        let mut slot = lock(&self.index);
+        let mut slot = self.index.lock();
         let mut index = match slot.take() {
             Some(index) => index,
             None => {

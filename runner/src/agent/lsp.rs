@@ -2,10 +2,11 @@
 //! host process is shared with the project's other runners), and `_march/diagnostics`
 //! notifications for clients that asked for them in `initialize`.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::v1::ConnectionTo;
@@ -20,8 +21,6 @@ use crate::diagnostics::{DiagnosticsNotification, RefreshDiagnosticsResponse};
 
 use super::errors;
 use super::session::Session;
-
-use super::lock;
 
 /// The notification that carries diagnostics and language server notices to the client.
 pub(crate) const NOTIFICATION: &str = crate::diagnostics::METHOD;
@@ -57,7 +56,7 @@ impl ProjectServers {
         }
         let program = self.host_program.clone()?;
         let (host, fresh) = {
-            let mut hosts = lock(&self.hosts);
+            let mut hosts = self.hosts.lock();
             match hosts.get(cwd) {
                 Some(host) => (host.clone(), false),
                 None => {

@@ -21,15 +21,8 @@ mod state;
 mod turn;
 mod updates;
 
-use std::sync::{Mutex, MutexGuard};
-
 pub use lsp::serve_lsp_host;
 pub use server::{ServeError, serve, serve_on};
-
-/// Lock a mutex; a poisoned lock only means a panicking task held it, the data is still whole.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// JSON-RPC errors the runner answers with.
 mod errors {

@@ -1,10 +1,11 @@
 //! The ACP handlers: every request is answered from a spawned task, so the connection's
 //! dispatch loop never waits on a model, a tool, the disk or the client.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
@@ -39,7 +40,7 @@ use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
-use super::{errors, listing, lock};
+use super::{errors, listing};
 use crate::diagnostics::RefreshDiagnosticsRequest;
 
 /// A request handler that answers from a spawned task, so the connection's dispatch loop never
@@ -102,7 +103,7 @@ pub async fn serve_on(
                             responder: Responder<InitializeResponse>,
                             _cx| {
                     // Sessions made from now on use what the client offers.
-                    *lock(&s.client) = ClientCaps::offered(&req.client_capabilities);
+                    *s.client.lock() = ClientCaps::offered(&req.client_capabilities);
                     responder.respond(initialize::answer(&req))
                 }
             },
@@ -286,7 +287,7 @@ struct Opened {
 
 impl Server {
     fn session(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.sessions).get(id).cloned()
+        self.sessions.lock().get(id).cloned()
     }
 
     fn session_or_error(&self, id: &str) -> Result<Arc<Session>, Error> {
@@ -295,7 +296,7 @@ impl Server {
     }
 
     async fn close_all(&self) {
-        let open: Vec<Arc<Session>> = lock(&self.sessions).drain().map(|(_, s)| s).collect();
+        let open: Vec<Arc<Session>> = self.sessions.lock().drain().map(|(_, s)| s).collect();
         for session in open {
             session.close();
             let detail = Some("the client disconnected".to_string());
@@ -480,7 +481,7 @@ impl Server {
     /// the id (two loads racing) wins.
     fn register(&self, opened: Opened, cx: &ConnectionTo<Client>) -> Arc<Session> {
         let terminals = Arc::new(ClientTerminals::default());
-        let client = *lock(&self.client);
+        let client = *self.client.lock();
         let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals);
         let notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
         if let Some(notes) = &notes {
@@ -517,7 +518,8 @@ impl Server {
             terminals,
             state: Arc::new(opened.state),
         });
-        lock(&self.sessions)
+        self.sessions
+            .lock()
             .entry(session.id().to_string())
             .or_insert(session)
             .clone()
@@ -566,7 +568,9 @@ impl Server {
         req: &CloseSessionRequest,
     ) -> Result<CloseSessionResponse, Error> {
         let id = &req.session_id.0;
-        let session = lock(&self.sessions)
+        let session = self
+            .sessions
+            .lock()
             .remove(&**id)
             .ok_or_else(|| errors::session_not_found(id))?;
         session.close();
@@ -587,7 +591,7 @@ impl Server {
         if !is_valid_session_id(&id) {
             return Err(errors::session_not_found(&id));
         }
-        let open = lock(&self.sessions).remove(&id);
+        let open = self.sessions.lock().remove(&id);
         if let Some(session) = &open {
             session.close();
         }

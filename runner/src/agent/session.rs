@@ -1,9 +1,10 @@
 //! One runner session: its transcript store, settings, permission memory, and the queue that
 //! lets one turn run at a time.
 
+use parking_lot::Mutex;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionConfigOption, SessionConfigOptionValue, SessionInfoUpdate,
@@ -26,7 +27,7 @@ use super::history::History;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
 use super::state::SessionState;
-use super::{content, errors, lock, replay, turn};
+use super::{content, errors, replay, turn};
 
 /// Everything a session is built from.
 pub(crate) struct SessionSetup {
@@ -126,17 +127,17 @@ impl Session {
 
     /// The session file.
     pub(crate) fn path(&self) -> PathBuf {
-        lock(&self.store).path().to_path_buf()
+        self.store.lock().path().to_path_buf()
     }
 
     /// The complete config option list.
     pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
-        options::config_options(&lock(&self.settings), &self.registry)
+        options::config_options(&self.settings.lock(), &self.registry)
     }
 
     /// The conversation as updates, for `session/load`.
     pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
-        replay::replay(&lock(&self.store), self.client.compaction)
+        replay::replay(&self.store.lock(), self.client.compaction)
     }
 
     /// Apply a config option. Model and thinking changes are recorded in the transcript
@@ -150,7 +151,7 @@ impl Session {
         let store = self.store.clone();
         let record = change.clone();
         tokio::task::spawn_blocking(move || {
-            let mut store = lock(&store);
+            let mut store = store.lock();
             match &record {
                 Change::Model(m) => store.append_model_change(&m.provider, &m.id).map(drop),
                 Change::Thinking(t) => store.append_thinking_level(t.as_str()).map(drop),
@@ -162,7 +163,7 @@ impl Session {
         .map_err(|e| errors::internal(format!("recording the change failed: {e}")))?
         .map_err(|e| errors::internal(e.to_string()))?;
         {
-            let mut settings = lock(&self.settings);
+            let mut settings = self.settings.lock();
             match change.clone() {
                 Change::Model(m) => settings.model = m,
                 Change::Thinking(t) => settings.thinking = t,
@@ -205,7 +206,7 @@ impl Session {
 
     /// Stop the running turn and every queued prompt (`session/cancel`).
     pub(crate) fn cancel(&self) {
-        let old = std::mem::replace(&mut *lock(&self.epoch), CancellationToken::new());
+        let old = std::mem::replace(&mut *self.epoch.lock(), CancellationToken::new());
         old.cancel();
     }
 
@@ -227,7 +228,7 @@ impl Session {
             return Err(errors::session_not_found(&self.id));
         }
         let user = content::user_message(blocks)?;
-        let mine = lock(&self.epoch).child_token();
+        let mine = self.epoch.lock().child_token();
         let run = async {
             let _turn = tokio::select! {
                 biased;

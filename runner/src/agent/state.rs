@@ -5,15 +5,16 @@
 //! failure is logged and the session goes on, and a missing or damaged state file is rebuilt
 //! from the transcript on the next load.
 
+use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use march_core::march_session::{MarchSession, MarchSessionError, TimelineKind};
 use march_core::message::UserMessage;
 use march_core::session::{SessionMessage, SessionStore};
 
+use super::listing;
 use super::options::{Change, PermissionMode, Settings, model_spec};
-use super::{listing, lock};
 
 /// A session's live settings.
 type Shared = Arc<Mutex<Settings>>;
@@ -80,7 +81,7 @@ impl SessionState {
         detail: Option<String>,
         change: impl FnOnce(&mut MarchSession),
     ) {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock();
         if inner.deleted {
             return;
         }
@@ -113,7 +114,7 @@ impl SessionState {
     /// Record a lifecycle event (created, loaded, resumed) with the session's settings.
     pub(crate) async fn opened(self: &Arc<Self>, kind: TimelineKind, settings: &Shared) {
         let settings = settings.clone();
-        self.record(kind, None, move |s| apply(s, &lock(&settings)))
+        self.record(kind, None, move |s| apply(s, &settings.lock()))
             .await;
     }
 
@@ -126,7 +127,7 @@ impl SessionState {
         };
         let settings = settings.clone();
         // The settings are read at save time, so racing changes cannot save a stale set last.
-        self.record(kind, Some(detail), move |s| apply(s, &lock(&settings)))
+        self.record(kind, Some(detail), move |s| apply(s, &settings.lock()))
             .await;
     }
 
@@ -147,12 +148,12 @@ impl SessionState {
 
     /// The session's title, if it has one.
     pub(crate) fn title(&self) -> Option<String> {
-        lock(&self.inner).state.title.clone()
+        self.inner.lock().state.title.clone()
     }
 
     /// Remove the file and stop writing it; blocking. Whether there was a file.
     pub(crate) fn delete_now(&self) -> Result<bool, MarchSessionError> {
-        let mut inner = lock(&self.inner);
+        let mut inner = self.inner.lock();
         inner.deleted = true;
         MarchSession::delete(&self.dir, &inner.state.id)
     }

@@ -1,7 +1,8 @@
 //! One Agent Run: context assembled once, the core `Agent` driven to the end, every finished
 //! message persisted before its updates go out, and the stop reason ACP wants.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::StopReason;
@@ -19,12 +20,12 @@ use march_core::session::SessionStore;
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::{self, Outcome, Trigger};
+use super::errors;
 use super::gate::PermissionGate;
 use super::options::Settings;
 use super::port::ClientPort;
 use super::session::Session;
 use super::updates::UpdateMapper;
-use super::{errors, lock};
 
 /// The hooks of one run: the permission gate, and settings changed mid-run applied to the
 /// next model request.
@@ -43,10 +44,10 @@ impl AgentHooks for RunHooks {
 
     async fn prepare_next_turn(&self, _turn: &TurnInfo<'_>) -> Option<NextTurn> {
         let (model, thinking) = {
-            let s = lock(&self.settings);
+            let s = self.settings.lock();
             (s.model.clone(), s.thinking)
         };
-        let mut applied = lock(&self.applied);
+        let mut applied = self.applied.lock();
         if applied.0 == model && applied.1 == thinking {
             return None;
         }
@@ -73,7 +74,7 @@ struct Listener {
 
 impl Listener {
     async fn on_event(&self, event: AgentEvent) {
-        if lock(&self.failure).is_some() {
+        if self.failure.lock().is_some() {
             return;
         }
         if let AgentEvent::MessageEnd { message } = &event {
@@ -81,7 +82,7 @@ impl Listener {
             let store = self.store.clone();
             let entry = message.clone();
             let written =
-                tokio::task::spawn_blocking(move || lock(&store).append_message(entry).map(drop))
+                tokio::task::spawn_blocking(move || store.lock().append_message(entry).map(drop))
                     .await;
             let error = match written {
                 Ok(Ok(())) => None,
@@ -90,17 +91,17 @@ impl Listener {
             };
             if let Some(error) = error {
                 tracing::error!("{error}");
-                *lock(&self.failure) = Some(error);
+                *self.failure.lock() = Some(error);
                 self.stop.cancel();
                 return;
             }
             if let Message::Assistant(a) = message {
-                *lock(&self.last_assistant) = Some(a.clone());
-                let window = lock(&self.settings).model.context_window;
-                lock(&self.mapper).set_context_window(window);
+                *self.last_assistant.lock() = Some(a.clone());
+                let window = self.settings.lock().model.context_window;
+                self.mapper.lock().set_context_window(window);
             }
         }
-        let updates = lock(&self.mapper).map(&event);
+        let updates = self.mapper.lock().map(&event);
         for update in updates {
             self.port.notify(update);
         }
@@ -162,17 +163,17 @@ async fn compact_after_run(
     if !settings.enabled {
         return Ok(());
     }
-    let Some(last) = lock(&listener.last_assistant).clone() else {
+    let Some(last) = listener.last_assistant.lock().clone() else {
         return Ok(());
     };
-    let window = lock(&session.settings).model.context_window;
+    let window = session.settings.lock().model.context_window;
     if is_context_overflow(&last, window) {
         let outcome = compaction::compact(session, port, Trigger::Overflow, stop.clone()).await;
         if last.stop_reason != CoreStop::Error || outcome_is_failure(&outcome) {
             return Ok(());
         }
         // The failed answer stays in the file but not in what the model sees next.
-        let mut messages = lock(&session.store).context().llm_messages();
+        let mut messages = session.store.lock().context().llm_messages();
         while matches!(messages.last(), Some(Message::Assistant(a)) if a.stop_reason.is_failure()) {
             messages.pop();
         }
@@ -193,7 +194,7 @@ async fn compact_after_run(
     if last.stop_reason.is_failure() {
         return Ok(());
     }
-    let messages = lock(&session.store).context().llm_messages();
+    let messages = session.store.lock().context().llm_messages();
     let tokens = estimate_context_tokens(&messages).tokens;
     if should_compact(tokens, window, &settings) {
         compaction::compact(session, port, Trigger::Threshold, stop.clone()).await;
@@ -214,9 +215,9 @@ pub(super) async fn run(
     cancel: CancellationToken,
 ) -> Result<StopReason, Error> {
     let stop = cancel.child_token();
-    let settings = lock(&session.settings).clone();
+    let settings = session.settings.lock().clone();
     // The layers are assembled here, once; later requests of the run continue the transcript.
-    let transcript = lock(&session.store).context().llm_messages();
+    let transcript = session.store.lock().context().llm_messages();
     let recall = if session.config.recall.enabled {
         let turns = session
             .history
@@ -301,19 +302,19 @@ pub(super) async fn run(
         }
     };
     result.map_err(|e| errors::internal(e.to_string()))?;
-    if let Some(failure) = lock(&listener.failure).clone() {
+    if let Some(failure) = listener.failure.lock().clone() {
         return Err(errors::internal(failure));
     }
     if !stop.is_cancelled() {
         compact_after_run(session, &agent, &listener, &port_for_compaction, &stop).await?;
-        if let Some(failure) = lock(&listener.failure).clone() {
+        if let Some(failure) = listener.failure.lock().clone() {
             return Err(errors::internal(failure));
         }
     }
     if cancel.is_cancelled() || hooks.gate.user_cancelled() {
         return Ok(StopReason::Cancelled);
     }
-    stop_reason(lock(&listener.last_assistant).as_ref())
+    stop_reason(listener.last_assistant.lock().as_ref())
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The ACP client side of one connection to a runner: `initialize`, then the session methods
 //! as typed async calls. Incoming updates and requests go to the event stream.
 
+use parking_lot::Mutex;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -179,10 +179,7 @@ impl Connection {
 
     /// The sessions opened (new, load, resume) and not closed or deleted on this connection.
     pub fn open_sessions(&self) -> Vec<OpenSession> {
-        self.sessions
-            .lock()
-            .map(|sessions| sessions.clone())
-            .unwrap_or_default()
+        self.sessions.lock().clone()
     }
 
     /// `session/new`.
@@ -354,17 +351,16 @@ impl Connection {
     }
 
     fn track(&self, session: OpenSession) {
-        if let Ok(mut sessions) = self.sessions.lock() {
-            // Reopening an open session replaces its entry.
-            sessions.retain(|open| open.session_id != session.session_id);
-            sessions.push(session);
-        }
+        let mut sessions = self.sessions.lock();
+        // Reopening an open session replaces its entry.
+        sessions.retain(|open| open.session_id != session.session_id);
+        sessions.push(session);
     }
 
     fn untrack(&self, session_id: &SessionId) {
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.retain(|open| open.session_id != *session_id);
-        }
+        self.sessions
+            .lock()
+            .retain(|open| open.session_id != *session_id);
     }
 }
 

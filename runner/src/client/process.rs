@@ -2,6 +2,7 @@
 //! kept as a bounded tail for error reports, and the whole group killed and reaped when it
 //! exits or is dropped, so neither zombies nor orphans are left behind.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
@@ -9,7 +10,7 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group};
@@ -182,9 +183,7 @@ pub struct StderrTail {
 
 impl StderrTail {
     fn push(&self, chunk: &[u8]) {
-        let Ok(mut bytes) = self.bytes.lock() else {
-            return;
-        };
+        let mut bytes = self.bytes.lock();
         bytes.extend(chunk);
         let excess = bytes.len().saturating_sub(STDERR_TAIL_BYTES);
         bytes.drain(..excess);
@@ -192,9 +191,7 @@ impl StderrTail {
 
     /// The tail as text (invalid UTF-8 replaced), trimmed of surrounding whitespace.
     pub fn text(&self) -> String {
-        let Ok(bytes) = self.bytes.lock() else {
-            return String::new();
-        };
+        let bytes = self.bytes.lock();
         let (front, back) = bytes.as_slices();
         let mut all = Vec::with_capacity(bytes.len());
         all.extend_from_slice(front);

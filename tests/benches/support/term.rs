@@ -3,10 +3,11 @@
 
 #![allow(dead_code)] // Each bench uses a different part.
 
+use parking_lot::Mutex;
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use march_testkit::Turn;
@@ -70,7 +71,7 @@ impl Term {
                     break;
                 }
                 b.fetch_add(n as u64, Ordering::Relaxed);
-                s.lock().unwrap().process(&buf[..n]);
+                s.lock().process(&buf[..n]);
             }
         });
         Term {
@@ -87,7 +88,6 @@ impl Term {
             if self
                 .screen
                 .lock()
-                .unwrap()
                 .screen()
                 .contents()
                 .matches(needle)
@@ -99,7 +99,7 @@ impl Term {
             assert!(
                 start.elapsed() < Duration::from_secs(60),
                 "no `{needle}` on screen:\n{}",
-                self.screen.lock().unwrap().screen().contents()
+                self.screen.lock().screen().contents()
             );
             std::thread::sleep(Duration::from_millis(1));
         }

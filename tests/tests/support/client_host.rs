@@ -2,11 +2,12 @@
 //! on disk, and terminals run real child processes (each in its own process group) whose
 //! output is captured, as an editor's terminal would.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
@@ -69,7 +70,6 @@ impl Host {
     fn terminal(&self, id: &str) -> Result<Arc<HostTerminal>, Error> {
         self.terminals
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get(id)
             .cloned()
             .ok_or_else(|| Error::new(ErrorCode::INVALID_PARAMS, format!("no terminal {id}")))
@@ -132,24 +132,20 @@ impl Host {
             let _ = exit_tx.send(Some(status));
         });
         let id = format!("term-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        self.terminals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(
-                id.clone(),
-                Arc::new(HostTerminal {
-                    output,
-                    exit,
-                    kill: Mutex::new(Some(kill)),
-                }),
-            );
+        self.terminals.lock().insert(
+            id.clone(),
+            Arc::new(HostTerminal {
+                output,
+                exit,
+                kill: Mutex::new(Some(kill)),
+            }),
+        );
         Ok(CreateTerminalResponse::new(id))
     }
 
     pub fn output(&self, id: &str) -> Result<TerminalOutputResponse, Error> {
         let t = self.terminal(id)?;
-        let text = String::from_utf8_lossy(&t.output.lock().unwrap_or_else(|e| e.into_inner()))
-            .into_owned();
+        let text = String::from_utf8_lossy(&t.output.lock()).into_owned();
         let exit = t.exit.borrow().clone();
         Ok(TerminalOutputResponse::new(text, false).exit_status(exit))
     }
@@ -160,13 +156,7 @@ impl Host {
     }
 
     pub fn kill(&self, id: &str) -> Result<(), Error> {
-        if let Some(kill) = self
-            .terminal(id)?
-            .kill
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(kill) = self.terminal(id)?.kill.lock().take() {
             let _ = kill.send(());
         }
         Ok(())
@@ -175,19 +165,13 @@ impl Host {
     /// Kill if still running and forget the terminal.
     pub fn release(&self, id: &str) -> Result<(), Error> {
         self.kill(id)?;
-        self.terminals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
+        self.terminals.lock().remove(id);
         Ok(())
     }
 
     /// Terminals not released yet.
     pub fn open_terminals(&self) -> usize {
-        self.terminals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
+        self.terminals.lock().len()
     }
 }
 
@@ -202,10 +186,7 @@ fn read_into(
             if n == 0 {
                 break;
             }
-            output
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend_from_slice(&buf[..n]);
+            output.lock().extend_from_slice(&buf[..n]);
         }
     })
 }

@@ -3,9 +3,10 @@
 
 #![allow(dead_code)] // Each test binary uses a different part.
 
+use parking_lot::{Condvar, Mutex};
 use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
@@ -86,7 +87,7 @@ impl PtyMarch {
                     Ok(0) | Err(_) => 0,
                     Ok(n) => n,
                 };
-                let mut guard = feed.parser.lock().unwrap_or_else(|e| e.into_inner());
+                let mut guard = feed.parser.lock();
                 if n == 0 {
                     guard.1 = true;
                     feed.changed.notify_all();
@@ -109,7 +110,7 @@ impl PtyMarch {
 
     /// The screen's text, rows joined by newlines.
     pub fn text(&self) -> String {
-        let guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.screen.parser.lock();
         guard.0.screen().contents()
     }
 
@@ -117,7 +118,7 @@ impl PtyMarch {
     /// [`SCREEN_LIMIT`].
     pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + SCREEN_LIMIT;
-        let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.screen.parser.lock();
         loop {
             let text = guard.0.screen().contents();
             if pred(&text) {
@@ -127,18 +128,13 @@ impl PtyMarch {
             if now >= deadline || guard.1 {
                 panic!("timed out waiting for {what}; the screen:\n{text}");
             }
-            guard = self
-                .screen
-                .changed
-                .wait_timeout(guard, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            self.screen.changed.wait_for(&mut guard, deadline - now);
         }
     }
 
     /// Looks at the parsed screen (cells with their attributes).
     pub fn with_screen<T>(&self, f: impl FnOnce(&vt100::Screen) -> T) -> T {
-        let guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.screen.parser.lock();
         f(guard.0.screen())
     }
 
@@ -216,7 +212,7 @@ impl PtyMarch {
     /// new size land in a screen of that size.
     pub fn resize(&self, cols: u16, rows: u16) {
         {
-            let mut guard = self.screen.parser.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = self.screen.parser.lock();
             guard.0.screen_mut().set_size(rows, cols);
         }
         self.master
@@ -231,11 +227,7 @@ impl PtyMarch {
 
     /// The bells and OSC 9 notifications written so far, in order.
     pub fn signals(&self) -> Vec<Vec<u8>> {
-        self.screen
-            .signals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.screen.signals.lock().clone()
     }
 
     /// The process id of `march`.
@@ -293,7 +285,7 @@ fn record_signals(bytes: &[u8], pending: &mut Vec<u8>, out: &Mutex<Vec<Vec<u8>>>
             found.push(vec![0x07]);
         }
     }
-    out.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
+    out.lock().extend(found);
 }
 
 /// The pids of the descendants of `pid` (children, their children…), from /proc.

@@ -1,13 +1,14 @@
 //! The bash tool: run a command through the session's executor, stream the output's tail, and
 //! keep the full output in a temp file once it is too long to return.
 
+use parking_lot::Mutex;
 use std::collections::hash_map::RandomState;
 use std::fs::File;
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -107,7 +108,7 @@ impl Tool for BashTool {
         let output = Arc::new(Mutex::new(OutputAccumulator::default()));
         let sink: OutputSink = {
             let output = Arc::clone(&output);
-            Box::new(move |bytes: &[u8]| lock(&output).push(bytes))
+            Box::new(move |bytes: &[u8]| output.lock().push(bytes))
         };
         let request = CommandRequest {
             command: args.command,
@@ -124,7 +125,7 @@ impl Tool for BashTool {
             tokio::select! {
                 result = &mut run => break result,
                 _ = ticker.tick() => {
-                    let partial = lock(&output).partial();
+                    let partial = output.lock().partial();
                     if let Some(partial) = partial {
                         updates.send(partial);
                     }
@@ -133,7 +134,7 @@ impl Tool for BashTool {
         };
 
         let exit = result.map_err(|err| ToolError::new(err.to_string()))?;
-        let finished = lock(&output).finish(exit);
+        let finished = output.lock().finish(exit);
         match exit {
             CommandExit::Code(0) => Ok(ToolOutcome {
                 content: vec![UserContent::text(finished.text)],
@@ -203,13 +204,6 @@ impl BashArgs {
         };
         Ok(BashArgs { command, timeout })
     }
-}
-
-fn lock(output: &Mutex<OutputAccumulator>) -> MutexGuard<'_, OutputAccumulator> {
-    // A panic elsewhere cannot leave the accumulator inconsistent enough to matter.
-    output
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The final text and details of a run.

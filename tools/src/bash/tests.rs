@@ -323,7 +323,7 @@ async fn updates_stream_throttled_snapshots_of_the_tail() {
             if partial.text_content().contains("ready") {
                 std::fs::write(&go, "").unwrap();
             }
-            seen.lock().unwrap().push(partial);
+            seen.lock().push(partial);
         })
     };
     let command = "for i in $(seq 1 20); do echo line $i; done; echo ready; \
@@ -339,7 +339,7 @@ async fn updates_stream_throttled_snapshots_of_the_tail() {
         .await
         .unwrap();
     let elapsed = started.elapsed();
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock();
 
     let bound = (elapsed.as_millis() / UPDATE_INTERVAL.as_millis()) as usize + 2;
     assert!(seen.len() <= bound, "{} updates in {elapsed:?}", seen.len());
@@ -416,7 +416,7 @@ fn metadata_matches_pi() {
 
 /// An executor that records its request and answers with fixed output and exit.
 struct Recorder {
-    seen: std::sync::Mutex<Vec<CommandRequest>>,
+    seen: parking_lot::Mutex<Vec<CommandRequest>>,
     exit: CommandExit,
 }
 
@@ -428,7 +428,7 @@ impl crate::exec::CommandExecutor for Recorder {
         _cancel: CancellationToken,
         mut output: OutputSink,
     ) -> Result<CommandExit, crate::exec::ExecError> {
-        self.seen.lock().unwrap().push(request);
+        self.seen.lock().push(request);
         output(b"from elsewhere\n");
         Ok(self.exit)
     }
@@ -438,7 +438,7 @@ impl crate::exec::CommandExecutor for Recorder {
 async fn another_executor_gets_the_call_id_and_its_exit_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let recorder = Arc::new(Recorder {
-        seen: std::sync::Mutex::new(Vec::new()),
+        seen: parking_lot::Mutex::new(Vec::new()),
         exit: CommandExit::Code(3),
     });
     let tool = BashTool::new(ToolContext::local(dir.path()).with_executor(recorder.clone()));
@@ -453,7 +453,7 @@ async fn another_executor_gets_the_call_id_and_its_exit_is_reported() {
         .unwrap_err();
     assert_eq!(err.0, "from elsewhere\n\n\nCommand exited with code 3");
     assert_eq!(
-        recorder.seen.lock().unwrap().as_slice(),
+        recorder.seen.lock().as_slice(),
         [CommandRequest {
             command: "echo hi".into(),
             cwd: dir.path().to_path_buf(),

@@ -1,10 +1,11 @@
 //! The language servers of one project: which server checks which file, starting them on
 //! first use, restarting crashed ones with backoff, and the project's merged diagnostics.
 
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -93,10 +94,6 @@ pub struct LspHost {
     inner: Arc<Inner>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl LspHost {
     /// A host for `project` with these servers; servers nobody used for `idle` are shut down.
     /// Must be called inside a tokio runtime.
@@ -138,7 +135,10 @@ impl LspHost {
     /// Everything known now, as events (for a new watcher), and the events from now on.
     pub fn subscribe(&self) -> (Vec<HostEvent>, broadcast::Receiver<HostEvent>) {
         let rx = self.inner.events.subscribe();
-        let files = lock(&self.inner.diagnostics)
+        let files = self
+            .inner
+            .diagnostics
+            .lock()
             .keys()
             .cloned()
             .collect::<Vec<_>>();
@@ -152,7 +152,10 @@ impl LspHost {
 
     /// The names of the servers running now, with their roots.
     pub fn running(&self) -> Vec<(String, PathBuf)> {
-        let mut out: Vec<_> = lock(&self.inner.slots)
+        let mut out: Vec<_> = self
+            .inner
+            .slots
+            .lock()
             .iter()
             .filter(|(_, s)| matches!(s.state, SlotState::Running(_)))
             .map(|(k, _)| k.clone())
@@ -163,7 +166,10 @@ impl LspHost {
 
     /// Shut every server down (on exit).
     pub async fn shutdown(&self) {
-        let servers: Vec<Arc<LanguageServer>> = lock(&self.inner.slots)
+        let servers: Vec<Arc<LanguageServer>> = self
+            .inner
+            .slots
+            .lock()
             .values_mut()
             .filter_map(
                 |slot| match std::mem::replace(&mut slot.state, SlotState::Idle) {
@@ -179,7 +185,9 @@ impl LspHost {
 impl Inner {
     /// The diagnostics of `path` over all servers, by position.
     fn merged(&self, path: &Path) -> FileDiagnostics {
-        let mut diagnostics: Vec<Diagnostic> = lock(&self.diagnostics)
+        let mut diagnostics: Vec<Diagnostic> = self
+            .diagnostics
+            .lock()
             .get(path)
             .map(|per| per.values().flatten().cloned().collect())
             .unwrap_or_default();
@@ -197,7 +205,7 @@ impl Inner {
     /// Keep what one server said about a file; tell watchers when it changed anything.
     fn record(&self, key: &SlotKey, path: &Path, diagnostics: Vec<Diagnostic>) {
         let changed = {
-            let mut all = lock(&self.diagnostics);
+            let mut all = self.diagnostics.lock();
             let per = all.entry(path.to_path_buf()).or_default();
             if diagnostics.is_empty() {
                 per.remove(key).is_some_and(|old| !old.is_empty())
@@ -212,7 +220,7 @@ impl Inner {
 
     /// Tell watchers, once.
     fn notice(&self, message: &str) {
-        if lock(&self.said).insert(message.to_string()) {
+        if self.said.lock().insert(message.to_string()) {
             tracing::info!("lsp: {message}");
             let _ = self.events.send(HostEvent::Notice {
                 message: message.to_string(),
@@ -223,7 +231,7 @@ impl Inner {
     /// Tell watchers and, the first time, a check's result; `true` that first time.
     fn tell(&self, message: &str) -> bool {
         self.notice(message);
-        lock(&self.told).insert(message.to_string())
+        self.told.lock().insert(message.to_string())
     }
 
     fn on_server_event(self: &Arc<Self>, event: ServerEvent) {
@@ -233,7 +241,7 @@ impl Inner {
                 path,
                 diagnostics,
             } => {
-                let key = lock(&self.serials).get(&serial).cloned();
+                let key = self.serials.lock().get(&serial).cloned();
                 if let Some(key) = key {
                     self.record(&key, &path, diagnostics);
                 }
@@ -244,11 +252,11 @@ impl Inner {
 
     /// A running server's output ended: a crash unless it was asked to stop.
     fn on_exit(self: &Arc<Self>, serial: u64, detail: String) {
-        let Some(key) = lock(&self.serials).remove(&serial) else {
+        let Some(key) = self.serials.lock().remove(&serial) else {
             return;
         };
         let restart_in = {
-            let mut slots = lock(&self.slots);
+            let mut slots = self.slots.lock();
             let Some(slot) = slots.get_mut(&key) else {
                 return;
             };
@@ -283,7 +291,9 @@ impl Inner {
             }
         };
         // What it said is stale now.
-        let files: Vec<PathBuf> = lock(&self.diagnostics)
+        let files: Vec<PathBuf> = self
+            .diagnostics
+            .lock()
             .iter()
             .filter(|(_, per)| per.contains_key(&key))
             .map(|(p, _)| p.clone())
@@ -314,7 +324,7 @@ impl Inner {
         deadline: Instant,
     ) -> Result<Arc<LanguageServer>, Unavailable> {
         let mut ready = {
-            let mut slots = lock(&self.slots);
+            let mut slots = self.slots.lock();
             let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
                 state: SlotState::Idle,
                 crashes: Vec::new(),
@@ -380,7 +390,7 @@ impl Inner {
         reopen: BTreeSet<PathBuf>,
     ) {
         let serial = self.next_serial.fetch_add(1, Ordering::Relaxed);
-        lock(&self.serials).insert(serial, key.clone());
+        self.serials.lock().insert(serial, key.clone());
         let started = LanguageServer::start(
             &config,
             &program,
@@ -393,7 +403,7 @@ impl Inner {
             Ok(server) => {
                 let server = Arc::new(server);
                 tracing::info!(server = %key.0, root = %key.1.display(), pull = server.pulls(), "language server started");
-                if let Some(slot) = lock(&self.slots).get_mut(&key) {
+                if let Some(slot) = self.slots.lock().get_mut(&key) {
                     slot.state = SlotState::Running(server.clone());
                 }
                 let _ = ready.send(Some(Ok(server.clone())));
@@ -411,9 +421,9 @@ impl Inner {
                 }
             }
             Err(e) => {
-                lock(&self.serials).remove(&serial);
+                self.serials.lock().remove(&serial);
                 let reason = format!("{} could not start: {e}", config.name);
-                if let Some(slot) = lock(&self.slots).get_mut(&key) {
+                if let Some(slot) = self.slots.lock().get_mut(&key) {
                     slot.state = SlotState::Disabled(reason.clone());
                 }
                 self.notice(&reason);
@@ -424,7 +434,9 @@ impl Inner {
 
     /// A file is gone: its servers close it, and its diagnostics go.
     async fn forget(&self, path: &Path) {
-        let servers: Vec<(SlotKey, Arc<LanguageServer>)> = lock(&self.slots)
+        let servers: Vec<(SlotKey, Arc<LanguageServer>)> = self
+            .slots
+            .lock()
             .iter_mut()
             .filter_map(|(key, slot)| match &slot.state {
                 SlotState::Running(server) if slot.open.remove(path) => {
@@ -436,18 +448,22 @@ impl Inner {
         for (_, server) in &servers {
             server.close(path).await;
         }
-        let keys: Vec<SlotKey> = lock(&self.diagnostics)
+        let keys: Vec<SlotKey> = self
+            .diagnostics
+            .lock()
             .get(path)
             .map(|per| per.keys().cloned().collect())
             .unwrap_or_default();
         for key in keys {
             self.record(&key, path, Vec::new());
         }
-        lock(&self.diagnostics).remove(path);
+        self.diagnostics.lock().remove(path);
     }
 
     async fn stop_idle(&self) {
-        let idle: Vec<Arc<LanguageServer>> = lock(&self.slots)
+        let idle: Vec<Arc<LanguageServer>> = self
+            .slots
+            .lock()
             .values_mut()
             .filter(|slot| {
                 matches!(slot.state, SlotState::Running(_)) && slot.last_used.elapsed() >= self.idle
@@ -480,7 +496,7 @@ impl Inner {
         let root = root_for(&self.project, path, &config.root_markers);
         let key = (config.name.clone(), root);
         let server = self.server(&key, config, deadline).await?;
-        if let Some(slot) = lock(&self.slots).get_mut(&key) {
+        if let Some(slot) = self.slots.lock().get_mut(&key) {
             slot.open.insert(path.to_path_buf());
         }
         let since = server.published_count(path);
@@ -507,9 +523,10 @@ impl Diagnostics for LspHost {
         let deadline = Instant::now() + wait;
         let configs: Vec<&LspServerConfig> =
             inner.configs.iter().filter(|c| c.handles(path)).collect();
-        let seen = lock(&inner.slots)
-            .values()
-            .any(|slot| slot.open.contains(path) && matches!(slot.state, SlotState::Running(_)));
+        let seen =
+            inner.slots.lock().values().any(|slot| {
+                slot.open.contains(path) && matches!(slot.state, SlotState::Running(_))
+            });
         let before = seen.then(|| inner.merged(path).diagnostics);
         let outcomes = futures_util::future::join_all(
             configs
@@ -585,7 +602,7 @@ impl Diagnostics for LspHost {
                 }])
             }
             None => {
-                let files: Vec<PathBuf> = lock(&self.inner.diagnostics).keys().cloned().collect();
+                let files: Vec<PathBuf> = self.inner.diagnostics.lock().keys().cloned().collect();
                 Ok(files
                     .iter()
                     .map(|p| self.inner.merged(p))

@@ -1,11 +1,12 @@
 //! One language server child: start-up handshake, requests in both directions, documents kept
 //! in sync, and the diagnostics it publishes or is asked for.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lsp_types::{
@@ -75,10 +76,6 @@ pub(crate) struct LanguageServer {
     child: Mutex<Option<Child>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl LanguageServer {
     /// Start `program` for `root` and finish the `initialize` handshake.
     pub(crate) async fn start(
@@ -137,7 +134,7 @@ impl LanguageServer {
                 }
                 let line = String::from_utf8_lossy(&bytes).trim_end().to_string();
                 tracing::debug!(server = %tail.name, "stderr: {line}");
-                let mut t = lock(&tail.stderr_tail);
+                let mut t = tail.stderr_tail.lock();
                 if t.len() == 20 {
                     t.pop_front();
                 }
@@ -220,19 +217,19 @@ impl LanguageServer {
     async fn request(&self, method: &str, params: Value, deadline: Instant) -> Reply {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        lock(&self.shared.pending).insert(id, tx);
+        self.shared.pending.lock().insert(id, tx);
         let sent = self.shared.outgoing.send(json!({
             "jsonrpc": "2.0", "id": id, "method": method, "params": params,
         }));
         if sent.is_err() {
-            lock(&self.shared.pending).remove(&id);
+            self.shared.pending.lock().remove(&id);
             return Err("exited".to_string());
         }
         match tokio::time::timeout_at(deadline, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err("exited".to_string()),
             Err(_) => {
-                lock(&self.shared.pending).remove(&id);
+                self.shared.pending.lock().remove(&id);
                 // Tell the server it may stop working on it.
                 self.notify("$/cancelRequest", json!({ "id": id }));
                 Err(format!("no answer to {method} in time"))
@@ -242,7 +239,9 @@ impl LanguageServer {
 
     /// How many times diagnostics for `path` have arrived so far.
     pub(crate) fn published_count(&self, path: &Path) -> u64 {
-        lock(&self.shared.published)
+        self.shared
+            .published
+            .lock()
             .get(path)
             .map_or(0, |(n, _)| *n)
     }
@@ -303,7 +302,7 @@ impl LanguageServer {
             let notified = self.shared.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if let Some((count, items)) = lock(&self.shared.published).get(path).cloned()
+            if let Some((count, items)) = self.shared.published.lock().get(path).cloned()
                 && count > since
             {
                 if !items.is_empty() {
@@ -354,7 +353,10 @@ impl LanguageServer {
                     full.full_document_diagnostic_report.items,
                 )
             }
-            Ok(_) => lock(&self.shared.published)
+            Ok(_) => self
+                .shared
+                .published
+                .lock()
                 .get(path)
                 .map(|(_, d)| d.clone())
                 .unwrap_or_default(),
@@ -376,7 +378,7 @@ impl LanguageServer {
             .shared
             .outgoing
             .send(json!({ "jsonrpc": "2.0", "method": "exit" }));
-        let child = lock(&self.child).take();
+        let child = self.child.lock().take();
         if let Some(mut child) = child
             && tokio::time::timeout(Duration::from_secs(1), child.wait())
                 .await
@@ -396,7 +398,7 @@ impl LanguageServer {
 const SETTLE: Duration = Duration::from_millis(150);
 
 fn exit_detail(shared: &Shared) -> String {
-    let tail = lock(&shared.stderr_tail);
+    let tail = shared.stderr_tail.lock();
     tail.iter()
         .rev()
         .find(|l| !l.trim().is_empty())
@@ -419,7 +421,7 @@ async fn read_loop(shared: Arc<Shared>, stdout: tokio::process::ChildStdout) {
     }
     // Give the stderr reader a moment to catch the last words.
     tokio::time::sleep(Duration::from_millis(50)).await;
-    for (_, waiter) in lock(&shared.pending).drain() {
+    for (_, waiter) in shared.pending.lock().drain() {
         let _ = waiter.send(Err("exited".to_string()));
     }
     let _ = shared.events.send(ServerEvent::Exited {
@@ -457,7 +459,7 @@ fn handle(shared: &Shared, message: Value) {
         (Some(other), None) => tracing::trace!(server = %shared.name, "notification {other}"),
         (None, Some(id)) => {
             let Some(id) = id.as_i64() else { return };
-            let waiter = lock(&shared.pending).remove(&id);
+            let waiter = shared.pending.lock().remove(&id);
             if let Some(waiter) = waiter {
                 let reply = match message.get("error") {
                     Some(error) => Err(error
@@ -508,7 +510,7 @@ fn answer(shared: &Shared, method: &str, params: Option<&Value>) -> Option<Value
 
 fn store(shared: &Shared, path: PathBuf, diagnostics: Vec<Diagnostic>) {
     {
-        let mut published = lock(&shared.published);
+        let mut published = shared.published.lock();
         let entry = published.entry(path.clone()).or_insert((0, Vec::new()));
         entry.0 += 1;
         entry.1 = diagnostics.clone();

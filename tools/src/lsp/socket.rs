@@ -6,11 +6,12 @@
 //! file so two runners starting it at once end up with one host, and it exits (shutting its
 //! servers down) a few seconds after its last runner disconnected.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -62,10 +63,6 @@ enum ReplyLine {
     Event {
         event: HostEvent,
     },
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The socket of `project`'s host under `data_dir` (in the temp dir when that path would be
@@ -369,7 +366,7 @@ impl HostClient {
             while let Ok(Some(line)) = read_raw_line(&mut reader, MAX_SOCKET_LINE_BYTES).await {
                 if let RawLine::Line(line) = line
                     && let Ok(ReplyLine::Reply { id, ok, error }) = serde_json::from_slice(&line)
-                    && let Some(waiter) = lock(&waiting).remove(&id)
+                    && let Some(waiter) = waiting.lock().remove(&id)
                 {
                     let _ = waiter.send(match error {
                         Some(e) => Err(e),
@@ -379,7 +376,7 @@ impl HostClient {
             }
             // The host went away: fail what waits, and mark the connection dead.
             mark.store(true, Ordering::SeqCst);
-            lock(&waiting).clear();
+            waiting.lock().clear();
         });
         let connection = Arc::new(Connection {
             out,
@@ -400,7 +397,7 @@ impl HostClient {
         for attempt in 0..2 {
             let connection = self.connection().await?;
             let (tx, rx) = oneshot::channel();
-            lock(&connection.pending).insert(line.id, tx);
+            connection.pending.lock().insert(line.id, tx);
             if connection.out.send(text.clone()).is_err() {
                 *self.connection.lock().await = None;
                 continue;
