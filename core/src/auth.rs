@@ -4,11 +4,11 @@
 //! untouched when the file is rewritten, so newer credential kinds survive older builds.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::atomic_file::FileMode;
 use crate::paths::MarchPaths;
 
 /// Why `auth.json` could not be read or written.
@@ -147,8 +147,8 @@ impl AuthStore {
         Ok(existed)
     }
 
-    /// Write the file atomically: a 0600 temp file in the same directory, then a rename, so a
-    /// crash never leaves a truncated file or a moment where the keys are world-readable.
+    /// Write the file atomically and private (0600 from the first byte), so a crash never
+    /// leaves a truncated file or a moment where the keys are world-readable.
     fn save(&self) -> Result<(), AuthError> {
         let dir = match self.path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -166,37 +166,13 @@ impl AuthStore {
             })?;
         text.push('\n');
 
-        let file_name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "auth.json".into());
-        let tmp = dir.join(format!(
-            ".{file_name}.{}.{:08x}.tmp",
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            let mut file = options.open(&tmp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        };
-        write().map_err(|error| {
-            let _ = std::fs::remove_file(&tmp);
-            AuthError::Io {
+        crate::atomic_file::write_file(&self.path, text.as_bytes(), FileMode::Private).map_err(
+            |e| AuthError::Io {
                 action: "write",
-                path: self.path.clone(),
-                error,
-            }
-        })
+                path: e.path.unwrap_or_else(|| self.path.clone()),
+                error: e.error,
+            },
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod agent_loop;
+pub mod atomic_file;
 pub mod auth;
 pub mod compaction;
 pub mod config;
@@ -18,6 +19,7 @@ pub mod model;
 pub mod partial_json;
 pub mod paths;
 pub mod provider;
+pub mod restart;
 pub mod session;
 pub mod tool;
 pub mod validate;

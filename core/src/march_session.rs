@@ -9,12 +9,13 @@
 //! transcript, so a damaged file is reported ([`MarchSessionError::Corrupt`]) for the caller
 //! to log and set aside, never fatal.
 
-use std::fs::{self, File};
-use std::io::{ErrorKind, Write};
+use std::fs;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::atomic_file::{FileMode, sync_dir, write_file};
 use crate::model::ThinkingLevel;
 use crate::session::{is_valid_session_id, now_iso};
 
@@ -264,26 +265,12 @@ impl MarchSession {
             path: dir.to_path_buf(),
             source,
         })?;
-        let tmp = dir.join(format!(
-            ".{}.json.{}.{:08x}.tmp",
-            self.id,
-            std::process::id(),
-            fastrand::u32(..)
-        ));
-        let write = || -> std::io::Result<()> {
-            let mut file = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&tmp, &path)
-        };
-        if let Err(source) = write() {
-            let _ = fs::remove_file(&tmp);
-            return Err(MarchSessionError::Write { path, source });
+        if let Err(e) = write_file(&path, text.as_bytes(), FileMode::Kept) {
+            return Err(MarchSessionError::Write {
+                path: e.path.unwrap_or(path),
+                source: e.error,
+            });
         }
-        sync_dir(dir);
         Ok(path)
     }
 
@@ -332,16 +319,6 @@ fn shorten(detail: &str) -> String {
     let mut cut: String = detail.chars().take(MAX_DETAIL_CHARS - 1).collect();
     cut.push('…');
     cut
-}
-
-/// Make a rename in `dir` durable; best effort (not every platform can open a directory).
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
 }
 
 #[cfg(test)]

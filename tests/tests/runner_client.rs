@@ -79,7 +79,6 @@ fn policy() -> RestartPolicy {
         max_backoff: Duration::from_millis(100),
         // Never "healthy" within a test: consecutive crashes count up.
         healthy_after: Duration::from_secs(3600),
-        prefer_load: true,
     }
 }
 

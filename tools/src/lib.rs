@@ -2,7 +2,6 @@
 //! permission annotations; the runtime only assembles them through [`ToolRegistry`].
 
 mod args;
-mod atomic_write;
 pub mod bash;
 pub mod context;
 pub mod edit;

@@ -9,7 +9,7 @@ use march_core::tool::{Tool, ToolError, ToolUpdates};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::atomic_write::TEMP_SUFFIX;
+use march_core::atomic_file::TEMP_SUFFIX;
 
 /// Run `tool` as the agent loop does (arguments prepared first), never cancelled.
 pub(crate) async fn run_tool(tool: &dyn Tool, args: Value) -> Result<ToolOutcome, ToolError> {

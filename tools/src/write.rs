@@ -11,11 +11,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{file_target, required_str};
-use crate::atomic_write::{ReplaceError, replace_file};
 use crate::context::ToolContext;
 use crate::mutation_queue::MutationQueue;
 use crate::stat::{FileError, regular_file};
 use crate::task::{check_cancelled, run_blocking};
+use march_core::atomic_file::{FileMode, ReplaceError, replace_file};
 
 /// How many symbolic links are followed before giving up (Linux's limit).
 const MAX_LINK_DEPTH: usize = 40;
@@ -254,7 +254,12 @@ struct PreparedWrite {
 /// creating missing parent directories, which are removed again should the write fail.
 fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
     let prepared = prepare_write(path)?;
-    replace_file(&prepared.target, data, prepared.existing.as_ref())?;
+    replace_file(
+        &prepared.target,
+        data,
+        prepared.existing.as_ref(),
+        FileMode::Kept,
+    )?;
     prepared.created.keep();
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use march_core::atomic_file::{FileMode, write_file};
 use march_panes::diff::{DiffView, FileDiff, Hunk, NoDiff};
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -399,34 +400,9 @@ pub fn write_for_agent(path: &Path, content: &str) -> Result<Option<String>, Str
     Ok(before)
 }
 
-/// Writes `text` to `path` through a temporary file beside it, so a crash leaves the old
-/// file or the new, never half of one; the file keeps its permissions.
+/// Writes `text` to `path` atomically, keeping its permissions.
 pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    // Two writers of one file (two agents) must not share a temporary file.
-    static SERIAL: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!(".{name}.march-{}-{serial}", std::process::id()));
-    let written = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(text.as_bytes())?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
-        }
-        // On disk before it replaces the file: a crash leaves the old text or the new.
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    written
+    write_file(path, text.as_bytes(), FileMode::Kept).map_err(|e| e.error)
 }
 
 /// The net change of each file `changes` touch, in the order first touched: from the text

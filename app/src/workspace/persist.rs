@@ -9,9 +9,10 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use march_core::atomic_file::{FileMode, write_file};
 use serde::{Deserialize, Serialize};
 
 use super::layout::{Layout, PaneId};
@@ -230,20 +231,14 @@ impl WorkspaceStore {
         Loaded::Damaged { reason, moved_to }
     }
 
-    /// Writes `saved` when it differs from what was last written: to a temporary file,
-    /// synced, then renamed over the old one, so a crash leaves the old or the new file.
+    /// Writes `saved` when it differs from what was last written, atomically: a crash leaves
+    /// the old file or the new.
     pub fn save(&mut self, saved: &SavedWorkspace) -> io::Result<bool> {
         let bytes = serde_json::to_vec_pretty(saved).map_err(io::Error::other)?;
         if self.last.as_deref() == Some(&bytes[..]) {
             return Ok(false);
         }
-        let tmp = self.path.with_extension("json.tmp");
-        {
-            let mut file = File::create(&tmp)?;
-            file.write_all(&bytes)?;
-            file.sync_all()?;
-        }
-        fs::rename(&tmp, &self.path)?;
+        write_file(&self.path, &bytes, FileMode::Kept).map_err(|e| e.error)?;
         self.last = Some(bytes);
         Ok(true)
     }

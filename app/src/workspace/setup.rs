@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use march_core::atomic_file::FileMode;
 use march_core::auth::AuthStore;
 use march_core::config::Config;
 use march_core::model::{Api, CredentialSource, ModelRegistry, ProviderInfo};
@@ -212,12 +213,8 @@ fn write_config(file: &Path, text: &str) -> Result<(), String> {
     Config::parse(text, file).map_err(|e| format!("not saved: {e}"))?;
     let dir = file.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(".config.toml.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, file).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", file.display())
-    })
+    march_core::atomic_file::write_file(file, text.as_bytes(), FileMode::Kept)
+        .map_err(|e| format!("cannot replace {}: {e}", file.display()))
 }
 
 /// `s` as a TOML basic string.

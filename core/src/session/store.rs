@@ -19,6 +19,7 @@ use super::lines::{LineReader, LineRef};
 use super::location::{march_session_dir, session_file_name};
 use super::messages::SessionMessage;
 use super::read::{LoadReport, read_session};
+use crate::atomic_file::sync_dir;
 use crate::message::UserBody;
 use crate::paths::MarchPaths;
 
@@ -601,15 +602,4 @@ fn open_for_append(path: &Path) -> Result<File, SessionError> {
         }
     }
     Ok(file)
-}
-
-/// Make a new file's directory entry durable; best effort, as not every platform can
-/// open a directory for syncing.
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
 }

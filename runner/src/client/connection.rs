@@ -315,16 +315,12 @@ impl Connection {
         Ok(())
     }
 
-    /// Reopens `session` on this connection: load when `prefer_load` or resume is not
-    /// offered, else resume.
-    pub(crate) async fn reopen(
-        &self,
-        session: &OpenSession,
-        prefer_load: bool,
-    ) -> Result<(), ClientError> {
+    /// Reopens `session` on this connection: load when offered (the full replay lets the app
+    /// rebuild a view that may hold unsaved partial output), else resume.
+    pub(crate) async fn reopen(&self, session: &OpenSession) -> Result<(), ClientError> {
         let resume = self.capabilities().resume.is_some();
         let load = self.init.agent_capabilities.load_session;
-        if (prefer_load || !resume) && load {
+        if load {
             self.load_session(session.load_request()).await.map(drop)
         } else if resume {
             self.resume_session(session.resume_request())

@@ -31,10 +31,11 @@ pub use crate::diagnostics::{
 pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSession};
 pub use error::ClientError;
 pub use events::{AgentRequest, EventReceiver, Pending, RunnerEvent};
+pub use march_core::restart::{RestartCounter, RestartDecision, RestartPolicy};
 pub use process::{
     ExitWatcher, RunnerCommand, RunnerExit, RunnerProcess, STDERR_TAIL_BYTES, StdioTransport,
 };
-pub use supervise::{RestartCounter, RestartDecision, RestartPolicy, SupervisedRunner};
+pub use supervise::SupervisedRunner;
 
 use events::EventSender;
 

@@ -12,109 +12,10 @@ use super::connection::{ConnectOptions, Connection, OpenSession};
 use super::events::{EventReceiver, EventSender, RunnerEvent};
 use super::process::{RunnerCommand, RunnerProcess};
 use super::{ClientError, RunnerClient};
+use march_core::restart::{RestartCounter, RestartDecision, RestartPolicy};
 
 /// How long a runner being stopped gets to exit on its own before its group is killed.
 const STOP_GRACE: Duration = Duration::from_millis(500);
-
-/// When and how often to restart a crashed runner.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RestartPolicy {
-    /// Consecutive restarts tried before giving up.
-    pub max_attempts: u32,
-    /// Wait before the first restart; doubled for each further consecutive one.
-    pub initial_backoff: Duration,
-    /// Upper bound of the wait.
-    pub max_backoff: Duration,
-    /// A runner that stayed up this long was healthy: its crash starts the count afresh.
-    pub healthy_after: Duration,
-    /// Reopen sessions with `session/load` (full replay) even when `session/resume` is
-    /// offered. The replay lets the app rebuild a view that may hold unsaved partial output.
-    pub prefer_load: bool,
-}
-
-impl Default for RestartPolicy {
-    fn default() -> Self {
-        RestartPolicy {
-            max_attempts: 5,
-            initial_backoff: Duration::from_millis(250),
-            max_backoff: Duration::from_secs(10),
-            healthy_after: Duration::from_secs(30),
-            prefer_load: true,
-        }
-    }
-}
-
-impl RestartPolicy {
-    /// The wait before consecutive restart number `attempt` (1-based).
-    pub fn backoff(&self, attempt: u32) -> Duration {
-        let doublings = attempt.saturating_sub(1).min(31);
-        self.initial_backoff
-            .saturating_mul(1u32 << doublings)
-            .min(self.max_backoff)
-    }
-}
-
-/// What follows a runner's end, by the policy and the crashes before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RestartDecision {
-    /// Start it again after this wait; `attempt` is the consecutive restart it will be.
-    RestartAfter {
-        /// The wait.
-        wait: Duration,
-        /// Which consecutive restart (1 for the first after a healthy run).
-        attempt: u32,
-    },
-    /// It kept crashing: stop trying. `attempts` restarts were tried in a row.
-    GiveUp {
-        /// Restarts tried in a row.
-        attempts: u32,
-    },
-}
-
-/// Counts consecutive crashes and decides what follows each, from the policy and how long
-/// the runner had been up: a pure state machine, so its timing is tested with a fake clock.
-#[derive(Debug, Clone)]
-pub struct RestartCounter {
-    policy: RestartPolicy,
-    attempts: u32,
-}
-
-impl RestartCounter {
-    /// A counter with no crash yet.
-    pub fn new(policy: RestartPolicy) -> Self {
-        RestartCounter {
-            policy,
-            attempts: 0,
-        }
-    }
-
-    /// The runner ended after running for `up_for`: a run at least `healthy_after` long
-    /// starts the count afresh.
-    pub fn crashed(&mut self, up_for: Duration) -> RestartDecision {
-        if up_for >= self.policy.healthy_after {
-            self.attempts = 0;
-        }
-        self.next()
-    }
-
-    /// A restart failed before the runner was up (spawn or initialize failed).
-    pub fn start_failed(&mut self) -> RestartDecision {
-        self.next()
-    }
-
-    fn next(&mut self) -> RestartDecision {
-        if self.attempts >= self.policy.max_attempts {
-            return RestartDecision::GiveUp {
-                attempts: self.attempts,
-            };
-        }
-        self.attempts += 1;
-        RestartDecision::RestartAfter {
-            wait: self.policy.backoff(self.attempts),
-            attempt: self.attempts,
-        }
-    }
-}
 
 /// Where the supervised runner stands.
 #[derive(Debug, Clone)]
@@ -240,14 +141,9 @@ async fn start_runner(
 }
 
 /// Loads (or resumes) each session again on a fresh connection, reporting each outcome.
-async fn reopen_all(
-    connection: &Connection,
-    sessions: &[OpenSession],
-    events: &EventSender,
-    prefer_load: bool,
-) {
+async fn reopen_all(connection: &Connection, sessions: &[OpenSession], events: &EventSender) {
     for session in sessions {
-        let result = connection.reopen(session, prefer_load).await;
+        let result = connection.reopen(session).await;
         if let Err(error) = &result {
             tracing::warn!(session = %session.session_id, "reopening failed: {error}");
         }
@@ -276,7 +172,7 @@ enum Wake {
 
 impl Supervisor {
     async fn run(mut self, mut process: RunnerProcess, mut connection: Arc<Connection>) {
-        let mut counter = RestartCounter::new(self.policy.clone());
+        let mut counter = RestartCounter::new(self.policy);
         loop {
             let up_since = Instant::now();
             let wake = tokio::select! {
@@ -310,12 +206,7 @@ impl Supervisor {
                 attempt,
                 pid: process.id(),
             });
-            let reopen = reopen_all(
-                &connection,
-                &sessions,
-                &self.events,
-                self.policy.prefer_load,
-            );
+            let reopen = reopen_all(&connection, &sessions, &self.events);
             let stopped = tokio::select! {
                 _ = &mut self.stop => true,
                 () = reopen => false,

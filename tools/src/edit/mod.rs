@@ -21,11 +21,11 @@ pub use diff::{EditDiff, edit_diff};
 pub use fuzzy::{Applied, Edit, apply_edits, normalize_for_fuzzy};
 
 use crate::args::file_target;
-use crate::atomic_write::replace_file;
 use crate::context::ToolContext;
 use crate::mutation_queue::MutationQueue;
 use crate::stat::{FileError, regular_file};
 use crate::task::{aborted, run_blocking};
+use march_core::atomic_file::{FileMode, replace_file};
 
 /// How much of a file is sniffed for NUL bytes to tell binary from text.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
@@ -180,7 +180,13 @@ struct Prepared {
 impl Prepared {
     /// Write the new text to disk atomically. Blocking.
     fn write_locally(self, shown: &Path) -> Result<Success, String> {
-        replace_file(&self.target, self.output.as_bytes(), Some(&self.meta)).map_err(|e| {
+        replace_file(
+            &self.target,
+            self.output.as_bytes(),
+            Some(&self.meta),
+            FileMode::Kept,
+        )
+        .map_err(|e| {
             format!(
                 "Could not write {}: {e}. The file was left unchanged.",
                 shown.display()

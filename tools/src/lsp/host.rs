@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use march_core::lsp_config::LspServerConfig;
+use march_core::restart::{RestartCounter, RestartDecision, RestartPolicy};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
@@ -17,10 +18,6 @@ use tokio::time::Instant;
 use super::server::{INITIALIZE_TIMEOUT, LanguageServer, ServerEvent};
 use super::{Checked, Diagnostic, Diagnostics, FileDiagnostics, LspError};
 
-/// Crashes within this window count together.
-const CRASH_WINDOW: Duration = Duration::from_secs(300);
-/// A server that crashes this often within the window is disabled.
-const MAX_CRASHES: usize = 3;
 /// A missing program is looked for again after this long (it may have been installed).
 const MISSING_RECHECK: Duration = Duration::from_secs(60);
 
@@ -52,7 +49,10 @@ enum SlotState {
 
 struct Slot {
     state: SlotState,
-    crashes: Vec<Instant>,
+    /// Its crashes in a row, and whether to start it again.
+    restarts: RestartCounter,
+    /// When it last came up (how long it ran decides whether a crash counts as in a row).
+    up_since: Instant,
     last_used: Instant,
     /// Files the server had open, opened again after a restart.
     open: BTreeSet<PathBuf>,
@@ -267,27 +267,26 @@ impl Inner {
                 return;
             }
             let now = Instant::now();
-            slot.crashes.push(now);
-            slot.crashes
-                .retain(|t| now.duration_since(*t) < CRASH_WINDOW);
-            let crashes = slot.crashes.len();
-            if crashes >= MAX_CRASHES {
-                let reason = format!(
-                    "{} stopped {crashes} times in 5 minutes ({detail}); it stays off until March restarts",
-                    key.0
-                );
-                slot.state = SlotState::Disabled(reason.clone());
-                self.notice(&reason);
-                None
-            } else {
-                let backoff = Duration::from_secs(1 << (crashes - 1));
-                slot.state = SlotState::Backoff(now + backoff);
-                self.notice(&format!(
-                    "{} stopped ({detail}); restarting it in {} s",
-                    key.0,
-                    backoff.as_secs()
-                ));
-                Some(backoff)
+            match slot.restarts.crashed(now.duration_since(slot.up_since)) {
+                RestartDecision::GiveUp { attempts } => {
+                    let reason = format!(
+                        "{} stopped {} times in a row ({detail}); it stays off until March restarts",
+                        key.0,
+                        attempts + 1
+                    );
+                    slot.state = SlotState::Disabled(reason.clone());
+                    self.notice(&reason);
+                    None
+                }
+                RestartDecision::RestartAfter { wait, .. } => {
+                    slot.state = SlotState::Backoff(now + wait);
+                    self.notice(&format!(
+                        "{} stopped ({detail}); restarting it in {} s",
+                        key.0,
+                        wait.as_secs()
+                    ));
+                    Some(wait)
+                }
             }
         };
         // What it said is stale now.
@@ -327,7 +326,8 @@ impl Inner {
             let mut slots = self.slots.lock();
             let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
                 state: SlotState::Idle,
-                crashes: Vec::new(),
+                restarts: RestartCounter::new(RestartPolicy::LANGUAGE_SERVER),
+                up_since: Instant::now(),
                 last_used: Instant::now(),
                 open: BTreeSet::new(),
             });
@@ -405,6 +405,7 @@ impl Inner {
                 tracing::info!(server = %key.0, root = %key.1.display(), pull = server.pulls(), "language server started");
                 if let Some(slot) = self.slots.lock().get_mut(&key) {
                     slot.state = SlotState::Running(server.clone());
+                    slot.up_since = Instant::now();
                 }
                 let _ = ready.send(Some(Ok(server.clone())));
                 // After a restart: open again what the crashed one had open.

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use march_core::restart::RestartPolicy;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -422,10 +423,17 @@ impl HostClient {
         let (tx, rx) = mpsc::unbounded_channel();
         let this = self.clone();
         tokio::spawn(async move {
-            let mut backoff = Duration::from_millis(200);
+            // Never given up on: the host comes back when a runner starts it again.
+            let policy = RestartPolicy {
+                max_attempts: u32::MAX,
+                initial_backoff: Duration::from_millis(200),
+                max_backoff: Duration::from_secs(10),
+                healthy_after: Duration::ZERO,
+            };
+            let mut attempt = 0;
             while !tx.is_closed() {
                 if let Ok(stream) = this.stream().await {
-                    backoff = Duration::from_millis(200);
+                    attempt = 0;
                     let (read, mut write) = stream.into_split();
                     let line = RequestLine {
                         id: 0,
@@ -453,8 +461,8 @@ impl HostClient {
                         }
                     }
                 }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(10));
+                attempt += 1;
+                tokio::time::sleep(policy.backoff(attempt)).await;
             }
         });
         rx

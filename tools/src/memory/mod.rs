@@ -21,12 +21,12 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{optional_str, required_str};
-use crate::atomic_write::{ReplaceError, replace_file};
 use crate::context::ToolContext;
 use crate::mutation_queue::MutationQueue;
 use crate::paths::normalize;
 use crate::task::{check_cancelled, run_blocking};
 use crate::truncate::{MAX_BYTES, MAX_LINE_CHARS, MAX_LINES, TruncatedBy, format_size};
+use march_core::atomic_file::{FileMode, ReplaceError, replace_file};
 
 /// Permission hints of an append. Marked destructive although it only adds: an append
 /// rewrites the file, and what it writes steers every later session, so it asks like write.
@@ -455,16 +455,15 @@ fn append_locked(path: &Path, section: &str, text: &str) -> Result<bool, ToolErr
         None => Vec::new(),
     };
     let appended = append_entry(&old, section, text).map_err(|e| ToolError::new(e.to_string()))?;
-    replace_file(&target, &appended.bytes, existing.as_ref()).map_err(|e: ReplaceError| match (
-        &e.path,
-        e.error.kind(),
-    ) {
-        (Some(at), io::ErrorKind::PermissionDenied) if at != &target => fail(format!(
-            "permission denied (no write access to {})",
-            at.display()
-        )),
-        _ => fail(describe(&e.error)),
-    })?;
+    replace_file(&target, &appended.bytes, existing.as_ref(), FileMode::Kept).map_err(
+        |e: ReplaceError| match (&e.path, e.error.kind()) {
+            (Some(at), io::ErrorKind::PermissionDenied) if at != &target => fail(format!(
+                "permission denied (no write access to {})",
+                at.display()
+            )),
+            _ => fail(describe(&e.error)),
+        },
+    )?;
     Ok(appended.new_section)
 }
 
