@@ -13,13 +13,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use march_runner::client::schema::{
-    ContentBlock, ContentChunk, NewSessionRequest, PermissionOptionKind, PromptRequest,
-    SessionConfigOption, SessionConfigOptionCategory, SessionConfigValueId, SessionId,
-    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest, StopReason,
+    ContentBlock, ContentChunk, PermissionOptionKind, PromptRequest, SessionId,
+    SessionNotification, SessionUpdate, StopReason,
 };
 use march_runner::client::{
-    AgentRequest, ClientError, ConnectOptions, EventReceiver, Pending, RpcError, RunnerClient,
-    RunnerCommand, RunnerEvent,
+    AgentRequest, ClientError, ConnectOptions, EventReceiver, OpenError, Pending, RpcError,
+    RunnerClient, RunnerCommand, RunnerEvent, SessionSettings, SessionTarget, Setting,
 };
 use serde_json::json;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -37,8 +36,7 @@ const EXIT_LIMIT: u8 = 3;
 /// Cancelled with Ctrl-C.
 const EXIT_CANCELLED: u8 = 130;
 
-/// The session config option (and value) that lets every tool call run.
-const PERMISSIONS_OPTION: &str = "permissions";
+/// The permission mode that lets every tool call run.
 const YOLO: &str = "yolo";
 
 /// How long the runner gets to exit after its stdin closes.
@@ -176,74 +174,56 @@ fn runner_command(cwd: &Path) -> Result<RunnerCommand, Failure> {
     Ok(RunnerCommand::new(exe).arg("runner").cwd(cwd))
 }
 
-/// `session/new` in `cwd`, then the model and permission mode asked for.
+/// `session/new` in `cwd`, then the model and permission mode asked for; any failure is
+/// fatal here (a one-shot run must not quietly use another model).
 async fn open_session(
     client: &RunnerClient,
     cwd: &Path,
     args: &HeadlessArgs,
 ) -> Result<SessionId, Failure> {
-    let connection = client.connection();
-    let response = match connection.new_session(NewSessionRequest::new(cwd)).await {
-        Ok(response) => response,
-        Err(error) => {
-            let error = client.explain(error).await;
-            return Err(Failure::Error(format!("cannot open a session: {error}")));
-        }
+    let settings = SessionSettings {
+        model: args.model.clone(),
+        permissions: args.yolo.then(|| YOLO.to_string()),
     };
-    let session = response.session_id;
-    let options = response.config_options.unwrap_or_default();
-    if let Some(model) = args.model.as_deref() {
-        let id = find_option(&options, SessionConfigOptionCategory::Model, "model")
-            .ok_or_else(|| Failure::Error("the runner offers no model choice".into()))?;
-        set_option(client, &session, id, model)
-            .await
-            .map_err(|e| match e {
+    match march_runner::client::open_session(
+        client.connection(),
+        cwd,
+        SessionTarget::New,
+        &settings,
+    )
+    .await
+    {
+        Ok(opened) => Ok(opened.session_id),
+        Err(OpenError::Open(error)) => {
+            let error = client.explain(error).await;
+            Err(Failure::Error(format!("cannot open a session: {error}")))
+        }
+        Err(OpenError::NoOption { setting, .. }) => Err(Failure::Error(match setting {
+            Setting::Model => "the runner offers no model choice".into(),
+            Setting::Permissions => "the runner has no permissions option for --yolo".into(),
+        })),
+        Err(OpenError::Refused {
+            setting,
+            value,
+            error,
+            ..
+        }) => {
+            let error = client.explain(error).await;
+            Err(match (setting, error) {
                 // The runner says which models it offers.
-                ClientError::Rpc(error) if error.code == RpcError::invalid_params().code => {
-                    Failure::Usage(format!("--model {model}: {}", ClientError::Rpc(error)))
+                (Setting::Model, ClientError::Rpc(error))
+                    if error.code == RpcError::invalid_params().code =>
+                {
+                    Failure::Usage(format!("--model {value}: {}", ClientError::Rpc(error)))
                 }
-                other => Failure::Error(format!("cannot select model {model}: {other}")),
-            })?;
-    }
-    if args.yolo {
-        let id = options
-            .iter()
-            .find(|option| &*option.id.0 == PERMISSIONS_OPTION)
-            .map(|option| option.id.0.to_string())
-            .ok_or_else(|| {
-                Failure::Error("the runner has no permissions option for --yolo".into())
-            })?;
-        set_option(client, &session, id, YOLO)
-            .await
-            .map_err(|e| Failure::Error(format!("cannot switch permissions to yolo: {e}")))?;
-    }
-    Ok(session)
-}
-
-/// The id of the option of `category` (by category first, as ACP intends), else `fallback_id`.
-fn find_option(
-    options: &[SessionConfigOption],
-    category: SessionConfigOptionCategory,
-    fallback_id: &str,
-) -> Option<String> {
-    options
-        .iter()
-        .find(|option| option.category.as_ref() == Some(&category))
-        .or_else(|| options.iter().find(|option| &*option.id.0 == fallback_id))
-        .map(|option| option.id.0.to_string())
-}
-
-async fn set_option(
-    client: &RunnerClient,
-    session: &SessionId,
-    id: String,
-    value: &str,
-) -> Result<(), ClientError> {
-    let request =
-        SetSessionConfigOptionRequest::new(session.clone(), id, SessionConfigValueId::new(value));
-    match client.connection().set_config_option(request).await {
-        Ok(_) => Ok(()),
-        Err(error) => Err(client.explain(error).await),
+                (Setting::Model, other) => {
+                    Failure::Error(format!("cannot select model {value}: {other}"))
+                }
+                (Setting::Permissions, other) => {
+                    Failure::Error(format!("cannot switch permissions to yolo: {other}"))
+                }
+            })
+        }
     }
 }
 

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PermissionOptionId,
-    PromptRequest, RequestPermissionRequest, SessionConfigId, SessionConfigOption,
-    SessionConfigValueId, SessionId, SessionInfo, SessionNotification,
-    SetSessionConfigOptionRequest, StopReason, TextContent,
+    ContentBlock, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
+    SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
+    SessionNotification, SetSessionConfigOptionRequest, StopReason, TextContent,
 };
 use march_core::config::AgentConfig;
 use march_runner::client::{
-    AgentRequest, ClientError, ConnectOptions, Connection, EventReceiver, Pending, RestartPolicy,
-    RunnerCommand, RunnerEvent, SupervisedRunner,
+    AgentRequest, ClientError, ConnectOptions, Connection, EventReceiver, OpenError, Pending,
+    RestartPolicy, RunnerCommand, RunnerEvent, SessionSettings, SessionTarget, SupervisedRunner,
+    open_session,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -302,10 +302,7 @@ impl AgentDriver {
             }
             // Updates flow from here on, also while the session is being opened.
             tokio::spawn(forward(key, incoming, shared.clone(), events.clone()));
-            let opened = match open {
-                SessionOpen::New(mode) => open_new(&connection, cwd, mode).await,
-                SessionOpen::Load(id) => open_earlier(&connection, cwd, id).await,
-            };
+            let opened = self::open(&connection, &cwd, open).await;
             let (session, options) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {
@@ -656,42 +653,46 @@ async fn list_all(connection: &Connection, cwd: PathBuf) -> Result<Vec<SessionIn
     Ok(sessions)
 }
 
-/// `session/new` in `cwd`, then the permission mode when one is configured.
-async fn open_new(
+/// Opens the session as `open` says. A permission mode the agent does not take leaves the
+/// session open in its default, said in the log: a pane that works beats none.
+async fn open(
     connection: &Connection,
-    cwd: PathBuf,
-    mode: Option<&'static str>,
+    cwd: &Path,
+    open: SessionOpen,
 ) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
-    let response = connection
-        .new_session(NewSessionRequest::new(cwd))
-        .await
-        .map_err(|e| format!("cannot open a session: {}", describe(e)))?;
-    let session = response.session_id;
-    let mut options = response.config_options.unwrap_or_default();
-    if let Some(mode) = mode {
-        let set = SetSessionConfigOptionRequest::new(
-            session.clone(),
-            SessionConfigId::new("permissions"),
-            SessionConfigValueId::new(mode),
-        );
-        match connection.set_config_option(set).await {
-            Ok(r) => options = r.config_options,
-            Err(e) => tracing::warn!("permission mode {mode} not applied: {e}"),
+    let (target, settings) = match open {
+        SessionOpen::New(mode) => (
+            SessionTarget::New,
+            SessionSettings {
+                model: None,
+                permissions: mode.map(str::to_string),
+            },
+        ),
+        SessionOpen::Load(id) => (SessionTarget::Load(id), SessionSettings::default()),
+    };
+    let load = match &target {
+        SessionTarget::Load(id) => Some(id.clone()),
+        SessionTarget::New => None,
+    };
+    match open_session(connection, cwd, target, &settings).await {
+        Ok(opened) => Ok((opened.session_id, opened.options)),
+        Err(OpenError::Open(e)) => Err(match load {
+            Some(id) => format!("cannot resume session {}: {}", id.0, describe(e)),
+            None => format!("cannot open a session: {}", describe(e)),
+        }),
+        Err(OpenError::NoOption { setting, opened }) => {
+            tracing::warn!("the agent offers no {} choice", setting.name());
+            Ok((opened.session_id, opened.options))
         }
-    }
-    Ok((session, options))
-}
-
-/// `session/load` of `id` in `cwd`: the agent replays it as updates before it answers.
-async fn open_earlier(
-    connection: &Connection,
-    cwd: PathBuf,
-    id: SessionId,
-) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
-    let request = LoadSessionRequest::new(id.clone(), cwd);
-    match connection.load_session(request).await {
-        Ok(r) => Ok((id, r.config_options.unwrap_or_default())),
-        Err(e) => Err(format!("cannot resume session {}: {}", id.0, describe(e))),
+        Err(OpenError::Refused {
+            setting,
+            value,
+            error,
+            opened,
+        }) => {
+            tracing::warn!("{} {value} not applied: {error}", setting.name());
+            Ok((opened.session_id, opened.options))
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
 };
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::setup::SetupView;
+use march_runner::client::find_config_option;
 
 use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpen};
 use super::changes::{ChangeLog, FileChange};
@@ -456,7 +457,17 @@ impl Workspace {
                 }
             }
             "model" => {
-                slot.driver.set_option("model", args.trim());
+                let id = find_config_option(
+                    slot.view.config_options(),
+                    SessionConfigOptionCategory::Model,
+                    "model",
+                );
+                match id {
+                    Some(id) => {
+                        slot.driver.set_option(&id.0, args.trim());
+                    }
+                    None => slot.view.notice("The agent offers no model choice."),
+                }
             }
             "new" => self.replace_in_pane(pane, None),
             "resume" => {

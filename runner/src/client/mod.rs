@@ -13,6 +13,7 @@
 mod connection;
 mod error;
 mod events;
+mod open;
 mod process;
 mod supervise;
 
@@ -32,6 +33,10 @@ pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSessi
 pub use error::ClientError;
 pub use events::{AgentRequest, EventReceiver, Pending, RunnerEvent};
 pub use march_core::restart::{RestartCounter, RestartDecision, RestartPolicy};
+pub use open::{
+    OpenError, OpenedSession, SessionSettings, SessionTarget, Setting, find_config_option,
+    open_session,
+};
 pub use process::{
     ExitWatcher, RunnerCommand, RunnerExit, RunnerProcess, STDERR_TAIL_BYTES, StdioTransport,
 };
