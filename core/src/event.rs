@@ -125,6 +125,10 @@ pub struct ToolOutcome {
     /// Ask to end the run after this batch (effective only when every result asks).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminate: bool,
+    /// The file the call changed, so clients can show a diff; never sent to the model nor
+    /// saved (the file itself is the record).
+    #[serde(skip)]
+    pub change: Option<crate::tool::FileChange>,
 }
 
 /// Events of an agent run, in pi's order (see `docs/ARCHITECTURE.md`).

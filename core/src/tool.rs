@@ -1,5 +1,6 @@
 //! The tool contract: what a capability declares and how the loop runs it.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -59,6 +60,73 @@ impl ToolAnnotations {
     }
 }
 
+/// What a call does, so clients can pick icons and follow along (ACP's tool kinds).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolKind {
+    /// Reads files or data.
+    Read,
+    /// Changes files.
+    Edit,
+    /// Removes files.
+    Delete,
+    /// Moves or renames files.
+    Move,
+    /// Searches for information.
+    Search,
+    /// Runs a command.
+    Execute,
+    /// Thinks or plans.
+    Think,
+    /// Fetches from the network.
+    Fetch,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// A file a call changed: its text before and after, for a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// The text before; `None` when the call created the file.
+    pub old_text: Option<String>,
+    /// The text after.
+    pub new_text: String,
+}
+
+impl FileChange {
+    /// Files past this size get no diff (the text result still says what happened).
+    pub const MAX_BYTES: usize = 1024 * 1024;
+
+    /// The change from `old` (`None`: no file) to `new` at `path`, when both are UTF-8 text
+    /// small enough to show.
+    pub fn new(path: impl Into<PathBuf>, old: Option<&[u8]>, new: &[u8]) -> Option<Self> {
+        let text = |bytes: &[u8]| {
+            (bytes.len() <= Self::MAX_BYTES)
+                .then(|| std::str::from_utf8(bytes).ok().map(str::to_string))
+                .flatten()
+        };
+        let old_text = match old {
+            Some(bytes) => Some(text(bytes)?),
+            None => None,
+        };
+        Some(FileChange {
+            path: path.into(),
+            old_text,
+            new_text: text(new)?,
+        })
+    }
+}
+
+/// A call's title: the tool's name and the first line of its main argument, if any.
+pub fn call_title(name: &str, main: Option<&str>) -> String {
+    match main.and_then(|m| m.lines().next()) {
+        Some(first) if !first.trim().is_empty() => format!("{name} {first}"),
+        _ => name.to_string(),
+    }
+}
+
 /// A tool's failure, shown to the model as an error result it can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -108,6 +176,7 @@ impl ToolOutcome {
             content: vec![UserContent::text(text)],
             details: Value::Null,
             terminate: false,
+            change: None,
         }
     }
 
@@ -149,6 +218,16 @@ pub trait Tool: Send + Sync {
     /// Permission hints.
     fn annotations(&self) -> ToolAnnotations {
         ToolAnnotations::default()
+    }
+
+    /// What a call with these arguments does; tools whose arguments decide say so per call.
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Other
+    }
+
+    /// A one-line title for a call with these arguments, for people (see [`call_title`]).
+    fn title(&self, _args: &Value) -> String {
+        self.label().to_string()
     }
 
     /// Permission hints for one call, for tools whose arguments decide (read vs append).

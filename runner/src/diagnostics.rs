@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 pub use march_tools::lsp::{Diagnostic, FileDiagnostics, HostEvent, Severity};
 
+/// The extension's key under `_meta.march`, in both sides' capabilities.
+pub const EXTENSION_KEY: &str = "diagnostics";
+
 /// The notification's method.
 pub const METHOD: &str = "_march/diagnostics";
 

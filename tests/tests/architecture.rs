@@ -64,6 +64,23 @@ const SOURCE_RULES: &[SourceRule] = &[
     },
     SourceRule {
         dirs: &["app/src"],
+        forbidden: &["march_core"],
+        allowed: &[
+            "march_core::config",
+            "march_core::paths",
+            "march_core::auth",
+            "march_core::model",
+            "march_core::atomic_file",
+            // `march history` searches the index the runners keep.
+            "march_core::history",
+            "march_core::session::format_iso_ms",
+            "march_core::session::parse_iso_ms",
+        ],
+        why: "the app uses core for config, paths, credentials, the model registry, atomic \
+              writes and the history index only (docs/ARCHITECTURE.md)",
+    },
+    SourceRule {
+        dirs: &["app/src"],
         forbidden: &["march_runner"],
         allowed: &[
             "march_runner::client",
@@ -365,6 +382,70 @@ fn check_source(rel: &str, source: &str) -> Vec<String> {
     problems
 }
 
+/// Where a string literal equal to a tool's name may stand in the runner's own code, and why:
+/// everything else asks the tool (invariant 2), so the runner never matches a tool's name.
+const TOOL_NAME_EXCEPTIONS: &[(&str, &str, &str)] = &[(
+    "runner/src/diagnostics.rs",
+    "diagnostics",
+    "the key of March's diagnostics extension in ACP capabilities, not the tool",
+)];
+
+/// The string literals of `source` (comments skipped) with their line numbers.
+fn string_literals(source: &str) -> Vec<(usize, String)> {
+    let code = code_only(source);
+    let (bytes, blanked) = (source.as_bytes(), code.as_bytes());
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        // A quote that survived blanking opens a literal in code (not in a comment).
+        if blanked[i] == b'"' && bytes[i] == b'"' {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b'"' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            let line = source[..i].matches('\n').count() + 1;
+            out.push((line, source[i + 1..j.min(bytes.len())].to_string()));
+            i = j + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The part of a source file before its tests (a `#[cfg(test)]` module closes every file).
+fn production_code<'a>(rel: &str, source: &'a str) -> Option<&'a str> {
+    if rel.ends_with("/tests.rs") || rel.contains("/tests/") {
+        return None;
+    }
+    Some(source.split("#[cfg(test)]").next().unwrap_or(source))
+}
+
+/// Tool-name literals in the runner's production code outside [`TOOL_NAME_EXCEPTIONS`].
+fn check_tool_names(rel: &str, source: &str, names: &[&str]) -> Vec<String> {
+    if !rel.starts_with("runner/src/") {
+        return Vec::new();
+    }
+    let Some(code) = production_code(rel, source) else {
+        return Vec::new();
+    };
+    string_literals(code)
+        .into_iter()
+        .filter(|(_, text)| names.contains(&text.as_str()))
+        .filter(|(_, text)| {
+            !TOOL_NAME_EXCEPTIONS
+                .iter()
+                .any(|(file, name, _)| *file == rel && name == text)
+        })
+        .map(|(line, text)| {
+            format!(
+                "{rel}:{line}: \"{text}\" names a tool: ask the tool (kind, title, target_paths, \
+                 its outcome's change) instead of matching its name"
+            )
+        })
+        .collect()
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -455,6 +536,57 @@ fn shell_sources_stay_on_their_side() {
 }
 
 #[test]
+fn the_runner_matches_no_tool_name() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    rust_files(&root.join("runner/src"), &mut files);
+    assert!(!files.is_empty());
+    let mut problems = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap_or(&file)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let source = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        problems.extend(check_tool_names(&rel, &source, &march_tools::registry::ALL));
+    }
+    assert!(
+        problems.is_empty(),
+        "tool names in the runner:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn checker_reports_tool_names() {
+    let names = &march_tools::registry::ALL;
+    let source = r#"
+// "edit" in a comment is fine.
+fn kind(name: &str) -> u8 {
+    match name {
+        "edit" | "write" => 1,
+        "editing" => 2,
+        _ => 0,
+    }
+}
+#[cfg(test)]
+mod tests { const T: &str = "bash"; }
+"#;
+    let problems = check_tool_names("runner/src/agent/updates.rs", source, names);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(problems[0].starts_with("runner/src/agent/updates.rs:5: \"edit\""));
+    assert!(problems[1].starts_with("runner/src/agent/updates.rs:5: \"write\""));
+    // Tests, other crates and the listed exception are free.
+    assert!(check_tool_names("runner/src/client/tests.rs", source, names).is_empty());
+    assert!(check_tool_names("tools/src/registry.rs", source, names).is_empty());
+    let key = "const EXTENSION_KEY: &str = \"diagnostics\";";
+    assert!(check_tool_names("runner/src/diagnostics.rs", key, names).is_empty());
+    assert_eq!(check_tool_names("runner/src/lib.rs", key, names).len(), 1);
+}
+
+#[test]
 fn checker_reports_forbidden_edges() {
     let manifest: toml::Table = r#"
 [package]
@@ -523,10 +655,20 @@ const S: &str = "march_core::provider in a string";
 fn f() { let _ = march_tools::registry(); let q = '"'; march_runner::session::open(); }
 "#;
     let problems = check_source("app/src/main.rs", source);
-    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert_eq!(problems.len(), 4, "{problems:#?}");
     assert!(problems[0].starts_with("app/src/main.rs:5: `march_core::agent::Agent`"));
     assert!(problems[1].starts_with("app/src/main.rs:10: `march_tools::registry`"));
-    assert!(problems[2].starts_with("app/src/main.rs:10: `march_runner::session::open`"));
+    // Core's agent is also off the app's allow-list of core modules.
+    assert!(problems[2].starts_with("app/src/main.rs:5: `march_core::agent::Agent`"));
+    assert!(problems[2].contains("the app uses core for"));
+    assert!(problems[3].starts_with("app/src/main.rs:10: `march_runner::session::open`"));
+    // The app's use of core is an allow-list: the session store is not on it.
+    let store = check_source(
+        "app/src/a.rs",
+        "use march_core::session::{SessionStore, format_iso_ms};",
+    );
+    assert_eq!(store.len(), 1, "{store:#?}");
+    assert!(store[0].contains("march_core::session::SessionStore"));
 
     // Panes get the core/tools rule but not the runner rule; other crates get neither.
     let panes = check_source(
@@ -537,8 +679,14 @@ fn f() { let _ = march_tools::registry(); let q = '"'; march_runner::session::op
     assert!(check_source("runner/src/lib.rs", "use march_core::agent::Agent;").is_empty());
     // Segment-wise matching: `agent_loop` is its own rule, `agents_md` matches none.
     assert_eq!(
-        check_source("app/src/a.rs", "use march_core::agent_loop::run;").len(),
+        check_source("panes/src/a.rs", "use march_core::agent_loop::run;").len(),
         1
     );
-    assert!(check_source("app/src/a.rs", "use march_core::agents_md::Load;").is_empty());
+    assert!(check_source("panes/src/a.rs", "use march_core::agents_md::Load;").is_empty());
+    // In the app the allow-list is segment-wise too: `paths` is on it, `paths_extra` not.
+    assert!(check_source("app/src/a.rs", "use march_core::paths::MarchPaths;").is_empty());
+    assert_eq!(
+        check_source("app/src/a.rs", "use march_core::paths_extra::X;").len(),
+        1
+    );
 }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkBuilder;
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -76,6 +76,14 @@ impl Tool for FindTool {
 
     fn prompt_snippet(&self) -> Option<&str> {
         Some("Find files by glob pattern (respects .gitignore)")
+    }
+
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("pattern").and_then(Value::as_str))
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {

@@ -11,7 +11,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContex
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -105,6 +105,14 @@ impl Tool for GrepTool {
 
     fn prompt_snippet(&self) -> Option<&str> {
         Some("Search file contents for patterns (respects .gitignore)")
+    }
+
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("pattern").and_then(Value::as_str))
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {

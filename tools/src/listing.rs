@@ -47,5 +47,6 @@ pub(crate) fn listing_outcome(
             Value::Object(details)
         },
         terminate: false,
+        change: None,
     }
 }

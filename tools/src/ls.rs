@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -68,6 +68,14 @@ impl Tool for LsTool {
 
     fn prompt_snippet(&self) -> Option<&str> {
         Some("List directory contents")
+    }
+
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("path").and_then(Value::as_str))
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {

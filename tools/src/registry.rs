@@ -95,6 +95,19 @@ impl ToolRegistry {
         Self::known(ctx, &ALL)
     }
 
+    /// Every tool the context can serve: memory only with memory files configured,
+    /// diagnostics only with a language-server host (a model is never offered a tool that
+    /// could only answer "switched off").
+    pub fn available(ctx: &ToolContext) -> Self {
+        let served = |name: &&str| match *name {
+            "memory" => ctx.memory.is_some(),
+            "diagnostics" => ctx.lsp.is_some(),
+            _ => true,
+        };
+        let names: Vec<&str> = ALL.iter().copied().filter(served).collect();
+        Self::known(ctx, &names)
+    }
+
     fn known(ctx: &ToolContext, names: &[&str]) -> Self {
         ToolRegistry {
             tools: names
@@ -132,6 +145,11 @@ mod tests {
         assert_eq!(names(&ToolRegistry::coding(&ctx)), CODING);
         assert_eq!(names(&ToolRegistry::read_only(&ctx)), READ_ONLY);
         assert_eq!(names(&ToolRegistry::all(&ctx)), ALL);
+        // No memory files and no language-server host: neither tool is offered.
+        assert_eq!(
+            names(&ToolRegistry::available(&ctx)),
+            ["read", "bash", "edit", "write", "grep", "find", "ls"]
+        );
         for t in ToolRegistry::read_only(&ctx).tools() {
             assert!(
                 t.annotations().is_harmless(),

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{
+    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -78,6 +80,14 @@ impl Tool for WriteTool {
         &["Use write only for new files or complete rewrites."]
     }
 
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("path").and_then(Value::as_str))
+    }
+
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
         file_target(&self.ctx, args)
     }
@@ -102,12 +112,11 @@ impl Tool for WriteTool {
         // done to abandon, and reporting "aborted" for a file that was written would mislead.
         let failed = format!("Writing {} failed", abs.display());
         let target = abs.clone();
-        match self.ctx.writer.clone() {
-            None => run_blocking(failed, move || {
-                write_atomically(&target, content.as_bytes())
-            })
-            .await?
-            .map_err(|e| write_error(e, &abs))?,
+        let text = content.clone();
+        let before = match self.ctx.writer.clone() {
+            None => run_blocking(failed, move || write_atomically(&target, text.as_bytes()))
+                .await?
+                .map_err(|e| write_error(e, &abs))?,
             Some(writer) => {
                 // Every local check first, and the parents created, so the client is only
                 // handed a write that would have succeeded here.
@@ -119,8 +128,9 @@ impl Tool for WriteTool {
                     .await
                     .map_err(|e| write_error(WriteError::Client(e), &abs))?;
                 prepared.created.keep();
+                prepared.before
             }
-        }
+        };
         let shown = self.ctx.display(&abs);
         let mut text = format!("Successfully wrote {bytes} bytes to {shown}");
         if let Some(lsp) = &self.ctx.lsp
@@ -129,7 +139,10 @@ impl Tool for WriteTool {
             text.push_str("\n\n");
             text.push_str(&note);
         }
-        Ok(ToolOutcome::text(text))
+        Ok(ToolOutcome {
+            change: before.change(&abs, content.as_bytes()),
+            ..ToolOutcome::text(text)
+        })
     }
 }
 
@@ -248,11 +261,13 @@ struct PreparedWrite {
     existing: Option<Metadata>,
     /// The parent directories made for it, removed again unless kept.
     created: CreatedDirs,
+    /// What it held.
+    before: Before,
 }
 
 /// Replace `path`'s content atomically (see [`replace_file`]), following symbolic links and
 /// creating missing parent directories, which are removed again should the write fail.
-fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+fn write_atomically(path: &Path, data: &[u8]) -> Result<Before, WriteError> {
     let prepared = prepare_write(path)?;
     replace_file(
         &prepared.target,
@@ -261,7 +276,7 @@ fn write_atomically(path: &Path, data: &[u8]) -> Result<(), WriteError> {
         FileMode::Kept,
     )?;
     prepared.created.keep();
-    Ok(())
+    Ok(prepared.before)
 }
 
 /// Everything before the bytes land: follow symbolic links, refuse what cannot be written
@@ -290,11 +305,40 @@ fn prepare_write(path: &Path) -> Result<PreparedWrite, WriteError> {
             .map_err(at(&target))?;
     }
     let created = CreatedDirs::create(&missing_dirs(dir)?)?;
+    let before = match &existing {
+        None => Before::Absent,
+        Some(m) if m.len() <= FileChange::MAX_BYTES as u64 => {
+            fs::read(&target).map_or(Before::Unknown, Before::Bytes)
+        }
+        Some(_) => Before::Unknown,
+    };
     Ok(PreparedWrite {
         target,
         existing,
         created,
+        before,
     })
+}
+
+/// What a file held before a write, for the change the write reports.
+enum Before {
+    /// There was no file.
+    Absent,
+    /// Its bytes.
+    Bytes(Vec<u8>),
+    /// Too big or unreadable: no diff.
+    Unknown,
+}
+
+impl Before {
+    /// The change from this to `new` at `path`, if one can be shown.
+    fn change(self, path: &Path, new: &[u8]) -> Option<FileChange> {
+        match self {
+            Before::Absent => FileChange::new(path, None, new),
+            Before::Bytes(old) => FileChange::new(path, Some(&old), new),
+            Before::Unknown => None,
+        }
+    }
 }
 
 /// The error the model sees, naming the resolved path.

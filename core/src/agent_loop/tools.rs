@@ -388,6 +388,7 @@ async fn finalize(
                 content: content.unwrap_or(outcome.content),
                 details: details.unwrap_or(outcome.details),
                 terminate: terminate.unwrap_or(outcome.terminate),
+                change: outcome.change,
             },
             patched_error.unwrap_or(is_error),
         ),

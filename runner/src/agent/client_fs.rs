@@ -44,7 +44,7 @@ impl ClientCaps {
                 .meta
                 .as_ref()
                 .and_then(|m| m.get("march"))
-                .and_then(|m| m.get("diagnostics"))
+                .and_then(|m| m.get(crate::diagnostics::EXTENSION_KEY))
                 .is_some_and(|v| v.as_bool() == Some(true)),
         }
     }

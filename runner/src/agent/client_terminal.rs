@@ -154,7 +154,7 @@ impl Job {
         }
         // Not raced against a stop: the client answers at once, and a terminal created after
         // we stopped listening would never be released.
-        let create = CreateTerminalRequest::new(self.session_id.clone(), "bash")
+        let create = CreateTerminalRequest::new(self.session_id.clone(), march_tools::exec::SHELL)
             .args(vec!["-c".to_string(), self.request.command.clone()])
             .cwd(self.request.cwd.clone())
             .output_byte_limit(OUTPUT_BYTE_LIMIT);

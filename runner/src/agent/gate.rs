@@ -144,7 +144,8 @@ impl PermissionGate {
     /// reason the model reads.
     pub(crate) async fn check(&self, call: &ToolCall) -> Option<ToolBlock> {
         let tool = self.tools.iter().find(|t| t.name() == call.name)?;
-        let paths = updates::target_paths(&self.tools, call);
+        let look = updates::describe(&self.tools, call);
+        let paths = &look.paths;
         let annotations = tool.call_annotations(&call.arguments);
         let facts = Facts {
             mode: self.settings.lock().mode,
@@ -156,7 +157,7 @@ impl PermissionGate {
         let verdict = match decide(facts) {
             Need::Allow => None,
             Need::Reject => block(REJECTED),
-            Need::Ask => self.ask(call, &paths).await,
+            Need::Ask => self.ask(call, &look).await,
         };
         if verdict.is_none() {
             self.port
@@ -165,8 +166,8 @@ impl PermissionGate {
         verdict
     }
 
-    async fn ask(&self, call: &ToolCall, paths: &[PathBuf]) -> Option<ToolBlock> {
-        let fields = updates::call_fields(call, paths).status(ToolCallStatus::Pending);
+    async fn ask(&self, call: &ToolCall, look: &updates::CallLook) -> Option<ToolBlock> {
+        let fields = updates::call_fields(call, look).status(ToolCallStatus::Pending);
         let request = RequestPermissionRequest::new(
             self.port.session_id(),
             ToolCallUpdate::new(call.id.clone(), fields),

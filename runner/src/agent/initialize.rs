@@ -40,16 +40,19 @@ pub(crate) fn answer(req: &InitializeRequest) -> InitializeResponse {
 
 /// The `_meta` of the agent capabilities: the extension methods this runner answers.
 fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "march".to_string(),
+    let mut march = serde_json::Map::new();
+    march.insert(
+        "historySearch".to_string(),
+        serde_json::json!({ "method": history::SEARCH_METHOD }),
+    );
+    march.insert(
+        crate::diagnostics::EXTENSION_KEY.to_string(),
         serde_json::json!({
-            "historySearch": { "method": history::SEARCH_METHOD },
-            "diagnostics": {
-                "notification": lsp::NOTIFICATION,
-                "refresh": crate::diagnostics::REFRESH_METHOD,
-            },
+            "notification": lsp::NOTIFICATION,
+            "refresh": crate::diagnostics::REFRESH_METHOD,
         }),
     );
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".to_string(), serde_json::Value::Object(march));
     meta
 }

@@ -5,8 +5,11 @@ use agent_client_protocol::v1::schema::{
     CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, SessionUpdate, TextContent,
     ToolCallStatus,
 };
+use std::sync::Arc;
+
 use march_core::message::{AssistantContent, UserContent};
 use march_core::session::{EntryKind, SessionMessage, SessionStore, bash_execution_to_text};
+use march_core::tool::Tool;
 
 use super::updates;
 
@@ -14,7 +17,11 @@ use super::updates;
 /// with their results. A call whose result never arrived (a crash mid-tool) ends `failed`.
 /// Compactions are replayed as completed `compaction_update`s when the client takes them
 /// (`compactions`); the conversation before them is replayed whole either way.
-pub(crate) fn replay(store: &SessionStore, compactions: bool) -> Vec<SessionUpdate> {
+pub(crate) fn replay(
+    store: &SessionStore,
+    tools: &[Arc<dyn Tool>],
+    compactions: bool,
+) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     // Calls announced but not yet answered, in announcement order.
     let mut open: Vec<String> = Vec::new();
@@ -48,8 +55,9 @@ pub(crate) fn replay(store: &SessionStore, compactions: bool) -> Vec<SessionUpda
                             SessionUpdate::AgentThoughtChunk(updates::text_chunk(&t.thinking, id)),
                         ),
                         AssistantContent::ToolCall(call) => {
-                            // Paths are not re-derived: the tools may not exist any more.
-                            out.push(updates::tool_call_announcement(call, &[]));
+                            // Described by today's tools: one gone since shows its name.
+                            let look = updates::describe(tools, call);
+                            out.push(updates::tool_call_announcement(call, look));
                             open.push(call.id.clone());
                         }
                         _ => {}
@@ -140,7 +148,7 @@ mod tests {
             .unwrap();
         store.append_thinking_level("high").unwrap();
 
-        let kinds: Vec<String> = replay(&store, false)
+        let kinds: Vec<String> = replay(&store, &[], false)
             .iter()
             .map(|u| {
                 let v = serde_json::to_value(u).unwrap();

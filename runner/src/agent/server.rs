@@ -491,14 +491,7 @@ impl Server {
         if let Some(lsp) = self.lsp.access(&opened.cwd, &opened.config, forward) {
             ctx = ctx.with_lsp(lsp);
         }
-        let tools = ToolRegistry::all(&ctx)
-            .tools()
-            .iter()
-            // Memory or diagnostics switched off: the model is not offered the tool either.
-            .filter(|t| notes.is_some() || t.name() != "memory")
-            .filter(|t| ctx.lsp.is_some() || t.name() != "diagnostics")
-            .cloned()
-            .collect();
+        let tools = ToolRegistry::available(&ctx).tools().to_vec();
         let session = Session::new(SessionSetup {
             id: opened.id,
             cwd: opened.cwd,

@@ -137,7 +137,7 @@ impl Session {
 
     /// The conversation as updates, for `session/load`.
     pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
-        replay::replay(&self.store.lock(), self.client.compaction)
+        replay::replay(&self.store.lock(), &self.tools, self.client.compaction)
     }
 
     /// Apply a config option. Model and thinking changes are recorded in the transcript

@@ -2,7 +2,7 @@
 //! title, locations and raw input, their progress and results (diffs for file edits), usage.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
@@ -13,39 +13,59 @@ use agent_client_protocol::v1::schema::{
 };
 use march_core::event::{AgentEvent, AssistantStreamEvent};
 use march_core::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, UserContent};
-use march_core::tool::Tool;
-use serde_json::Value;
+use march_core::tool::{FileChange, Tool, ToolKind as CoreToolKind, call_title};
 
 use super::client_terminal::ClientTerminals;
 
-/// Files larger than this get no diff content (the text result still says what happened).
-const MAX_DIFF_BYTES: u64 = 1024 * 1024;
 /// Longest title shown for a tool call.
 const MAX_TITLE_CHARS: usize = 120;
 
-/// The ACP kind of a tool, so clients can pick icons and follow-along behaviour.
-pub(crate) fn tool_kind(name: &str) -> ToolKind {
-    match name {
-        "read" => ToolKind::Read,
-        "edit" | "write" => ToolKind::Edit,
-        "bash" => ToolKind::Execute,
-        "grep" | "find" | "ls" => ToolKind::Search,
-        _ => ToolKind::Other,
+/// How a call looks to clients, as its tool describes it from the arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CallLook {
+    /// One line for people.
+    pub title: String,
+    /// What it does.
+    pub kind: ToolKind,
+    /// The absolute paths it touches.
+    pub paths: Vec<PathBuf>,
+}
+
+/// What `call` looks like, asked of the tool it names; a call of a tool this session does
+/// not have is shown by its name alone.
+pub(crate) fn describe(tools: &[Arc<dyn Tool>], call: &ToolCall) -> CallLook {
+    let Some(tool) = tools.iter().find(|t| t.name() == call.name) else {
+        return CallLook {
+            title: clamp_title(call_title(&call.name, None)),
+            kind: ToolKind::Other,
+            paths: Vec::new(),
+        };
+    };
+    let args = tool.prepare_arguments(call.arguments.clone());
+    CallLook {
+        title: clamp_title(tool.title(&args)),
+        kind: acp_kind(tool.kind(&args)),
+        paths: tool.target_paths(&args),
     }
 }
 
-/// A one-line title: the tool name and its main argument.
-pub(crate) fn tool_title(name: &str, args: &Value) -> String {
-    let main = ["command", "path", "pattern"]
-        .iter()
-        .find_map(|key| args.get(*key).and_then(Value::as_str));
-    let title = match main {
-        Some(arg) => {
-            let first_line = arg.lines().next().unwrap_or_default();
-            format!("{name} {first_line}")
-        }
-        None => name.to_string(),
-    };
+/// The ACP kind of a core tool kind.
+fn acp_kind(kind: CoreToolKind) -> ToolKind {
+    match kind {
+        CoreToolKind::Read => ToolKind::Read,
+        CoreToolKind::Edit => ToolKind::Edit,
+        CoreToolKind::Delete => ToolKind::Delete,
+        CoreToolKind::Move => ToolKind::Move,
+        CoreToolKind::Search => ToolKind::Search,
+        CoreToolKind::Execute => ToolKind::Execute,
+        CoreToolKind::Think => ToolKind::Think,
+        CoreToolKind::Fetch => ToolKind::Fetch,
+        CoreToolKind::Other => ToolKind::Other,
+    }
+}
+
+/// `title` cut to one short line.
+fn clamp_title(title: String) -> String {
     if title.chars().count() > MAX_TITLE_CHARS {
         let cut: String = title.chars().take(MAX_TITLE_CHARS - 1).collect();
         format!("{cut}…")
@@ -54,21 +74,12 @@ pub(crate) fn tool_title(name: &str, args: &Value) -> String {
     }
 }
 
-/// The absolute paths a call touches, as the tool itself reports them.
-pub(crate) fn target_paths(tools: &[Arc<dyn Tool>], call: &ToolCall) -> Vec<PathBuf> {
-    tools
-        .iter()
-        .find(|t| t.name() == call.name)
-        .map(|t| t.target_paths(&t.prepare_arguments(call.arguments.clone())))
-        .unwrap_or_default()
-}
-
 /// The fields that describe a call before it runs: title, kind, locations and raw input.
-pub(crate) fn call_fields(call: &ToolCall, paths: &[PathBuf]) -> ToolCallUpdateFields {
+pub(crate) fn call_fields(call: &ToolCall, look: &CallLook) -> ToolCallUpdateFields {
     ToolCallUpdateFields::new()
-        .title(tool_title(&call.name, &call.arguments))
-        .kind(tool_kind(&call.name))
-        .locations(locations(paths))
+        .title(look.title.clone())
+        .kind(look.kind)
+        .locations(locations(&look.paths))
         .raw_input(call.arguments.clone())
 }
 
@@ -92,14 +103,19 @@ pub(crate) fn text_chunk(text: &str, message_id: &str) -> ContentChunk {
 }
 
 /// The announcement of a tool call (status pending).
-pub(crate) fn tool_call_announcement(call: &ToolCall, paths: &[PathBuf]) -> SessionUpdate {
+pub(crate) fn tool_call_announcement(call: &ToolCall, look: CallLook) -> SessionUpdate {
     SessionUpdate::ToolCall(
-        AcpToolCall::new(call.id.clone(), tool_title(&call.name, &call.arguments))
-            .kind(tool_kind(&call.name))
+        AcpToolCall::new(call.id.clone(), look.title)
+            .kind(look.kind)
             .status(ToolCallStatus::Pending)
-            .locations(locations(paths))
+            .locations(locations(&look.paths))
             .raw_input(call.arguments.clone()),
     )
+}
+
+/// The diff of a change a tool made.
+fn diff_of(change: FileChange) -> Diff {
+    Diff::new(change.path, change.new_text).old_text(change.old_text)
 }
 
 /// The final update of a call: its status and what the model saw.
@@ -188,36 +204,16 @@ pub(crate) fn usage_update(message: &AssistantMessage, context_window: u64) -> S
     SessionUpdate::UsageUpdate(update)
 }
 
-/// A file's text before an edit, to show a diff once the edit is done.
-#[derive(Debug, Clone, PartialEq)]
-struct Before {
-    path: PathBuf,
-    /// `None`: the file did not exist.
-    text: Option<String>,
-}
-
-/// The file's text if it is small UTF-8; `Some(None)` when it does not exist; `None` when
-/// no diff can be shown.
-fn read_for_diff(path: &Path) -> Option<Option<String>> {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_file() && meta.len() <= MAX_DIFF_BYTES => {
-            std::fs::read_to_string(path).ok().map(Some)
-        }
-        Ok(_) => None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
-        Err(_) => None,
-    }
-}
-
 /// Turns the events of one run into updates; keeps what later events need (message ids,
-/// file contents before edits).
+/// the changes tools made until their results are announced).
 pub(crate) struct UpdateMapper {
     tools: Vec<Arc<dyn Tool>>,
     context_window: u64,
     message_prefix: String,
     messages: u64,
     message_id: String,
-    before: HashMap<String, Before>,
+    /// Changes reported at `tool_execution_end`, shown with the call's result.
+    changes: HashMap<String, FileChange>,
     /// Calls whose commands run in a client terminal, which shows their output itself.
     terminals: Option<Arc<ClientTerminals>>,
 }
@@ -236,7 +232,7 @@ impl UpdateMapper {
             message_id: format!("{message_prefix}-0"),
             message_prefix,
             messages: 0,
-            before: HashMap::new(),
+            changes: HashMap::new(),
             terminals: None,
         }
     }
@@ -291,11 +287,7 @@ impl UpdateMapper {
             } => {
                 let mut out: Vec<SessionUpdate> = a
                     .tool_calls()
-                    .map(|call| {
-                        let paths = target_paths(&self.tools, call);
-                        self.remember_before(call, &paths);
-                        tool_call_announcement(call, &paths)
-                    })
+                    .map(|call| tool_call_announcement(call, describe(&self.tools, call)))
                     .collect();
                 out.push(usage_update(a, self.context_window));
                 out
@@ -330,39 +322,25 @@ impl UpdateMapper {
                     return vec![terminal_result_update(result, terminal)];
                 }
                 let diff = self
-                    .before
+                    .changes
                     .remove(&result.tool_call_id)
                     .filter(|_| !result.is_error)
-                    .and_then(diff_after);
+                    .map(diff_of);
                 vec![tool_result_update(result, diff)]
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                result,
+                ..
+            } => {
+                if let Some(change) = &result.change {
+                    self.changes.insert(tool_call_id.clone(), change.clone());
+                }
+                Vec::new()
             }
             _ => Vec::new(),
         }
     }
-
-    /// Snapshot the one file an editing call targets, before the call can run.
-    fn remember_before(&mut self, call: &ToolCall, paths: &[PathBuf]) {
-        if tool_kind(&call.name) != ToolKind::Edit {
-            return;
-        }
-        let [path] = paths else { return };
-        if let Some(text) = read_for_diff(path) {
-            self.before.insert(
-                call.id.clone(),
-                Before {
-                    path: path.clone(),
-                    text,
-                },
-            );
-        }
-    }
-}
-
-fn diff_after(before: Before) -> Option<Diff> {
-    let Some(Some(new_text)) = read_for_diff(&before.path) else {
-        return None;
-    };
-    Some(Diff::new(before.path, new_text).old_text(before.text))
 }
 
 #[cfg(test)]
@@ -372,7 +350,7 @@ mod tests {
     use march_core::message::{AssistantContent, StopReason, TextContent, Usage};
     use march_core::model::Model;
     use march_tools::{ToolContext, ToolRegistry};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn assistant(calls: Vec<ToolCall>) -> AssistantMessage {
         let mut a = AssistantMessage::empty(&Model::openai_compatible("p", "m", "http://x"));
@@ -434,38 +412,90 @@ mod tests {
     }
 
     #[test]
-    fn kinds_and_titles() {
-        let kinds: Vec<ToolKind> = ["read", "edit", "write", "bash", "grep", "find", "ls", "x"]
-            .iter()
-            .map(|n| tool_kind(n))
-            .collect();
+    fn calls_look_as_their_tools_describe_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = ToolRegistry::all(&ToolContext::local(dir.path()))
+            .tools()
+            .to_vec();
+        let look = |name: &str, args: Value| describe(&tools, &call("c", name, args));
         use ToolKind::*;
+        let cases = [
+            ("read", json!({"path": "a.rs"}), Read, "read a.rs"),
+            (
+                "edit",
+                json!({"path": "a.rs", "edits": []}),
+                Edit,
+                "edit a.rs",
+            ),
+            (
+                "write",
+                json!({"path": "b", "content": ""}),
+                Edit,
+                "write b",
+            ),
+            (
+                "bash",
+                json!({"command": "ls -la\necho"}),
+                Execute,
+                "bash ls -la",
+            ),
+            ("grep", json!({"pattern": "fn"}), Search, "grep fn"),
+            ("find", json!({"pattern": "*.rs"}), Search, "find *.rs"),
+            ("ls", json!({"path": "src"}), Search, "ls src"),
+            ("memory", json!({"action": "read"}), Read, "memory read"),
+            (
+                "memory",
+                json!({"action": "append", "section": "Build", "text": "x"}),
+                Edit,
+                "memory append Build",
+            ),
+            ("mystery", json!({"path": "x"}), Other, "mystery"),
+        ];
+        for (name, args, kind, title) in cases {
+            let got = look(name, args);
+            assert_eq!((got.kind, got.title.as_str()), (kind, title), "{name}");
+        }
         assert_eq!(
-            kinds,
-            [Read, Edit, Edit, Execute, Search, Search, Search, Other]
+            look("read", json!({"path": "a.rs"})).paths,
+            [dir.path().join("a.rs")]
         );
-        assert_eq!(
-            tool_title("bash", &json!({"command": "ls -la\necho"})),
-            "bash ls -la"
-        );
-        assert_eq!(tool_title("read", &json!({"path": "a.rs"})), "read a.rs");
-        assert_eq!(tool_title("grep", &json!({"pattern": "fn"})), "grep fn");
-        assert_eq!(tool_title("mystery", &json!({})), "mystery");
-        let long = tool_title("bash", &json!({"command": "x".repeat(500)}));
-        assert_eq!(long.chars().count(), MAX_TITLE_CHARS);
+        assert!(look("mystery", json!({"path": "x"})).paths.is_empty());
+        let long = look("bash", json!({"command": "x".repeat(500)}));
+        assert_eq!(long.title.chars().count(), MAX_TITLE_CHARS);
     }
 
-    #[test]
-    fn a_turn_maps_to_chunks_tool_calls_diffs_and_usage() {
+    /// Runs `call` with the real tool, as the loop would, and returns its outcome's end event.
+    async fn run(tools: &[Arc<dyn Tool>], call: &ToolCall) -> AgentEvent {
+        let tool = tools.iter().find(|t| t.name() == call.name).unwrap();
+        let outcome = tool
+            .execute(
+                &call.id,
+                call.arguments.clone(),
+                tokio_util::sync::CancellationToken::new(),
+                march_core::tool::ToolUpdates::discard(),
+            )
+            .await
+            .unwrap_or_else(|e| ToolOutcome::text(e.0));
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: outcome,
+            is_error: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_turn_maps_to_chunks_tool_calls_diffs_and_usage() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a.txt");
         std::fs::write(&file, "old\n").unwrap();
         let tools = ToolRegistry::all(&ToolContext::local(dir.path()))
             .tools()
             .to_vec();
-        let mut mapper = UpdateMapper::new(tools, 1000, "r");
+        let mut mapper = UpdateMapper::new(tools.clone(), 1000, "r");
+        let edits = json!([{"oldText": "old", "newText": "new"}]);
         let a = assistant(vec![
-            call("c1", "edit", json!({"path": "a.txt", "edits": []})),
+            call("c1", "edit", json!({"path": "a.txt", "edits": edits})),
             call("c2", "bash", json!({"command": "true"})),
             call("c3", "write", json!({"path": "new.txt", "content": "n"})),
         ]);
@@ -527,9 +557,11 @@ mod tests {
             "partial"
         );
 
-        // The edit happened; the diff shows before and after.
-        std::fs::write(&file, "new\n").unwrap();
-        std::fs::write(dir.path().join("new.txt"), "n").unwrap();
+        // The tools run and say what they changed; the diff shows before and after.
+        for call in a.tool_calls().filter(|c| c.name != "bash") {
+            assert!(mapper.map(&run(&tools, call).await).is_empty());
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "new\n");
         let done = mapper.map(&AgentEvent::MessageEnd {
             message: Message::ToolResult(result("c1", "edit", "Successfully replaced", false)),
         });

@@ -273,7 +273,7 @@ impl Connection {
             .meta
             .as_ref()
             .and_then(|m| m.get("march"))
-            .and_then(|m| m.get("diagnostics"))
+            .and_then(|m| m.get(crate::diagnostics::EXTENSION_KEY))
             .and_then(|d| d.get("refresh"))
             .is_some();
         if !offered {

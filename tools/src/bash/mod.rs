@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::message::UserContent;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde_json::{Value, json};
 use tokio::time::{Instant, MissedTickBehavior, interval_at};
 use tokio_util::sync::CancellationToken;
@@ -91,6 +91,14 @@ impl Tool for BashTool {
         Some("Execute bash commands (ls, grep, find, etc.)")
     }
 
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("command").and_then(Value::as_str))
+    }
+
     async fn execute(
         &self,
         tool_call_id: &str,
@@ -103,6 +111,7 @@ impl Tool for BashTool {
             content: Vec::new(),
             details: Value::Null,
             terminate: false,
+            change: None,
         });
 
         let output = Arc::new(Mutex::new(OutputAccumulator::default()));
@@ -140,6 +149,7 @@ impl Tool for BashTool {
                 content: vec![UserContent::text(finished.text)],
                 details: finished.details,
                 terminate: false,
+                change: None,
             }),
             CommandExit::Code(code) => Err(ToolError::new(format!(
                 "{}\n\nCommand exited with code {code}",
@@ -371,6 +381,7 @@ impl OutputAccumulator {
             content: vec![UserContent::text(truncation.content)],
             details,
             terminate: false,
+            change: None,
         })
     }
 

@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::message::UserContent;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{
+    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -164,6 +166,8 @@ fn error_code(err: &io::Error) -> String {
 struct Success {
     replaced: usize,
     diff: EditDiff,
+    /// The whole file before and after, for a diff in the client.
+    change: Option<FileChange>,
 }
 
 /// An edit computed and ready to be written.
@@ -250,6 +254,7 @@ fn edit_file(
     let mut output = String::with_capacity(raw.len() + 64);
     output.push_str(bom);
     output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
+    let change = FileChange::new(absolute, Some(raw.as_bytes()), output.as_bytes());
 
     Ok(Prepared {
         target,
@@ -258,6 +263,7 @@ fn edit_file(
         success: Success {
             replaced: edits.len(),
             diff: edit_diff(display, &applied.base, &applied.new),
+            change,
         },
     })
 }
@@ -290,6 +296,14 @@ impl Tool for EditTool {
 
     fn prompt_guidelines(&self) -> &[&str] {
         PROMPT_GUIDELINES
+    }
+
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("path").and_then(Value::as_str))
     }
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
@@ -370,6 +384,7 @@ impl Tool for EditTool {
             content: vec![UserContent::text(text)],
             details: Value::Object(details),
             terminate: false,
+            change: success.change,
         })
     }
 }

@@ -173,7 +173,7 @@ fn shell() -> &'static Path {
             return bin_bash.to_path_buf();
         }
         std::env::var_os("PATH")
-            .and_then(|path| find_on_path(&path, "bash"))
+            .and_then(|path| find_on_path(&path, super::SHELL))
             .unwrap_or_else(|| PathBuf::from("sh"))
     })
 }

@@ -11,6 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use local::LocalExecutor;
 
+/// The program commands run in, as `SHELL -c COMMAND` (a client terminal is asked for it too).
+pub const SHELL: &str = "bash";
+
 /// A command to run with `bash -c`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandRequest {

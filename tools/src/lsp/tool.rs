@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +65,14 @@ impl Tool for DiagnosticsTool {
         Some("Errors and warnings from language servers")
     }
 
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("path").and_then(Value::as_str))
+    }
+
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
         match args.get("path").and_then(Value::as_str) {
             Some(p) => vec![self.ctx.resolve(p).absolute],
@@ -120,6 +128,7 @@ impl Tool for DiagnosticsTool {
             content: vec![march_core::message::UserContent::text(text)],
             details: json!({ "files": files }),
             terminate: false,
+            change: None,
         })
     }
 }

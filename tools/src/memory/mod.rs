@@ -16,7 +16,9 @@ use march_core::memory::{
     DEFAULT_GLOBAL_FILE, MAX_READ_BYTES, Memory, MemoryError, MemoryFile, MemoryScope,
     append_entry, read_file,
 };
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{
+    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -140,6 +142,31 @@ impl Tool for MemoryTool {
 
     fn annotations(&self) -> ToolAnnotations {
         APPEND
+    }
+
+    fn kind(&self, args: &Value) -> ToolKind {
+        match args.get("action").and_then(Value::as_str) {
+            Some("read") => ToolKind::Read,
+            Some("search") => ToolKind::Search,
+            _ => ToolKind::Edit,
+        }
+    }
+
+    /// `memory append Build`, `memory search cargo`, `memory read`.
+    fn title(&self, args: &Value) -> String {
+        let action = args
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let main = match action {
+            "append" => args.get("section"),
+            "search" => args.get("query"),
+            _ => None,
+        };
+        call_title(
+            &call_title(self.name(), Some(action)),
+            main.and_then(Value::as_str),
+        )
     }
 
     fn call_annotations(&self, args: &Value) -> ToolAnnotations {
@@ -290,6 +317,7 @@ fn read(memory: &Memory, one: Option<MemoryFile>) -> Result<ToolOutcome, ToolErr
         content: vec![march_core::message::UserContent::text(text)],
         details,
         terminate: false,
+        change: None,
     })
 }
 
@@ -334,6 +362,7 @@ fn search(
         content: vec![march_core::message::UserContent::text(text)],
         details: json!({ "matches": found.hits.len() }),
         terminate: false,
+        change: None,
     })
 }
 
@@ -367,10 +396,11 @@ async fn append(
     // Once started the append runs to completion: it is atomic, so nothing is half done.
     let target = file.path.clone();
     let heading = section.trim().trim_start_matches('#').trim().to_string();
-    let created = run_blocking(format!("Writing {} failed", target.display()), move || {
-        append_locked(&target, &section, &text)
-    })
-    .await??;
+    let (created, change) =
+        run_blocking(format!("Writing {} failed", target.display()), move || {
+            append_locked(&target, &section, &text)
+        })
+        .await??;
     let how = if created {
         "Created section"
     } else {
@@ -384,6 +414,7 @@ async fn append(
         ))],
         details: json!({ "scope": file.scope.as_str(), "file": file.name, "newSection": created }),
         terminate: false,
+        change,
     })
 }
 
@@ -411,8 +442,13 @@ fn lock_beside(path: &Path) -> io::Result<fs::File> {
     Ok(file)
 }
 
-/// The read-change-replace of an append, under the file's lock; whether a section was made.
-fn append_locked(path: &Path, section: &str, text: &str) -> Result<bool, ToolError> {
+/// The read-change-replace of an append, under the file's lock: whether a section was made,
+/// and the change to show.
+fn append_locked(
+    path: &Path,
+    section: &str,
+    text: &str,
+) -> Result<(bool, Option<FileChange>), ToolError> {
     let fail = |what: String| {
         ToolError::new(format!(
             "cannot write memory file {}: {what}",
@@ -464,7 +500,9 @@ fn append_locked(path: &Path, section: &str, text: &str) -> Result<bool, ToolErr
             _ => fail(describe(&e.error)),
         },
     )?;
-    Ok(appended.new_section)
+    let before = existing.is_some().then_some(old.as_slice());
+    let change = FileChange::new(path, before, &appended.bytes);
+    Ok((appended.new_section, change))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use march_core::event::ToolOutcome;
 use march_core::message::{ImageContent, UserContent};
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolUpdates};
+use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -92,6 +92,14 @@ impl Tool for ReadTool {
         &["Use read to examine files instead of cat or sed."]
     }
 
+    fn kind(&self, _args: &Value) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn title(&self, args: &Value) -> String {
+        call_title(self.name(), args.get("path").and_then(Value::as_str))
+    }
+
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
         file_target(&self.ctx, args)
     }
@@ -129,6 +137,7 @@ impl Tool for ReadTool {
                 ],
                 details: Value::Null,
                 terminate: false,
+                change: None,
             }),
             Ok(Loaded::ImageRefused { mime, reason }) => Ok(ToolOutcome::text(format!(
                 "Image {display} ({mime}) was not attached: {reason}"
@@ -316,6 +325,7 @@ fn text_outcome(page: Page, window: Window, limit: Option<usize>, display: &str)
         content: vec![UserContent::text(text)],
         details,
         terminate: false,
+        change: None,
     }
 }
 
