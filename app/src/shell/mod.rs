@@ -32,6 +32,7 @@ use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
+use crate::workspace::jobs::Jobs;
 use crate::workspace::layout::PaneId;
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
@@ -50,6 +51,8 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 
 /// Agent events handled in one pass of the loop at most.
 const EVENT_BATCH: usize = 256;
+/// How long quitting waits for a revert or a setup save under way.
+const JOBS_AT_QUIT: Duration = Duration::from_secs(5);
 
 /// Shortest time between two frames while only shells' output changes the screen and nobody
 /// typed lately: a flood is watched, not read, and the CPU goes to parsing it (tmux drops to
@@ -147,7 +150,14 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     let spec = agent_spec(&config)?;
     let (events_tx, mut agent_events) = mpsc::unbounded_channel();
     let (shell_tx, mut shell_events) = mpsc::unbounded_channel();
+    let (jobs, mut jobs_done) = Jobs::channel();
+    // Read once here, before the loop runs: new panes then know without reading a file.
+    let setup_needed = (spec.name == "march")
+        .then(|| crate::workspace::setup::reason(&paths))
+        .flatten();
     let launcher = AgentLauncher {
+        jobs,
+        setup_needed,
         spec,
         mode: config.permission_mode.map(|m| m.as_str()),
         events: events_tx,
@@ -337,6 +347,22 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     shell.persist();
                 }
             }
+            Some(done) = jobs_done.recv() => {
+                let mut next = Some(done);
+                let mut handled = 0;
+                while let Some(done) = next.take() {
+                    redraw.full |= shell.ws.job_done(done);
+                    handled += 1;
+                    if handled < EVENT_BATCH {
+                        next = jobs_done.try_recv().ok();
+                    }
+                }
+                if let Some(note) = shell.ws.take_status_note() {
+                    shell.message = Some(note);
+                    redraw.full = true;
+                }
+                only_output &= !redraw.full;
+            }
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
                 redraw.full = true;
@@ -349,6 +375,16 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     shell.persist();
     if let Some(stats) = &shell.frame_stats {
         stats.write();
+    }
+    // A revert or a setup save under way finishes before March goes (a bounded wait).
+    let deadline = tokio::time::Instant::now() + JOBS_AT_QUIT;
+    while shell.ws.jobs_running() > 0 {
+        match tokio::time::timeout_at(deadline, jobs_done.recv()).await {
+            Ok(Some(done)) => {
+                shell.ws.job_done(done);
+            }
+            Ok(None) | Err(_) => break,
+        }
     }
     shell.ws.shutdown().await;
     drop(screen);

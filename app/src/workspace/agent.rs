@@ -88,34 +88,11 @@ pub enum AgentEvent {
     },
     /// A `terminal/*` request: a command to run in a terminal March owns, or about one.
     Terminal(AgentRequest),
-    /// First-run setup: providers with local servers probed.
-    SetupProviders(Vec<march_panes::setup::SetupProvider>),
-    /// First-run setup: a custom server was asked for its models (nothing saved yet).
-    SetupModels {
-        /// Its models, or why they could not be listed.
-        result: Result<Vec<String>, String>,
-    },
-    /// A project's uncommitted changes, diffed off the loop's thread (not about a session).
-    WorktreeDiffed {
-        /// The project.
-        project: PathBuf,
-        /// Which request this answers (only the latest is shown).
-        generation: u64,
-        /// The files, or why there are none (not a git repository, …).
-        result: Result<Vec<march_panes::diff::FileDiff>, String>,
-    },
     /// The agent had March write a file (`fs/write_text_file`); done, to record.
     FileWritten(super::changes::FileChange),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),
-    /// The session's file changes, diffed off the loop's thread for its diff panes.
-    Diffed {
-        /// Which request this answers (only the latest is shown).
-        generation: u64,
-        /// The net change of each file.
-        files: Vec<march_panes::diff::FileDiff>,
-    },
 }
 
 /// Which program backs a pane.

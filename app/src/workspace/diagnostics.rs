@@ -331,12 +331,12 @@ mod tests {
         assert_eq!((ws.focused(), ws.pane_count()), (pane, count));
     }
 
-    #[test]
-    fn a_diagnostic_opens_the_diff_of_the_session_that_changed_its_file() {
+    #[tokio::test]
+    async fn a_diagnostic_opens_the_diff_of_the_session_that_changed_its_file() {
         use agent_client_protocol::v1::schema::SessionId;
         use march_runner::client::Severity as S;
         let project = Path::new("/work/q");
-        let (mut ws, _rx) = test_workspace(project);
+        let (mut ws, mut bus) = test_workspace(project);
         let key = ws.focused_session().unwrap();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s9"));
         ws.changes.record(
@@ -358,6 +358,7 @@ mod tests {
         );
         ws.diagnostics_mut(pane).unwrap().move_selection(1);
         ws.diff_of_diagnostic(pane).unwrap();
+        bus.settle(&mut ws).await;
         let diff = ws.focused();
         assert!(ws.is_diff(diff));
         assert_eq!(ws.diffs[&diff].0, key);

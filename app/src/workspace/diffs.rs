@@ -1,7 +1,7 @@
 //! Diff panes in the workspace: the files a session changed, each as its net change (from
 //! before the session's first edit of it to after its last), in a pane beside the session.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use march_core::atomic_file::{FileMode, write_file};
 use march_panes::diff::{DiffView, FileDiff, Hunk, NoDiff};
@@ -10,8 +10,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::Workspace;
-use super::agent::AgentEvent;
 use super::changes::FileChange;
+use super::jobs::{JobDone, RevertOf, Reverted};
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 
@@ -153,9 +153,8 @@ impl Workspace {
     }
 
     /// Session `key` changed files: its diff panes are brought up to date. The diffs are
-    /// computed on a blocking thread (a large file takes a while) and come back as an
-    /// [`AgentEvent::Diffed`]; without a runtime (tests), at once. Whether a pane of the
-    /// session shows in the active tab.
+    /// computed off the loop (a large file takes a while) and come back as a
+    /// [`JobDone::SessionDiffed`]. Whether a pane of the session shows in the active tab.
     pub(super) fn refresh_diffs(&mut self, key: SessionKey) -> bool {
         if !self.diffs.values().any(|(k, _)| *k == key) {
             return false;
@@ -164,23 +163,15 @@ impl Workspace {
         self.diff_generation += 1;
         let generation = self.diff_generation;
         self.diff_waiting.insert(key, generation);
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                let events = self.launcher.events.clone();
-                for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
-                    view.set_pending(true);
-                }
-                drop(runtime.spawn_blocking(move || {
-                    let files = inputs.into_iter().map(DiffInput::diff).collect();
-                    let _ = events.send((key, AgentEvent::Diffed { generation, files }));
-                }));
-                self.diff_shows(key)
-            }
-            Err(_) => {
-                let files = inputs.into_iter().map(DiffInput::diff).collect();
-                self.diffed(key, generation, files)
-            }
+        for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
+            view.set_pending(true);
         }
+        self.launcher.jobs.blocking(move || JobDone::SessionDiffed {
+            session: key,
+            generation,
+            files: inputs.into_iter().map(DiffInput::diff).collect(),
+        });
+        self.diff_shows(key)
     }
 
     /// The diffs of session `key`'s changes came: its diff panes show them, unless newer
@@ -209,9 +200,10 @@ impl Workspace {
             .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
     }
 
-    /// Reverts the hunk at the top of diff pane `id` (or its whole file): the file goes back
-    /// to what it was before the session changed it there, if it is still as the session
-    /// left it. What was done, or why nothing was.
+    /// Reverts the hunk at the top of diff pane `id` (or its whole file), off the loop: the
+    /// file goes back to what it was before the session changed it there, if it is still as
+    /// the session left it. What is under way, or why nothing is; the outcome comes back as
+    /// a [`JobDone::Reverted`].
     pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
         if self.worktree_diffs.contains_key(&id) {
             return self.revert_worktree(id, whole_file);
@@ -224,9 +216,9 @@ impl Workspace {
             .selected()
             .map(|f| f.path.clone())
             .ok_or("no file to revert")?;
-        let session = self
-            .sessions
-            .get(&key)
+        let slot = self.sessions.get(&key);
+        let project = slot.map(|s| s.project.clone()).unwrap_or_default();
+        let session = slot
             .and_then(|s| s.session_id.as_ref())
             .map(|s| s.0.to_string())
             .ok_or("the session has no changes")?;
@@ -243,54 +235,65 @@ impl Workspace {
         if first.too_large.is_some() || last.too_large.is_some() {
             return Err(format!("{shown} is too large to revert here"));
         }
-        let before = first.before.clone();
-        let after = (!last.deleted).then(|| last.after.clone().unwrap_or_default());
-        let on_disk = match std::fs::read(&path) {
-            Ok(bytes) => {
-                Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not text"))?)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        let undo = SessionUndo {
+            before: first.before.clone(),
+            after: (!last.deleted).then(|| last.after.clone().unwrap_or_default()),
+            tool_call: format!("march-revert-{}", changes.len()),
+            hunk: if whole_file { None } else { hunk },
+            shown: shown.clone(),
+            path,
         };
-        if on_disk != after {
-            return Err(format!(
-                "{shown} changed on disk since the session's edit: not reverted"
-            ));
+        self.launcher.jobs.blocking(move || {
+            let (outcome, change) = match undo.run() {
+                Ok((done, change)) => (Ok(done), Some(change)),
+                Err(why) => (Err(why), None),
+            };
+            JobDone::Reverted(Reverted {
+                outcome,
+                path: change.as_ref().map(|c| c.path.clone()),
+                of: RevertOf::Session {
+                    session: key,
+                    id: session,
+                    change,
+                    project,
+                },
+            })
+        });
+        Ok(format!("reverting {shown}…"))
+    }
+
+    /// A revert ran: it is said in the status bar; what it changed is recorded, shown and
+    /// checked again. Whether a pane in the active tab changed.
+    pub(super) fn reverted(&mut self, done: Reverted) -> bool {
+        self.status_note = Some(match &done.outcome {
+            Ok(what) | Err(what) => what.clone(),
+        });
+        if done.outcome.is_err() {
+            // Nothing changed on disk.
+            return false;
         }
-        let target = match (whole_file, hunk) {
-            (true, _) | (false, None) => before.clone(),
-            (false, Some(n)) => {
-                let diff = FileDiff::new(&shown, before.as_deref(), after.as_deref());
-                let hunk = diff.hunks.get(n).ok_or("no change here to revert")?;
-                Some(revert_hunk(
-                    before.as_deref().unwrap_or(""),
-                    after.as_deref().unwrap_or(""),
-                    hunk,
-                ))
+        let (project, shows) = match done.of {
+            RevertOf::Session {
+                session,
+                id,
+                change,
+                project,
+            } => {
+                if let Some(change) = change {
+                    self.changes.record(&id, change);
+                }
+                (project, self.refresh_changes(session))
+            }
+            RevertOf::Worktree { project } => {
+                let shows = self.refresh_worktree(&project);
+                (project, shows)
             }
         };
-        let tool_call = format!("march-revert-{}", self.changes.changes(&session).len());
-        let change = match &target {
-            Some(text) => {
-                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
-                FileChange::new(&tool_call, &path, on_disk.as_deref(), text)
-            }
-            None => {
-                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
-                FileChange::deletion(&tool_call, &path, on_disk.as_deref().unwrap_or(""))
-            }
-        };
-        self.changes.record(&session, change);
-        self.refresh_changes(key);
         // The language servers have not seen this change: have them look again.
-        if let Some(project) = self.sessions.get(&key).map(|s| s.project.clone()) {
-            self.refresh_diagnostics_of(&project, &path);
+        if let Some(path) = &done.path {
+            self.refresh_diagnostics_of(&project, path);
         }
-        Ok(match (whole_file || hunk.is_none(), &target) {
-            (true, None) => format!("deleted {shown}, which the session created"),
-            (true, Some(_)) => format!("reverted {shown}"),
-            (false, _) => format!("reverted a change in {shown}"),
-        })
+        shows
     }
 
     fn diff_title(&self, key: SessionKey) -> String {
@@ -400,6 +403,77 @@ pub fn write_for_agent(path: &Path, content: &str) -> Result<Option<String>, Str
     Ok(before)
 }
 
+/// A session's change to one file, to undo: checked against the disk and written off the
+/// loop.
+struct SessionUndo {
+    /// The file before the session's first change to it (`None`: it created it).
+    before: Option<String>,
+    /// The file as the session left it (`None`: it deleted it).
+    after: Option<String>,
+    /// The name the revert is recorded under.
+    tool_call: String,
+    /// The hunk to undo; `None` undoes the whole file.
+    hunk: Option<usize>,
+    /// The file as the pane names it.
+    shown: String,
+    path: PathBuf,
+}
+
+impl SessionUndo {
+    /// Undoes it if the file is still as the session left it: what was done and the change
+    /// made, or why nothing was.
+    fn run(self) -> Result<(String, FileChange), String> {
+        let SessionUndo {
+            before,
+            after,
+            tool_call,
+            hunk,
+            shown,
+            path,
+        } = self;
+        let on_disk = match std::fs::read(&path) {
+            Ok(bytes) => {
+                Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not text"))?)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        };
+        if on_disk != after {
+            return Err(format!(
+                "{shown} changed on disk since the session's edit: not reverted"
+            ));
+        }
+        let target = match hunk {
+            None => before.clone(),
+            Some(n) => {
+                let diff = FileDiff::new(&shown, before.as_deref(), after.as_deref());
+                let hunk = diff.hunks.get(n).ok_or("no change here to revert")?;
+                Some(revert_hunk(
+                    before.as_deref().unwrap_or(""),
+                    after.as_deref().unwrap_or(""),
+                    hunk,
+                ))
+            }
+        };
+        let change = match &target {
+            Some(text) => {
+                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+                FileChange::new(&tool_call, &path, on_disk.as_deref(), text)
+            }
+            None => {
+                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
+                FileChange::deletion(&tool_call, &path, on_disk.as_deref().unwrap_or(""))
+            }
+        };
+        let done = match (hunk.is_none(), &target) {
+            (true, None) => format!("deleted {shown}, which the session created"),
+            (true, Some(_)) => format!("reverted {shown}"),
+            (false, _) => format!("reverted a change in {shown}"),
+        };
+        Ok((done, change))
+    }
+}
+
 /// Writes `text` to `path` atomically, keeping its permissions.
 pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     write_file(path, text.as_bytes(), FileMode::Kept).map_err(|e| e.error)
@@ -434,19 +508,39 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
+    use crate::workspace::agent::AgentEvent;
     use crate::workspace::test_workspace as workspace;
 
-    #[test]
-    fn the_diff_pane_shows_the_sessions_changes_and_follows_new_ones() {
+    /// Reverts in pane `pane` as the second key press would and waits for the outcome:
+    /// what the status bar then says.
+    pub(crate) async fn revert_and_wait(
+        ws: &mut Workspace,
+        bus: &mut crate::workspace::TestBus,
+        pane: PaneId,
+        whole_file: bool,
+    ) -> Result<String, String> {
+        let started = ws.revert(pane, whole_file)?;
+        assert!(started.starts_with("reverting "), "{started}");
+        bus.settle(ws).await;
+        let said = ws.take_status_note().expect("the revert says how it went");
+        if said.starts_with("reverted") || said.starts_with("deleted") || said.ends_with("again") {
+            Ok(said)
+        } else {
+            Err(said)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_diff_pane_shows_the_sessions_changes_and_follows_new_ones() {
         use agent_client_protocol::v1::schema::{
             Diff, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
         };
         use march_panes::highlight::Highlighter;
 
-        let (mut ws, _rx) = workspace(Path::new("/work/project"));
+        let (mut ws, mut bus) = workspace(Path::new("/work/project"));
         let key = ws.focused_session().unwrap();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s1"));
         ws.changes.record(
@@ -460,6 +554,7 @@ mod tests {
         );
         assert!(ws.open_diff());
         let pane = ws.focused();
+        assert!(bus.settle(&mut ws).await);
         assert!(ws.is_diff(pane));
         assert_eq!(ws.diff_mut(pane).unwrap().files().len(), 1);
         // The agent edits another file: the pane shows it, and asks for a frame.
@@ -469,6 +564,7 @@ mod tests {
             ]));
         let update = AgentEvent::Update(SessionNotification::new("s1", edit));
         assert!(ws.agent_event(key, update));
+        assert!(bus.settle(&mut ws).await);
         let files: Vec<String> = ws
             .diff_mut(pane)
             .unwrap()
@@ -491,13 +587,13 @@ mod tests {
         assert_eq!(ws.focused(), pane);
     }
 
-    #[test]
-    fn revert_puts_back_a_hunk_or_a_file_unless_it_changed_on_disk() {
+    #[tokio::test]
+    async fn revert_puts_back_a_hunk_or_a_file_unless_it_changed_on_disk() {
         use agent_client_protocol::v1::schema::SessionId;
 
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().to_path_buf();
-        let (mut ws, _rx) = workspace(&project);
+        let (mut ws, mut bus) = workspace(&project);
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
         let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         let after = before
@@ -513,13 +609,14 @@ mod tests {
             .record("s", FileChange::new("c2", &created, None, "made\n"));
         assert!(ws.open_diff());
         let pane = ws.focused();
+        bus.settle(&mut ws).await;
         // It opens at the file changed last.
         let view = ws.diff_mut(pane).unwrap();
         assert_eq!(view.selected().unwrap().path, "new.txt");
         assert!(view.select_path("a.txt"));
         // The view starts at the first hunk: undo it only.
-        let done = ws.revert(pane, false).unwrap();
-        assert_eq!(done, "reverted a change in a.txt");
+        let done = revert_and_wait(&mut ws, &mut bus, pane, false).await;
+        assert_eq!(done.as_deref(), Ok("reverted a change in a.txt"));
         assert_eq!(
             std::fs::read_to_string(&edited).unwrap(),
             before.replace("line 18\n", "line eighteen\n")
@@ -527,13 +624,18 @@ mod tests {
         assert_eq!(ws.diff_mut(pane).unwrap().files()[0].hunks.len(), 1);
         // Changed on disk since: refused, nothing written.
         std::fs::write(&edited, "someone else\n").unwrap();
-        let refused = ws.revert(pane, true).unwrap_err();
+        let refused = revert_and_wait(&mut ws, &mut bus, pane, true)
+            .await
+            .unwrap_err();
         assert!(refused.contains("changed on disk"), "{refused}");
         assert_eq!(std::fs::read_to_string(&edited).unwrap(), "someone else\n");
         // A file the session created goes away.
         ws.diff_mut(pane).unwrap().select_file(1);
-        let done = ws.revert(pane, true).unwrap();
-        assert_eq!(done, "deleted new.txt, which the session created");
+        let done = revert_and_wait(&mut ws, &mut bus, pane, true).await;
+        assert_eq!(
+            done.as_deref(),
+            Ok("deleted new.txt, which the session created")
+        );
         assert!(!created.exists());
         assert!(ws.diff_mut(pane).unwrap().files()[1].deleted);
     }
@@ -563,10 +665,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn with_a_runtime_the_diffs_are_computed_off_the_loop_and_the_latest_kept() {
+    async fn the_diffs_are_computed_off_the_loop_and_only_the_latest_kept() {
         use agent_client_protocol::v1::schema::SessionId;
 
-        let (mut ws, mut rx) = workspace(Path::new("/work/project"));
+        let (mut ws, mut bus) = workspace(Path::new("/work/project"));
         let key = ws.focused_session().unwrap();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
         let a = Path::new("/work/project/a.rs");
@@ -584,33 +686,35 @@ mod tests {
         assert!(ws.refresh_diffs(key));
         let mut results = Vec::new();
         while results.len() < 2 {
-            let (from, event) = rx.recv().await.unwrap();
-            assert_eq!(from, key);
-            if let AgentEvent::Diffed { generation, files } = event {
-                results.push((generation, files));
+            match bus.jobs.recv().await.unwrap() {
+                JobDone::SessionDiffed {
+                    session,
+                    generation,
+                    files,
+                } => {
+                    assert_eq!(session, key);
+                    results.push((generation, files));
+                }
+                other => panic!("unexpected {other:?}"),
             }
         }
         results.sort_by_key(|(generation, _)| *generation);
         let (newest, newest_files) = results.pop().unwrap();
         let (older, older_files) = results.pop().unwrap();
-        assert!(!ws.agent_event(
-            key,
-            AgentEvent::Diffed {
-                generation: older,
-                files: older_files
-            }
-        ));
+        assert!(!ws.job_done(JobDone::SessionDiffed {
+            session: key,
+            generation: older,
+            files: older_files
+        }));
         assert!(
             ws.diff_mut(pane).unwrap().files().is_empty(),
             "stale diffs dropped"
         );
-        assert!(ws.agent_event(
-            key,
-            AgentEvent::Diffed {
-                generation: newest,
-                files: newest_files
-            }
-        ));
+        assert!(ws.job_done(JobDone::SessionDiffed {
+            session: key,
+            generation: newest,
+            files: newest_files
+        }));
         let file = &ws.diff_mut(pane).unwrap().files()[0];
         let texts: Vec<&str> = file.hunks[0]
             .lines
@@ -677,14 +781,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_click_on_an_edit_in_the_transcript_opens_the_diff_at_its_file() {
+    #[tokio::test]
+    async fn a_click_on_an_edit_in_the_transcript_opens_the_diff_at_its_file() {
         use agent_client_protocol::v1::schema::{
             Diff, SessionId, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
         };
         use march_panes::highlight::Highlighter;
 
-        let (mut ws, _rx) = workspace(Path::new("/work/project"));
+        let (mut ws, mut bus) = workspace(Path::new("/work/project"));
         let key = ws.focused_session().unwrap();
         let agent = ws.focused();
         ws.focused_slot().unwrap().session_id = Some(SessionId::new("s1"));
@@ -717,6 +821,7 @@ mod tests {
         assert!(!ws.open_diff_at(agent, 5, area.height - 2));
         // From the keyboard, the pane opens at the lowest edit on screen.
         assert!(ws.open_diff());
+        bus.settle(&mut ws).await;
         let pane = ws.focused();
         assert_eq!(
             ws.diff_mut(pane).unwrap().selected().unwrap().path,
@@ -726,6 +831,7 @@ mod tests {
         assert_eq!(ws.focused(), agent);
         let (x, y) = draw_and_find(&mut ws, "write first.rs");
         assert!(ws.open_diff_at(agent, x, y));
+        bus.settle(&mut ws).await;
         assert_eq!(ws.focused(), pane);
         assert!(ws.is_diff(pane));
         let view = ws.diff_mut(pane).unwrap();
@@ -733,6 +839,7 @@ mod tests {
         // The pane open, a click on the other edit selects that file.
         let (x, y) = draw_and_find(&mut ws, "write second.rs");
         assert!(ws.open_diff_at(agent, x, y));
+        bus.settle(&mut ws).await;
         assert_eq!(ws.focused(), pane);
         assert_eq!(
             ws.diff_mut(pane).unwrap().selected().unwrap().path,

@@ -3,7 +3,10 @@
 
 use march_panes::setup::SetupEvent;
 
-use super::agent::{AgentDriver, AgentEvent, SessionOpen};
+use march_panes::setup::SetupProvider;
+
+use super::agent::{AgentDriver, SessionOpen};
+use super::jobs::JobDone;
 use super::layout::PaneId;
 use super::router::SessionKey;
 use super::{Workspace, setup};
@@ -14,22 +17,59 @@ impl Workspace {
         let Some(paths) = self.launcher.paths.clone() else {
             return;
         };
-        let events = self.launcher.events.clone();
-        tokio::spawn(async move {
-            let providers = setup::probe(paths).await;
-            let _ = events.send((key, AgentEvent::SetupProviders(providers)));
+        self.launcher.jobs.spawn(async move {
+            JobDone::SetupProviders {
+                session: key,
+                providers: setup::probe(paths).await,
+            }
         });
     }
 
-    /// Leave setup in session `key` when a model is usable now: its agent starts.
-    fn retry_setup(&mut self, key: SessionKey) {
+    /// The local servers probed for session `key`'s setup.
+    pub(super) fn setup_providers(
+        &mut self,
+        key: SessionKey,
+        providers: Vec<SetupProvider>,
+    ) -> bool {
+        let Some(setup) = self.sessions.get_mut(&key).and_then(|s| s.setup.as_mut()) else {
+            return false;
+        };
+        setup.set_providers(providers);
+        setup.set_probing(false);
+        self.is_visible(key)
+    }
+
+    /// See, off the loop (config and credentials are read), whether session `key` can leave
+    /// setup now.
+    fn retry_setup(&self, key: SessionKey) {
         let Some(paths) = self.launcher.paths.clone() else {
             return;
         };
-        let reason = setup::reason(&paths);
+        self.launcher.jobs.blocking(move || {
+            let reason = setup::reason(&paths);
+            let providers = match reason {
+                Some(_) => setup::providers(&paths),
+                None => Vec::new(),
+            };
+            JobDone::SetupChecked {
+                session: key,
+                reason,
+                providers,
+            }
+        });
+    }
+
+    /// Whether session `key` can leave setup: its agent starts, or the view says why not.
+    pub(super) fn setup_checked(
+        &mut self,
+        key: SessionKey,
+        reason: Option<String>,
+        providers: Vec<SetupProvider>,
+    ) -> bool {
+        self.launcher.setup_needed = reason.clone();
         let l = &self.launcher;
         let Some(slot) = self.sessions.get_mut(&key) else {
-            return;
+            return false;
         };
         match reason {
             None => {
@@ -46,16 +86,17 @@ impl Workspace {
             Some(reason) => {
                 if let Some(view) = slot.setup.as_mut() {
                     view.set_message(reason, true);
-                    view.set_providers(setup::providers(&paths));
+                    view.set_providers(providers);
                     view.set_probing(true);
                 }
                 self.probe(key);
             }
         }
+        self.is_visible(key)
     }
 
     /// Show `result` in session `key`'s setup; on success see whether the agent can start.
-    fn setup_done(&mut self, key: SessionKey, result: Result<String, String>) {
+    pub(super) fn setup_done(&mut self, key: SessionKey, result: Result<String, String>) -> bool {
         let ok = result.is_ok();
         if let Some(view) = self.sessions.get_mut(&key).and_then(|s| s.setup.as_mut()) {
             match result {
@@ -66,16 +107,22 @@ impl Workspace {
         if ok {
             self.retry_setup(key);
         }
+        self.is_visible(key)
     }
 
     /// A custom server's models were listed (or not): the view uses one, offers several or
     /// asks for the id.
-    pub(super) fn setup_models(&mut self, key: SessionKey, result: Result<Vec<String>, String>) {
+    pub(super) fn setup_models(
+        &mut self,
+        key: SessionKey,
+        result: Result<Vec<String>, String>,
+    ) -> bool {
         let event = match self.sessions.get_mut(&key).and_then(|s| s.setup.as_mut()) {
             Some(view) => view.custom_models(result),
-            None => return,
+            None => return false,
         };
         self.session_setup_event(key, event);
+        self.is_visible(key)
     }
 
     /// What the setup view in pane `pane` asked for.
@@ -93,35 +140,39 @@ impl Workspace {
         match event {
             SetupEvent::None | SetupEvent::Redraw => {}
             SetupEvent::Retry => self.retry_setup(key),
+            // Saving writes the config and credentials: off the loop.
             SetupEvent::SaveKey {
                 provider,
                 key: api_key,
-            } => {
-                let result = setup::save_key(&paths, &provider, &api_key);
-                self.setup_done(key, result);
-            }
+            } => self.launcher.jobs.blocking(move || JobDone::SetupSaved {
+                session: key,
+                result: setup::save_key(&paths, &provider, &api_key),
+            }),
             SetupEvent::UseLocal { provider, model } => {
-                let result = setup::set_default_model(&paths, &format!("{provider}/{model}"));
-                self.setup_done(key, result);
+                self.launcher.jobs.blocking(move || JobDone::SetupSaved {
+                    session: key,
+                    result: setup::set_default_model(&paths, &format!("{provider}/{model}")),
+                })
             }
             SetupEvent::SaveBaseUrl {
                 url,
                 api_key,
                 model: Some(model),
-            } => {
-                let result = setup::save_custom_server(&paths, &url, api_key.as_deref(), &model);
-                self.setup_done(key, result);
-            }
+            } => self.launcher.jobs.blocking(move || JobDone::SetupSaved {
+                session: key,
+                result: setup::save_custom_server(&paths, &url, api_key.as_deref(), &model),
+            }),
             SetupEvent::SaveBaseUrl {
                 url,
                 api_key,
                 model: None,
             } => {
                 // Which model to use is the server's to say; nothing is written meanwhile.
-                let events = self.launcher.events.clone();
-                tokio::spawn(async move {
-                    let result = setup::list_server_models(&url, api_key.as_deref()).await;
-                    let _ = events.send((key, AgentEvent::SetupModels { result }));
+                self.launcher.jobs.spawn(async move {
+                    JobDone::SetupModels {
+                        session: key,
+                        result: setup::list_server_models(&url, api_key.as_deref()).await,
+                    }
                 });
             }
         }

@@ -13,6 +13,7 @@ pub mod changes;
 pub mod diagnostics;
 pub mod diffs;
 mod first_run;
+pub mod jobs;
 pub mod layout;
 pub mod persist;
 pub mod router;
@@ -97,6 +98,11 @@ pub struct AgentLauncher {
     pub paths: Option<MarchPaths>,
     /// Where shell panes send their notices.
     pub shell_events: UnboundedSender<(ShellSource, ShellNotice)>,
+    /// Where slow work starts and reports.
+    pub jobs: jobs::Jobs,
+    /// Why March's runner cannot start yet (no usable model), as last found: at start and
+    /// after each setup step. `None` once a model is usable.
+    pub setup_needed: Option<String>,
     /// The `[shell]` table.
     pub shell: ShellConfig,
 }
@@ -594,6 +600,39 @@ impl Workspace {
             .any(|(pane, k)| *k == key && layout.contains(*pane))
     }
 
+    /// A job finished: its result is shown. Whether anything in the active tab changed.
+    pub fn job_done(&mut self, done: jobs::JobDone) -> bool {
+        use jobs::JobDone as J;
+        // Counted as handled first: what it starts in turn is running after it.
+        self.launcher.jobs.handled();
+        match done {
+            J::SessionDiffed {
+                session,
+                generation,
+                files,
+            } => self.diffed(session, generation, files),
+            J::WorktreeDiffed {
+                project,
+                generation,
+                result,
+            } => self.worktree_diffed(project, generation, result),
+            J::Reverted(reverted) => self.reverted(reverted),
+            J::SetupProviders { session, providers } => self.setup_providers(session, providers),
+            J::SetupModels { session, result } => self.setup_models(session, result),
+            J::SetupSaved { session, result } => self.setup_done(session, result),
+            J::SetupChecked {
+                session,
+                reason,
+                providers,
+            } => self.setup_checked(session, reason, providers),
+        }
+    }
+
+    /// Jobs started and not yet reported.
+    pub fn jobs_running(&self) -> usize {
+        self.launcher.jobs.running()
+    }
+
     /// The status bar line raised since the last call, if any.
     pub fn take_status_note(&mut self) -> Option<String> {
         self.status_note.take()
@@ -684,28 +723,44 @@ fn project_name(cwd: &Path) -> String {
         .unwrap_or_else(|| cwd.display().to_string())
 }
 
+/// Where a test workspace's background work reports.
+#[cfg(test)]
+pub(crate) struct TestBus {
+    /// Agent events, kept open (none come: the panes have no agent behind them).
+    _events: tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
+    /// Finished jobs.
+    pub jobs: tokio::sync::mpsc::UnboundedReceiver<jobs::JobDone>,
+}
+
+#[cfg(test)]
+impl TestBus {
+    /// Hands `ws` every job's result until none is running, as the UI loop would; whether
+    /// any changed the active tab.
+    pub async fn settle(&mut self, ws: &mut Workspace) -> bool {
+        let mut changed = false;
+        while ws.jobs_running() > 0 {
+            match self.jobs.recv().await {
+                Some(done) => changed |= ws.job_done(done),
+                None => break,
+            }
+        }
+        changed
+    }
+}
+
 /// A workspace on `project` whose panes have no agent behind them, and where its background
 /// work reports.
 #[cfg(test)]
-pub(crate) fn test_workspace(
-    project: &Path,
-) -> (
-    Workspace,
-    tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
-) {
+pub(crate) fn test_workspace(project: &Path) -> (Workspace, TestBus) {
     test_workspace_on(&[project])
 }
 
 /// A workspace with a tab for each of `projects`, no agent behind its panes (tests only).
 #[cfg(test)]
-pub(crate) fn test_workspace_on<P: AsRef<Path>>(
-    projects: &[P],
-) -> (
-    Workspace,
-    tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
-) {
+pub(crate) fn test_workspace_on<P: AsRef<Path>>(projects: &[P]) -> (Workspace, TestBus) {
     let (events, rx) = tokio::sync::mpsc::unbounded_channel();
     let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
+    let (jobs, jobs_rx) = jobs::Jobs::channel();
     let launcher = AgentLauncher {
         spec: agent::AgentSpec::march(Path::new("/usr/bin/march")),
         mode: None,
@@ -713,7 +768,13 @@ pub(crate) fn test_workspace_on<P: AsRef<Path>>(
         paths: None,
         shell_events,
         shell: march_core::config::ShellConfig::default(),
+        jobs,
+        setup_needed: None,
     };
     let projects = projects.iter().map(|p| p.as_ref().to_path_buf()).collect();
-    (Workspace::new(launcher, projects), rx)
+    let bus = TestBus {
+        _events: rx,
+        jobs: jobs_rx,
+    };
+    (Workspace::new(launcher, projects), bus)
 }

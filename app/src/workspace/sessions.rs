@@ -15,7 +15,7 @@ use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpe
 use super::changes::{ChangeLog, FileChange};
 use super::layout::PaneId;
 use super::router::SessionKey;
-use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name, setup};
+use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name};
 
 impl Workspace {
     /// A new session on `project` (or `resume` replayed), not yet shown anywhere.
@@ -27,15 +27,17 @@ impl Workspace {
         let key = SessionKey(self.next_id());
         let l = &self.launcher;
         let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(project)));
-        // March's runner with no model to use is set up first (reading config and keys once).
+        // March's runner with no model to use is set up first (known since March started,
+        // or since the last setup, so opening a pane reads no file).
         let needs_setup = match &l.paths {
-            Some(paths) if l.spec.name == "march" => setup::reason(paths),
+            Some(_) if l.spec.name == "march" => l.setup_needed.clone(),
             _ => None,
         };
         let (driver, setup) = match (&l.paths, needs_setup) {
             (None, _) => (AgentDriver::detached(key, l.events.clone()), None),
-            (Some(paths), Some(reason)) => {
-                let mut view = SetupView::new(reason, setup::providers(paths));
+            (Some(_), Some(reason)) => {
+                // The providers come with the probe.
+                let mut view = SetupView::new(reason, Vec::new());
                 view.set_probing(true);
                 (AgentDriver::detached(key, l.events.clone()), Some(view))
             }
@@ -169,13 +171,7 @@ impl Workspace {
                 self.terminal_request(key, request);
                 return self.agent_shell_shows(key);
             }
-            AgentEvent::Diffed { generation, files } => return self.diffed(key, generation, files),
             AgentEvent::Diagnostics(n) => return self.diagnostics_event(n),
-            AgentEvent::WorktreeDiffed {
-                project,
-                generation,
-                result,
-            } => return self.worktree_diffed(project, generation, result),
             other => other,
         };
         let seen = self.is_seen(key);
@@ -296,18 +292,8 @@ impl Workspace {
                 }
                 Err(e) => tracing::warn!("sessions not listed for the switcher: {e}"),
             },
-            AgentEvent::SetupProviders(providers) => {
-                if let Some(setup) = slot.setup.as_mut() {
-                    setup.set_providers(providers);
-                    setup.set_probing(false);
-                }
-            }
-            AgentEvent::SetupModels { result } => self.setup_models(key, result),
             // Taken above.
-            AgentEvent::Terminal(_)
-            | AgentEvent::Diffed { .. }
-            | AgentEvent::Diagnostics(_)
-            | AgentEvent::WorktreeDiffed { .. } => {}
+            AgentEvent::Terminal(_) | AgentEvent::Diagnostics(_) => {}
         }
         if let Some(text) = next_prompt {
             self.send_prompt(key, text);

@@ -7,11 +7,10 @@ use std::process::Command;
 use march_panes::diff::{DiffView, FileDiff};
 
 use super::Workspace;
-use super::agent::AgentEvent;
 use super::changes::MAX_TEXT;
 use super::diffs::{DiffInput, revert_hunk, write_atomically};
+use super::jobs::{JobDone, RevertOf, Reverted};
 use super::layout::{Axis, PaneId};
-use super::router::SessionKey;
 
 /// Files listed at most (a checkout of generated files should not stall anything).
 const MAX_FILES: usize = 500;
@@ -48,8 +47,19 @@ fn head_text(top: &Path, path: &str) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-/// The files of `project` that differ from HEAD, with their text in HEAD and on disk.
-pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
+/// One line of `git status`: a file that differs from HEAD.
+struct StatusEntry {
+    /// The two status letters (`??` for untracked).
+    code: [u8; 2],
+    /// Relative to the repository's top.
+    path: String,
+    /// A rename's or copy's source, whose text in HEAD is the "before".
+    source: Option<String>,
+}
+
+/// The repository's top and the files of `project` that differ from HEAD (at most
+/// [`MAX_FILES`]): two quick git runs, no file read.
+fn worktree_status(project: &Path) -> Result<(PathBuf, Vec<StatusEntry>), String> {
     let top = git(project, &["rev-parse", "--show-toplevel"])
         .map_err(|e| format!("not a git repository ({e})"))?;
     let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
@@ -64,65 +74,147 @@ pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
             ".",
         ],
     )?;
-    let mut entries = status.split(|&b| b == 0).filter(|e| !e.is_empty());
-    let mut inputs = Vec::new();
-    while let Some(entry) = entries.next() {
+    let mut fields = status.split(|&b| b == 0).filter(|e| !e.is_empty());
+    let mut entries = Vec::new();
+    while let Some(entry) = fields.next() {
         if entry.len() < 4 {
             continue;
         }
-        let code = &entry[..2];
+        let code = [entry[0], entry[1]];
         let path = String::from_utf8_lossy(&entry[3..]).into_owned();
-        // A rename or copy names its source next; the source's text is the "before".
         let source = if code.contains(&b'R') || code.contains(&b'C') {
-            entries
+            fields
                 .next()
                 .map(|s| String::from_utf8_lossy(s).into_owned())
         } else {
             None
         };
-        if inputs.len() == MAX_FILES {
+        if entries.len() == MAX_FILES {
             break;
         }
-        let absolute = top.join(&path);
-        if absolute.is_dir() {
+        if top.join(&path).is_dir() {
             // A submodule or nested repository: not a file to diff.
             continue;
         }
-        let before = if code == b"??" {
-            None
-        } else {
-            head_text(&top, source.as_deref().unwrap_or(&path))
-        };
-        let after = std::fs::read(&absolute)
-            .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned());
-        let shown = absolute
-            .strip_prefix(project)
-            .unwrap_or(&absolute)
-            .to_string_lossy()
-            .into_owned();
-        let sizes = (
-            before.as_ref().map_or(0, String::len),
-            after.as_ref().map_or(0, String::len),
-        );
-        let too_large = (sizes.0 > MAX_TEXT || sizes.1 > MAX_TEXT).then_some(sizes);
-        inputs.push(if too_large.is_some() {
-            DiffInput {
-                shown,
-                before: None,
-                after: None,
-                too_large,
-            }
-        } else {
-            DiffInput {
-                shown,
-                before,
-                after,
-                too_large: None,
-            }
-        });
+        entries.push(StatusEntry { code, path, source });
     }
-    Ok(inputs)
+    Ok((top, entries))
+}
+
+/// An entry's text in HEAD and on disk, named as `project` sees it.
+fn entry_input(top: &Path, project: &Path, entry: &StatusEntry) -> DiffInput {
+    let absolute = top.join(&entry.path);
+    let before = if &entry.code == b"??" {
+        None
+    } else {
+        head_text(top, entry.source.as_deref().unwrap_or(&entry.path))
+    };
+    let after = std::fs::read(&absolute)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let shown = absolute
+        .strip_prefix(project)
+        .unwrap_or(&absolute)
+        .to_string_lossy()
+        .into_owned();
+    let sizes = (
+        before.as_ref().map_or(0, String::len),
+        after.as_ref().map_or(0, String::len),
+    );
+    if sizes.0 > MAX_TEXT || sizes.1 > MAX_TEXT {
+        return DiffInput {
+            shown,
+            before: None,
+            after: None,
+            too_large: Some(sizes),
+        };
+    }
+    DiffInput {
+        shown,
+        before,
+        after,
+        too_large: None,
+    }
+}
+
+/// The files of `project` that differ from HEAD, with their text in HEAD and on disk.
+pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
+    let (top, entries) = worktree_status(project)?;
+    Ok(entries
+        .iter()
+        .map(|entry| entry_input(&top, project, entry))
+        .collect())
+}
+
+/// The uncommitted change of the one file `project` shows as `shown`, if it has one: its
+/// HEAD text and file alone are read.
+fn worktree_input(project: &Path, shown: &str) -> Result<Option<DiffInput>, String> {
+    let (top, entries) = worktree_status(project)?;
+    let wanted = project.join(shown);
+    Ok(entries
+        .iter()
+        .find(|entry| top.join(&entry.path) == wanted)
+        .map(|entry| entry_input(&top, project, entry)))
+}
+
+/// An uncommitted change to undo, as the pane shows it: checked and written off the loop.
+struct WorktreeUndo {
+    project: PathBuf,
+    /// The file's diff as shown.
+    shown_diff: FileDiff,
+    /// The hunk to undo; `None` undoes the whole file.
+    hunk: Option<usize>,
+}
+
+impl WorktreeUndo {
+    /// Undoes it if the file still differs from HEAD as shown: what was done, or why not.
+    fn run(self) -> Result<String, String> {
+        let shown = &self.shown_diff.path;
+        let input = worktree_input(&self.project, shown)?
+            .ok_or_else(|| format!("{shown} has no uncommitted change any more"))?;
+        if input.too_large.is_some() {
+            return Err(format!("{shown} is too large to revert here"));
+        }
+        if input.clone().diff() != self.shown_diff {
+            return Err(format!(
+                "{shown} changed since it was diffed: not reverted (u updates the pane)"
+            ));
+        }
+        let path = self.project.join(shown);
+        let target = match self.hunk {
+            None => input.before.clone(),
+            Some(n) => {
+                let hunk = self
+                    .shown_diff
+                    .hunks
+                    .get(n)
+                    .ok_or("no change here to revert")?;
+                Some(revert_hunk(
+                    input.before.as_deref().unwrap_or(""),
+                    input.after.as_deref().unwrap_or(""),
+                    hunk,
+                ))
+            }
+        };
+        match &target {
+            Some(text) => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                }
+                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
+                Ok(if self.hunk.is_none() {
+                    format!("{shown} is as in HEAD again")
+                } else {
+                    format!("reverted a change in {shown}")
+                })
+            }
+            None => {
+                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
+                Ok(format!("deleted {shown}, which is not in HEAD"))
+            }
+        }
+    }
 }
 
 impl Workspace {
@@ -144,8 +236,8 @@ impl Workspace {
         self.worktree_diffs.contains_key(&id)
     }
 
-    /// Diffs `project`'s uncommitted changes again for its panes, off the loop's thread
-    /// (at once without a runtime). Whether such a pane is in the active tab.
+    /// Diffs `project`'s uncommitted changes again for its panes, off the loop; they come
+    /// back as a [`JobDone::WorktreeDiffed`]. Whether such a pane is in the active tab.
     pub fn refresh_worktree(&mut self, project: &Path) -> bool {
         if !self.worktree_diffs.values().any(|(p, _)| p == project) {
             return false;
@@ -154,38 +246,25 @@ impl Workspace {
         let generation = self.diff_generation;
         self.worktree_waiting
             .insert(project.to_path_buf(), generation);
-        let project = project.to_path_buf();
-        let diff = move |project: &Path| {
-            worktree_inputs(project).map(|inputs| inputs.into_iter().map(DiffInput::diff).collect())
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                for (_, view) in self
-                    .worktree_diffs
-                    .values_mut()
-                    .filter(|(p, _)| *p == project)
-                {
-                    view.set_pending(true);
-                }
-                let events = self.launcher.events.clone();
-                let shows = self.worktree_shows(&project);
-                drop(runtime.spawn_blocking(move || {
-                    let result = diff(&project);
-                    let event = AgentEvent::WorktreeDiffed {
-                        project,
-                        generation,
-                        result,
-                    };
-                    // Not about a session: the key is not read.
-                    let _ = events.send((SessionKey(0), event));
-                }));
-                shows
-            }
-            Err(_) => {
-                let result = diff(&project);
-                self.worktree_diffed(project, generation, result)
-            }
+        for (_, view) in self
+            .worktree_diffs
+            .values_mut()
+            .filter(|(p, _)| p == project)
+        {
+            view.set_pending(true);
         }
+        let project = project.to_path_buf();
+        let shows = self.worktree_shows(&project);
+        self.launcher.jobs.blocking(move || {
+            let result = worktree_inputs(&project)
+                .map(|inputs| inputs.into_iter().map(DiffInput::diff).collect());
+            JobDone::WorktreeDiffed {
+                project,
+                generation,
+                result,
+            }
+        });
+        shows
     }
 
     /// `project`'s uncommitted changes were diffed: its panes show them, unless newer ones
@@ -228,69 +307,39 @@ impl Workspace {
     }
 
     /// Puts the hunk at the top of uncommitted-changes pane `id` (or its whole file) back as
-    /// it is in HEAD, if the file is still as the pane shows it. What was done, or why not.
+    /// it is in HEAD, off the loop, if the file is still as the pane shows it. What is under
+    /// way, or why nothing is; the outcome comes back as a [`JobDone::Reverted`].
     pub(super) fn revert_worktree(
         &mut self,
         id: PaneId,
         whole_file: bool,
     ) -> Result<String, String> {
         let (project, view) = self.worktree_diffs.get(&id).ok_or("not a diff pane")?;
-        let project = project.clone();
-        let shown_diff = view.selected().cloned().ok_or("no file to revert")?;
-        let hunk = view.current_hunk();
-        let shown = shown_diff.path.clone();
-        let input = worktree_inputs(&project)?
-            .into_iter()
-            .find(|i| i.shown == shown)
-            .ok_or_else(|| format!("{shown} has no uncommitted change any more"))?;
-        if input.too_large.is_some() {
-            return Err(format!("{shown} is too large to revert here"));
-        }
-        if input.clone().diff() != shown_diff {
-            return Err(format!(
-                "{shown} changed since it was diffed: not reverted (u updates the pane)"
-            ));
-        }
-        let path = project.join(&shown);
-        let target = match (whole_file, hunk) {
-            (true, _) | (false, None) => input.before.clone(),
-            (false, Some(n)) => {
-                let hunk = shown_diff.hunks.get(n).ok_or("no change here to revert")?;
-                Some(revert_hunk(
-                    input.before.as_deref().unwrap_or(""),
-                    input.after.as_deref().unwrap_or(""),
-                    hunk,
-                ))
-            }
+        let undo = WorktreeUndo {
+            project: project.clone(),
+            shown_diff: view.selected().cloned().ok_or("no file to revert")?,
+            hunk: if whole_file {
+                None
+            } else {
+                view.current_hunk()
+            },
         };
-        let done = match &target {
-            Some(text) => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-                }
-                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
-                if whole_file || hunk.is_none() {
-                    format!("{shown} is as in HEAD again")
-                } else {
-                    format!("reverted a change in {shown}")
-                }
-            }
-            None => {
-                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
-                format!("deleted {shown}, which is not in HEAD")
-            }
-        };
-        self.refresh_worktree(&project);
-        self.refresh_diagnostics_of(&project, &path);
-        Ok(done)
+        let shown = undo.shown_diff.path.clone();
+        self.launcher.jobs.blocking(move || {
+            let project = undo.project.clone();
+            let path = project.join(&undo.shown_diff.path);
+            let outcome = undo.run();
+            JobDone::Reverted(Reverted {
+                path: outcome.is_ok().then_some(path),
+                outcome,
+                of: RevertOf::Worktree { project },
+            })
+        });
+        Ok(format!("reverting {shown}…"))
     }
 
     /// Has a session of `project` ask its language servers about `path` again.
     pub(super) fn refresh_diagnostics_of(&self, project: &Path, path: &Path) {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
         if let Some(slot) = self.sessions.values().find(|s| s.project == project) {
             slot.driver.refresh_diagnostics(vec![path.to_path_buf()]);
         }
@@ -369,8 +418,9 @@ mod tests {
         view.files().iter().map(|f| f.path.clone()).collect()
     }
 
-    #[test]
-    fn the_pane_shows_and_reverts_uncommitted_changes() {
+    #[tokio::test]
+    async fn the_pane_shows_and_reverts_uncommitted_changes() {
+        use crate::workspace::diffs::tests::revert_and_wait as revert;
         let (_dir, root) = repo();
         let head = std::fs::read_to_string(root.join("a.txt")).unwrap();
         let changed = head
@@ -378,9 +428,10 @@ mod tests {
             .replace("line 18\n", "line eighteen\n");
         std::fs::write(root.join("a.txt"), &changed).unwrap();
         std::fs::write(root.join("scratch.txt"), "tmp\n").unwrap();
-        let (mut ws, _rx) = test_workspace(&root);
+        let (mut ws, mut bus) = test_workspace(&root);
         ws.open_worktree_diff();
         let pane = ws.focused();
+        bus.settle(&mut ws).await;
         assert!(ws.is_diff(pane) && ws.is_worktree_diff(pane));
         assert_eq!(ws.focused_project(), root);
         assert_eq!(files(&mut ws, pane), ["a.txt", "new.txt", "scratch.txt"]);
@@ -392,24 +443,27 @@ mod tests {
 
         // Changed behind the pane's back: refused until it is diffed again.
         std::fs::write(root.join("a.txt"), format!("{changed}more\n")).unwrap();
-        let refused = ws.revert(pane, false).unwrap_err();
+        let refused = revert(&mut ws, &mut bus, pane, false).await.unwrap_err();
         assert!(refused.contains("changed since it was diffed"), "{refused}");
         std::fs::write(root.join("a.txt"), &changed).unwrap();
 
         // The first hunk goes back; the second stays.
         assert_eq!(
-            ws.revert(pane, false).unwrap(),
-            "reverted a change in a.txt"
+            revert(&mut ws, &mut bus, pane, false).await.as_deref(),
+            Ok("reverted a change in a.txt")
         );
         let now = std::fs::read_to_string(root.join("a.txt")).unwrap();
         assert_eq!(now, head.replace("line 18\n", "line eighteen\n"));
         ws.diff_mut(pane).unwrap().select_path("a.txt");
-        assert_eq!(ws.revert(pane, true).unwrap(), "a.txt is as in HEAD again");
+        assert_eq!(
+            revert(&mut ws, &mut bus, pane, true).await.as_deref(),
+            Ok("a.txt is as in HEAD again")
+        );
         assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), head);
         assert!(ws.diff_mut(pane).unwrap().select_path("scratch.txt"));
         assert_eq!(
-            ws.revert(pane, true).unwrap(),
-            "deleted scratch.txt, which is not in HEAD"
+            revert(&mut ws, &mut bus, pane, true).await.as_deref(),
+            Ok("deleted scratch.txt, which is not in HEAD")
         );
         assert!(!root.join("scratch.txt").exists());
         assert_eq!(files(&mut ws, pane), ["new.txt"]);

@@ -1,0 +1,180 @@
+//! The job bus: slow work (git, diffs, reverts, setup's files and probes) runs off the UI
+//! loop and comes back as a [`JobDone`], on a channel of its own apart from agent events, so
+//! no pane and no agent connection waits for it.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use march_panes::diff::FileDiff;
+use march_panes::setup::SetupProvider;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+use super::changes::FileChange;
+use super::router::SessionKey;
+
+/// What a finished job brings back to the workspace.
+#[derive(Debug)]
+pub enum JobDone {
+    /// A session's file changes were diffed for its diff panes.
+    SessionDiffed {
+        /// The session.
+        session: SessionKey,
+        /// Which request this answers (only the latest is shown).
+        generation: u64,
+        /// The net change of each file.
+        files: Vec<FileDiff>,
+    },
+    /// A project's uncommitted changes were diffed.
+    WorktreeDiffed {
+        /// The project.
+        project: PathBuf,
+        /// Which request this answers (only the latest is shown).
+        generation: u64,
+        /// The files, or why there are none (not a git repository, …).
+        result: Result<Vec<FileDiff>, String>,
+    },
+    /// A revert from a diff pane ran.
+    Reverted(Reverted),
+    /// First-run setup: providers with local servers probed.
+    SetupProviders {
+        /// The session in setup.
+        session: SessionKey,
+        /// What was found.
+        providers: Vec<SetupProvider>,
+    },
+    /// First-run setup: a custom server was asked for its models (nothing saved yet).
+    SetupModels {
+        /// The session in setup.
+        session: SessionKey,
+        /// Its models, or why they could not be listed.
+        result: Result<Vec<String>, String>,
+    },
+    /// First-run setup: what the user chose was saved (or not).
+    SetupSaved {
+        /// The session in setup.
+        session: SessionKey,
+        /// What to say.
+        result: Result<String, String>,
+    },
+    /// First-run setup: whether a model can be used now, and else what to offer.
+    SetupChecked {
+        /// The session in setup.
+        session: SessionKey,
+        /// Why setup is still needed; `None` when the agent can start.
+        reason: Option<String>,
+        /// The providers to offer while it is.
+        providers: Vec<SetupProvider>,
+    },
+}
+
+/// The outcome of a revert: what to tell the user, and what changed on disk.
+#[derive(Debug)]
+pub struct Reverted {
+    /// What was done, or why nothing was.
+    pub outcome: Result<String, String>,
+    /// The file written or removed, when one was.
+    pub path: Option<PathBuf>,
+    /// Whose changes it reverted.
+    pub of: RevertOf,
+}
+
+/// Whose change a revert undid.
+#[derive(Debug)]
+pub enum RevertOf {
+    /// A session's: the revert is recorded as the session's newest change.
+    Session {
+        /// The pane's session.
+        session: SessionKey,
+        /// Its agent's id, which names its change log.
+        id: String,
+        /// The change the revert made, to record.
+        change: Option<FileChange>,
+        /// The project the session runs in.
+        project: PathBuf,
+    },
+    /// A project's uncommitted changes.
+    Worktree {
+        /// The project.
+        project: PathBuf,
+    },
+}
+
+/// Where jobs start and report. Cloned freely; every clone counts into the same tally.
+#[derive(Clone)]
+pub struct Jobs {
+    done: UnboundedSender<JobDone>,
+    /// Jobs started whose result has not been handled yet (shutdown waits for writes among
+    /// them): counted down by [`Jobs::handled`], or by the job itself when it died.
+    running: Arc<AtomicUsize>,
+}
+
+impl Jobs {
+    /// A bus and the receiving end the UI loop reads.
+    pub fn channel() -> (Jobs, UnboundedReceiver<JobDone>) {
+        let (done, rx) = unbounded_channel();
+        let jobs = Jobs {
+            done,
+            running: Arc::new(AtomicUsize::new(0)),
+        };
+        (jobs, rx)
+    }
+
+    /// Runs `work` on a blocking thread (file system, child processes); its result comes
+    /// back on the bus.
+    pub fn blocking(&self, work: impl FnOnce() -> JobDone + Send + 'static) {
+        let report = self.start();
+        drop(tokio::task::spawn_blocking(move || report.send(work())));
+    }
+
+    /// Runs `work` as a task (network); its result comes back on the bus.
+    pub fn spawn(&self, work: impl Future<Output = JobDone> + Send + 'static) {
+        let report = self.start();
+        drop(tokio::spawn(async move { report.send(work.await) }));
+    }
+
+    /// How many jobs have started and not had their result handled yet.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// A result taken from the bus was handled.
+    pub fn handled(&self) {
+        let _ = self
+            .running
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    fn start(&self) -> Report {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        Report {
+            done: self.done.clone(),
+            running: self.running.clone(),
+            sent: false,
+        }
+    }
+}
+
+/// A started job's way back. The reader counts a delivered result down when it has handled
+/// it, so "nothing running" always means every result was seen; a job that died without
+/// one (its work panicked) counts itself down.
+struct Report {
+    done: UnboundedSender<JobDone>,
+    running: Arc<AtomicUsize>,
+    sent: bool,
+}
+
+impl Report {
+    fn send(mut self, done: JobDone) {
+        self.sent = self.done.send(done).is_ok();
+    }
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        if !self.sent {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
