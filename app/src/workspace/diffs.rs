@@ -1,17 +1,17 @@
 //! Diff panes in the workspace: the files a session changed, each as its net change (from
 //! before the session's first edit of it to after its last), in a pane beside the session.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use march_core::atomic_file::{FileMode, write_file};
-use march_panes::diff::{DiffView, FileDiff, Hunk, NoDiff};
+use march_panes::diff::{DiffView, FileDiff, NoDiff};
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::Workspace;
 use super::changes::FileChange;
-use super::jobs::{JobDone, RevertOf, Reverted};
+use super::jobs::JobDone;
 use super::layout::{Axis, PaneId};
 use super::router::SessionKey;
 
@@ -200,102 +200,6 @@ impl Workspace {
             .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
     }
 
-    /// Reverts the hunk at the top of diff pane `id` (or its whole file), off the loop: the
-    /// file goes back to what it was before the session changed it there, if it is still as
-    /// the session left it. What is under way, or why nothing is; the outcome comes back as
-    /// a [`JobDone::Reverted`].
-    pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
-        if self.worktree_diffs.contains_key(&id) {
-            return self.revert_worktree(id, whole_file);
-        }
-        let (key, view) = self.diffs.get(&id).ok_or("not a diff pane")?;
-        let key = *key;
-        let index = view.selected_index();
-        let hunk = view.current_hunk();
-        let shown = view
-            .selected()
-            .map(|f| f.path.clone())
-            .ok_or("no file to revert")?;
-        let slot = self.sessions.get(&key);
-        let project = slot.map(|s| s.project.clone()).unwrap_or_default();
-        let session = slot
-            .and_then(|s| s.session_id.as_ref())
-            .map(|s| s.0.to_string())
-            .ok_or("the session has no changes")?;
-        let changes = self.changes.changes(&session);
-        let path = touched_paths(changes)
-            .get(index)
-            .cloned()
-            .ok_or("no file to revert")?;
-        let first = changes.iter().find(|c| c.path == path);
-        let last = changes.iter().rfind(|c| c.path == path);
-        let (Some(first), Some(last)) = (first, last) else {
-            return Err("no file to revert".to_string());
-        };
-        if first.too_large.is_some() || last.too_large.is_some() {
-            return Err(format!("{shown} is too large to revert here"));
-        }
-        let undo = SessionUndo {
-            before: first.before.clone(),
-            after: (!last.deleted).then(|| last.after.clone().unwrap_or_default()),
-            tool_call: format!("march-revert-{}", changes.len()),
-            hunk: if whole_file { None } else { hunk },
-            shown: shown.clone(),
-            path,
-        };
-        self.launcher.jobs.blocking(move || {
-            let (outcome, change) = match undo.run() {
-                Ok((done, change)) => (Ok(done), Some(change)),
-                Err(why) => (Err(why), None),
-            };
-            JobDone::Reverted(Reverted {
-                outcome,
-                path: change.as_ref().map(|c| c.path.clone()),
-                of: RevertOf::Session {
-                    session: key,
-                    id: session,
-                    change,
-                    project,
-                },
-            })
-        });
-        Ok(format!("reverting {shown}…"))
-    }
-
-    /// A revert ran: it is said in the status bar; what it changed is recorded, shown and
-    /// checked again. Whether a pane in the active tab changed.
-    pub(super) fn reverted(&mut self, done: Reverted) -> bool {
-        self.status_note = Some(match &done.outcome {
-            Ok(what) | Err(what) => what.clone(),
-        });
-        if done.outcome.is_err() {
-            // Nothing changed on disk.
-            return false;
-        }
-        let (project, shows) = match done.of {
-            RevertOf::Session {
-                session,
-                id,
-                change,
-                project,
-            } => {
-                if let Some(change) = change {
-                    self.changes.record(&id, change);
-                }
-                (project, self.refresh_changes(session))
-            }
-            RevertOf::Worktree { project } => {
-                let shows = self.refresh_worktree(&project);
-                (project, shows)
-            }
-        };
-        // The language servers have not seen this change: have them look again.
-        if let Some(path) = &done.path {
-            self.refresh_diagnostics_of(&project, path);
-        }
-        shows
-    }
-
     fn diff_title(&self, key: SessionKey) -> String {
         let project = self
             .sessions
@@ -346,7 +250,7 @@ impl DiffInput {
 }
 
 /// The files `changes` touch, in the order first touched.
-fn touched_paths(changes: &[FileChange]) -> Vec<std::path::PathBuf> {
+pub(super) fn touched_paths(changes: &[FileChange]) -> Vec<std::path::PathBuf> {
     let mut order: Vec<std::path::PathBuf> = Vec::new();
     for change in changes {
         if !order.contains(&change.path) {
@@ -354,33 +258,6 @@ fn touched_paths(changes: &[FileChange]) -> Vec<std::path::PathBuf> {
         }
     }
     order
-}
-
-/// `after` with `hunk` (a hunk of the diff from `before` to `after`) undone: its lines of
-/// the new text replaced by its lines of the old, line endings as they were.
-pub(super) fn revert_hunk(before: &str, after: &str, hunk: &Hunk) -> String {
-    let old: Vec<&str> = before.split_inclusive('\n').collect();
-    let new: Vec<&str> = after.split_inclusive('\n').collect();
-    let old_lines: Vec<usize> = hunk.lines.iter().filter_map(|l| l.old).collect();
-    let new_lines: Vec<usize> = hunk.lines.iter().filter_map(|l| l.new).collect();
-    // Where the hunk sits in the new text: its first new line, or (all removed) just after
-    // the new line that precedes its first old one.
-    let (start, end) = match (new_lines.first(), new_lines.last()) {
-        (Some(first), Some(last)) => (first - 1, *last),
-        _ => {
-            let at = old_lines.first().map_or(0, |first| first - 1);
-            (at.min(new.len()), at.min(new.len()))
-        }
-    };
-    let mut out = String::with_capacity(after.len());
-    out.extend(new[..start.min(new.len())].iter().copied());
-    for n in old_lines {
-        if let Some(line) = old.get(n - 1) {
-            out.push_str(line);
-        }
-    }
-    out.extend(new[end.min(new.len())..].iter().copied());
-    out
 }
 
 /// Writes `content` to `path` for an agent (`fs/write_text_file`): an absolute path, missing
@@ -399,84 +276,9 @@ pub fn write_for_agent(path: &Path, content: &str) -> Result<Option<String>, Str
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    write_atomically(path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write_file(path, content.as_bytes(), FileMode::Kept)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(before)
-}
-
-/// A session's change to one file, to undo: checked against the disk and written off the
-/// loop.
-struct SessionUndo {
-    /// The file before the session's first change to it (`None`: it created it).
-    before: Option<String>,
-    /// The file as the session left it (`None`: it deleted it).
-    after: Option<String>,
-    /// The name the revert is recorded under.
-    tool_call: String,
-    /// The hunk to undo; `None` undoes the whole file.
-    hunk: Option<usize>,
-    /// The file as the pane names it.
-    shown: String,
-    path: PathBuf,
-}
-
-impl SessionUndo {
-    /// Undoes it if the file is still as the session left it: what was done and the change
-    /// made, or why nothing was.
-    fn run(self) -> Result<(String, FileChange), String> {
-        let SessionUndo {
-            before,
-            after,
-            tool_call,
-            hunk,
-            shown,
-            path,
-        } = self;
-        let on_disk = match std::fs::read(&path) {
-            Ok(bytes) => {
-                Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not text"))?)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
-        };
-        if on_disk != after {
-            return Err(format!(
-                "{shown} changed on disk since the session's edit: not reverted"
-            ));
-        }
-        let target = match hunk {
-            None => before.clone(),
-            Some(n) => {
-                let diff = FileDiff::new(&shown, before.as_deref(), after.as_deref());
-                let hunk = diff.hunks.get(n).ok_or("no change here to revert")?;
-                Some(revert_hunk(
-                    before.as_deref().unwrap_or(""),
-                    after.as_deref().unwrap_or(""),
-                    hunk,
-                ))
-            }
-        };
-        let change = match &target {
-            Some(text) => {
-                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
-                FileChange::new(&tool_call, &path, on_disk.as_deref(), text)
-            }
-            None => {
-                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
-                FileChange::deletion(&tool_call, &path, on_disk.as_deref().unwrap_or(""))
-            }
-        };
-        let done = match (hunk.is_none(), &target) {
-            (true, None) => format!("deleted {shown}, which the session created"),
-            (true, Some(_)) => format!("reverted {shown}"),
-            (false, _) => format!("reverted a change in {shown}"),
-        };
-        Ok((done, change))
-    }
-}
-
-/// Writes `text` to `path` atomically, keeping its permissions.
-pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    write_file(path, text.as_bytes(), FileMode::Kept).map_err(|e| e.error)
 }
 
 /// The net change of each file `changes` touch, in the order first touched: from the text
@@ -508,30 +310,11 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     use crate::workspace::agent::AgentEvent;
     use crate::workspace::test_workspace as workspace;
-
-    /// Reverts in pane `pane` as the second key press would and waits for the outcome:
-    /// what the status bar then says.
-    pub(crate) async fn revert_and_wait(
-        ws: &mut Workspace,
-        bus: &mut crate::workspace::TestBus,
-        pane: PaneId,
-        whole_file: bool,
-    ) -> Result<String, String> {
-        let started = ws.revert(pane, whole_file)?;
-        assert!(started.starts_with("reverting "), "{started}");
-        bus.settle(ws).await;
-        let said = ws.take_status_note().expect("the revert says how it went");
-        if said.starts_with("reverted") || said.starts_with("deleted") || said.ends_with("again") {
-            Ok(said)
-        } else {
-            Err(said)
-        }
-    }
 
     #[tokio::test]
     async fn the_diff_pane_shows_the_sessions_changes_and_follows_new_ones() {
@@ -585,59 +368,6 @@ pub(crate) mod tests {
         ws.focus_direction(crate::workspace::layout::Direction::Left);
         assert!(ws.open_diff());
         assert_eq!(ws.focused(), pane);
-    }
-
-    #[tokio::test]
-    async fn revert_puts_back_a_hunk_or_a_file_unless_it_changed_on_disk() {
-        use agent_client_protocol::v1::schema::SessionId;
-
-        let dir = tempfile::tempdir().unwrap();
-        let project = dir.path().to_path_buf();
-        let (mut ws, mut bus) = workspace(&project);
-        ws.focused_slot().unwrap().session_id = Some(SessionId::new("s"));
-        let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
-        let after = before
-            .replace("line 2\n", "line two\n")
-            .replace("line 18\n", "line eighteen\n");
-        let edited = project.join("a.txt");
-        let created = project.join("new.txt");
-        std::fs::write(&edited, &after).unwrap();
-        std::fs::write(&created, "made\n").unwrap();
-        ws.changes
-            .record("s", FileChange::new("c1", &edited, Some(&before), &after));
-        ws.changes
-            .record("s", FileChange::new("c2", &created, None, "made\n"));
-        assert!(ws.open_diff());
-        let pane = ws.focused();
-        bus.settle(&mut ws).await;
-        // It opens at the file changed last.
-        let view = ws.diff_mut(pane).unwrap();
-        assert_eq!(view.selected().unwrap().path, "new.txt");
-        assert!(view.select_path("a.txt"));
-        // The view starts at the first hunk: undo it only.
-        let done = revert_and_wait(&mut ws, &mut bus, pane, false).await;
-        assert_eq!(done.as_deref(), Ok("reverted a change in a.txt"));
-        assert_eq!(
-            std::fs::read_to_string(&edited).unwrap(),
-            before.replace("line 18\n", "line eighteen\n")
-        );
-        assert_eq!(ws.diff_mut(pane).unwrap().files()[0].hunks.len(), 1);
-        // Changed on disk since: refused, nothing written.
-        std::fs::write(&edited, "someone else\n").unwrap();
-        let refused = revert_and_wait(&mut ws, &mut bus, pane, true)
-            .await
-            .unwrap_err();
-        assert!(refused.contains("changed on disk"), "{refused}");
-        assert_eq!(std::fs::read_to_string(&edited).unwrap(), "someone else\n");
-        // A file the session created goes away.
-        ws.diff_mut(pane).unwrap().select_file(1);
-        let done = revert_and_wait(&mut ws, &mut bus, pane, true).await;
-        assert_eq!(
-            done.as_deref(),
-            Ok("deleted new.txt, which the session created")
-        );
-        assert!(!created.exists());
-        assert!(ws.diff_mut(pane).unwrap().files()[1].deleted);
     }
 
     #[test]
@@ -722,27 +452,6 @@ pub(crate) mod tests {
             .map(|l| l.text.as_str())
             .collect();
         assert_eq!(texts, ["1", "3"]);
-    }
-
-    #[test]
-    fn reverting_one_hunk_leaves_the_others() {
-        let before: String = (1..=20).map(|i| format!("line {i}\r\n")).collect();
-        let after = before
-            .replace("line 2\r\n", "line two\r\n")
-            .replace("line 18\r\n", "line 18\r\nextra\r\n");
-        let diff = FileDiff::new("f", Some(&before), Some(&after));
-        assert_eq!(diff.hunks.len(), 2);
-        let first_undone = revert_hunk(&before, &after, &diff.hunks[0]);
-        assert_eq!(
-            first_undone,
-            before.replace("line 18\r\n", "line 18\r\nextra\r\n")
-        );
-        let second_undone = revert_hunk(&before, &after, &diff.hunks[1]);
-        assert_eq!(second_undone, before.replace("line 2\r\n", "line two\r\n"));
-        // A hunk that only removed lines comes back in its place.
-        let shorter = before.replace("line 10\r\n", "");
-        let diff = FileDiff::new("f", Some(&before), Some(&shorter));
-        assert_eq!(revert_hunk(&before, &shorter, &diff.hunks[0]), before);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod first_run;
 pub mod jobs;
 pub mod layout;
 pub mod persist;
+mod revert;
 pub mod router;
 mod sessions;
 pub mod setup;

@@ -8,8 +8,8 @@ use march_panes::diff::{DiffView, FileDiff};
 
 use super::Workspace;
 use super::changes::MAX_TEXT;
-use super::diffs::{DiffInput, revert_hunk, write_atomically};
-use super::jobs::{JobDone, RevertOf, Reverted};
+use super::diffs::DiffInput;
+use super::jobs::JobDone;
 use super::layout::{Axis, PaneId};
 
 /// Files listed at most (a checkout of generated files should not stall anything).
@@ -148,73 +148,13 @@ pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
 
 /// The uncommitted change of the one file `project` shows as `shown`, if it has one: its
 /// HEAD text and file alone are read.
-fn worktree_input(project: &Path, shown: &str) -> Result<Option<DiffInput>, String> {
+pub(super) fn worktree_input(project: &Path, shown: &str) -> Result<Option<DiffInput>, String> {
     let (top, entries) = worktree_status(project)?;
     let wanted = project.join(shown);
     Ok(entries
         .iter()
         .find(|entry| top.join(&entry.path) == wanted)
         .map(|entry| entry_input(&top, project, entry)))
-}
-
-/// An uncommitted change to undo, as the pane shows it: checked and written off the loop.
-struct WorktreeUndo {
-    project: PathBuf,
-    /// The file's diff as shown.
-    shown_diff: FileDiff,
-    /// The hunk to undo; `None` undoes the whole file.
-    hunk: Option<usize>,
-}
-
-impl WorktreeUndo {
-    /// Undoes it if the file still differs from HEAD as shown: what was done, or why not.
-    fn run(self) -> Result<String, String> {
-        let shown = &self.shown_diff.path;
-        let input = worktree_input(&self.project, shown)?
-            .ok_or_else(|| format!("{shown} has no uncommitted change any more"))?;
-        if input.too_large.is_some() {
-            return Err(format!("{shown} is too large to revert here"));
-        }
-        if input.clone().diff() != self.shown_diff {
-            return Err(format!(
-                "{shown} changed since it was diffed: not reverted (u updates the pane)"
-            ));
-        }
-        let path = self.project.join(shown);
-        let target = match self.hunk {
-            None => input.before.clone(),
-            Some(n) => {
-                let hunk = self
-                    .shown_diff
-                    .hunks
-                    .get(n)
-                    .ok_or("no change here to revert")?;
-                Some(revert_hunk(
-                    input.before.as_deref().unwrap_or(""),
-                    input.after.as_deref().unwrap_or(""),
-                    hunk,
-                ))
-            }
-        };
-        match &target {
-            Some(text) => {
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-                }
-                write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
-                Ok(if self.hunk.is_none() {
-                    format!("{shown} is as in HEAD again")
-                } else {
-                    format!("reverted a change in {shown}")
-                })
-            }
-            None => {
-                std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
-                Ok(format!("deleted {shown}, which is not in HEAD"))
-            }
-        }
-    }
 }
 
 impl Workspace {
@@ -306,38 +246,6 @@ impl Workspace {
             .any(|(pane, (p, _))| p == project && layout.contains(*pane))
     }
 
-    /// Puts the hunk at the top of uncommitted-changes pane `id` (or its whole file) back as
-    /// it is in HEAD, off the loop, if the file is still as the pane shows it. What is under
-    /// way, or why nothing is; the outcome comes back as a [`JobDone::Reverted`].
-    pub(super) fn revert_worktree(
-        &mut self,
-        id: PaneId,
-        whole_file: bool,
-    ) -> Result<String, String> {
-        let (project, view) = self.worktree_diffs.get(&id).ok_or("not a diff pane")?;
-        let undo = WorktreeUndo {
-            project: project.clone(),
-            shown_diff: view.selected().cloned().ok_or("no file to revert")?,
-            hunk: if whole_file {
-                None
-            } else {
-                view.current_hunk()
-            },
-        };
-        let shown = undo.shown_diff.path.clone();
-        self.launcher.jobs.blocking(move || {
-            let project = undo.project.clone();
-            let path = project.join(&undo.shown_diff.path);
-            let outcome = undo.run();
-            JobDone::Reverted(Reverted {
-                path: outcome.is_ok().then_some(path),
-                outcome,
-                of: RevertOf::Worktree { project },
-            })
-        });
-        Ok(format!("reverting {shown}…"))
-    }
-
     /// Has a session of `project` ask its language servers about `path` again.
     pub(super) fn refresh_diagnostics_of(&self, project: &Path, path: &Path) {
         if let Some(slot) = self.sessions.values().find(|s| s.project == project) {
@@ -420,7 +328,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_pane_shows_and_reverts_uncommitted_changes() {
-        use crate::workspace::diffs::tests::revert_and_wait as revert;
+        use crate::workspace::revert::tests::revert_and_wait as revert;
         let (_dir, root) = repo();
         let head = std::fs::read_to_string(root.join("a.txt")).unwrap();
         let changed = head
