@@ -506,28 +506,39 @@ fn crates_depend_only_on_what_they_may() {
     );
 }
 
-#[test]
-fn shell_sources_stay_on_their_side() {
+/// Every `.rs` file under `dirs` (relative to the workspace root): its path relative to the
+/// root, with `/` separators, and its text.
+fn sources_under<'a>(dirs: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
     let root = workspace_root();
     let mut files = Vec::new();
+    for dir in dirs {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files
+        .into_iter()
+        .map(|file| {
+            let rel = file
+                .strip_prefix(&root)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let source = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            (rel, source)
+        })
+        .collect()
+}
+
+#[test]
+fn shell_sources_stay_on_their_side() {
     let dirs: BTreeSet<&str> = SOURCE_RULES
         .iter()
         .flat_map(|r| r.dirs.iter().copied())
         .collect();
-    for dir in dirs {
-        rust_files(&root.join(dir), &mut files);
-    }
-    let mut problems = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(&root)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let source = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-        problems.extend(check_source(&rel, &source));
-    }
+    let problems: Vec<String> = sources_under(dirs)
+        .iter()
+        .flat_map(|(rel, source)| check_source(rel, source))
+        .collect();
     assert!(
         problems.is_empty(),
         "source rules broken:\n{}",
@@ -537,21 +548,12 @@ fn shell_sources_stay_on_their_side() {
 
 #[test]
 fn the_runner_matches_no_tool_name() {
-    let root = workspace_root();
-    let mut files = Vec::new();
-    rust_files(&root.join("runner/src"), &mut files);
-    assert!(!files.is_empty());
-    let mut problems = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(&root)
-            .unwrap_or(&file)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let source = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-        problems.extend(check_tool_names(&rel, &source, &march_tools::registry::ALL));
-    }
+    let sources = sources_under(["runner/src"]);
+    assert!(!sources.is_empty());
+    let problems: Vec<String> = sources
+        .iter()
+        .flat_map(|(rel, source)| check_tool_names(rel, source, &march_tools::registry::ALL))
+        .collect();
     assert!(
         problems.is_empty(),
         "tool names in the runner:\n{}",
