@@ -7,7 +7,7 @@ mod history_cmd;
 mod keymap;
 mod logging;
 mod models_cmd;
-mod shell;
+mod ui;
 mod workspace;
 
 use std::process::ExitCode;
@@ -60,7 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        runtime.block_on(shell::run(paths, cli.dirs, cli.fresh))?;
+        runtime.block_on(ui::run(paths, cli.dirs, cli.fresh))?;
         // Agent tasks still winding down must not hold the exit.
         runtime.shutdown_timeout(std::time::Duration::from_millis(200));
         return Ok(ExitCode::SUCCESS);

@@ -6,7 +6,7 @@ use crossterm::event::KeyEvent;
 
 use super::{Command, Key, KeyContext, Keymap};
 
-/// What a key event means to the Shell.
+/// What a key event means to the UI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dispatch {
     /// Run this command.

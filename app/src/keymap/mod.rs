@@ -2,7 +2,7 @@
 //! per key, every action a named [`Command`] from one registry, and a tmux-style prefix driven
 //! by [`KeyDispatcher`].
 
-// Wired into the Shell by the workspace UI.
+// Wired into the UI by the workspace UI.
 
 mod commands;
 mod dispatch;

@@ -1,8 +1,8 @@
 //! Drives one session's runner: spawns the agent command (March's runner or any ACP agent
 //! from the config), opens a session, sends prompts, cancels, answers permission requests,
-//! and turns everything the agent says into [`AgentEvent`]s for the Shell's loop.
+//! and turns everything the agent says into [`AgentEvent`]s for the UI loop.
 //!
-//! All calls run on spawned tasks: the Shell's loop never waits on an agent.
+//! All calls run on spawned tasks: the UI loop never waits on an agent.
 
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -45,7 +45,7 @@ pub enum SessionOpen {
     Load(SessionId),
 }
 
-/// What a session's driver reports to the Shell.
+/// What a session's driver reports to the UI.
 #[derive(Debug)]
 pub enum AgentEvent {
     /// The agent runs and the session is open.
@@ -497,7 +497,7 @@ fn march_meta() -> serde_json::Map<String, serde_json::Value> {
     meta
 }
 
-/// Forwards a runner's events to the Shell as [`AgentEvent`]s, keeping the permission
+/// Forwards a runner's events to the UI as [`AgentEvent`]s, keeping the permission
 /// requests' responders and the runner's status.
 async fn forward(
     key: SessionKey,

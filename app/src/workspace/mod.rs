@@ -117,9 +117,9 @@ pub struct Notification {
     pub title: String,
 }
 
-/// What a workspace command asks the Shell to do besides redrawing.
+/// What a workspace command asks the UI to do besides redrawing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ShellRequest {
+pub enum UiRequest {
     /// Nothing more.
     None,
     /// Leave March.
@@ -506,20 +506,20 @@ impl Workspace {
 
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
     /// A session no other pane shows is stopped in the background; a shell is hung up.
-    pub fn close_focused(&mut self) -> ShellRequest {
+    pub fn close_focused(&mut self) -> UiRequest {
         self.close_pane(self.focused())
     }
 
     /// Close pane `id`, in whichever tab it is.
-    pub fn close_pane(&mut self, id: PaneId) -> ShellRequest {
+    pub fn close_pane(&mut self, id: PaneId) -> UiRequest {
         let Some(t) = self.tabs.iter().position(|t| t.layout.contains(id)) else {
-            return ShellRequest::None;
+            return UiRequest::None;
         };
         let area = self.pane_area;
         if !self.tabs[t].layout.remove(id, area) {
             // The tab's last pane: the tab goes.
             if self.tabs.len() == 1 {
-                return ShellRequest::Quit;
+                return UiRequest::Quit;
             }
             self.tabs.remove(t);
             if t < self.active {
@@ -536,7 +536,7 @@ impl Workspace {
         if let Some(key) = self.panes.remove(&id) {
             self.stop_if_unshown(key);
         }
-        ShellRequest::None
+        UiRequest::None
     }
 
     /// Layout commands on the active tab.

@@ -15,7 +15,7 @@ use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpe
 use super::changes::{ChangeLog, FileChange};
 use super::layout::PaneId;
 use super::router::SessionKey;
-use super::{AgentSlot, Notification, ShellRequest, Workspace, project_name};
+use super::{AgentSlot, Notification, UiRequest, Workspace, project_name};
 
 impl Workspace {
     /// A new session on `project` (or `resume` replayed), not yet shown anywhere.
@@ -355,11 +355,11 @@ impl Workspace {
     }
 
     /// Hand what pane `pane` answered to its session's driver. Returns a request for the
-    /// Shell.
-    pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> ShellRequest {
+    /// UI.
+    pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> UiRequest {
         match self.panes.get(&pane).copied() {
             Some(key) => self.session_event(key, Some(pane), event),
-            None => ShellRequest::None,
+            None => UiRequest::None,
         }
     }
 
@@ -379,9 +379,9 @@ impl Workspace {
         key: SessionKey,
         pane: Option<PaneId>,
         event: PaneEvent,
-    ) -> ShellRequest {
+    ) -> UiRequest {
         let Some(slot) = self.sessions.get_mut(&key) else {
-            return ShellRequest::None;
+            return UiRequest::None;
         };
         match event {
             PaneEvent::None | PaneEvent::Redraw => {}
@@ -419,13 +419,13 @@ impl Workspace {
                 }
             }
         }
-        ShellRequest::None
+        UiRequest::None
     }
 
     /// A slash command typed in `pane`, which shows session `key`.
-    fn slash(&mut self, pane: PaneId, key: SessionKey, name: &str, args: &str) -> ShellRequest {
+    fn slash(&mut self, pane: PaneId, key: SessionKey, name: &str, args: &str) -> UiRequest {
         let Some(slot) = self.sessions.get_mut(&key) else {
-            return ShellRequest::None;
+            return UiRequest::None;
         };
         match name {
             // Typed in the focused pane, which is the one it closes.
@@ -486,7 +486,7 @@ impl Workspace {
                 }
             }
         }
-        ShellRequest::None
+        UiRequest::None
     }
 }
 

@@ -12,7 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::layout::{Axis, PaneId};
-use super::{ShellRequest, Workspace};
+use super::{UiRequest, Workspace};
 
 /// Whose notice a shell notice is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,15 +118,15 @@ impl Workspace {
     }
 
     /// Handles a notice from pane `id`'s shell: whether the screen needs drawing, and what
-    /// the Shell should do (copy text, quit when the last pane closed).
-    pub fn shell_event(&mut self, id: PaneId, notice: ShellNotice) -> (bool, ShellRequest) {
+    /// the UI should do (copy text, quit when the last pane closed).
+    pub fn shell_event(&mut self, id: PaneId, notice: ShellNotice) -> (bool, UiRequest) {
         let Some(slot) = self.shells.get_mut(&id) else {
-            return (false, ShellRequest::None);
+            return (false, UiRequest::None);
         };
         let update = slot.pane.take_update();
         let mut request = match update.clipboard.last() {
-            Some(text) => ShellRequest::Copy(text.clone()),
-            None => ShellRequest::None,
+            Some(text) => UiRequest::Copy(text.clone()),
+            None => UiRequest::None,
         };
         if let Some(exit) = update.exited {
             self.editor_done(id);
@@ -135,8 +135,8 @@ impl Workspace {
                 ShellExit::CloseOnSuccess => exit.success(),
                 ShellExit::Keep => false,
             };
-            if close && let ShellRequest::Quit = self.close_pane(id) {
-                request = ShellRequest::Quit;
+            if close && let UiRequest::Quit = self.close_pane(id) {
+                request = UiRequest::Quit;
             }
             return (true, request);
         }

@@ -333,7 +333,7 @@ impl Workspace {
     /// Opens the agent shell pane of the focused agent pane's session below it (moving it
     /// from another tab), or closes it when it is open here (from either pane); `None` when
     /// the focused pane shows no session.
-    pub fn toggle_agent_shell(&mut self) -> Option<super::ShellRequest> {
+    pub fn toggle_agent_shell(&mut self) -> Option<super::UiRequest> {
         let focused = self.focused();
         // From the agent shell pane itself, or its session's pane: a second press closes it.
         if self.agent_shells.contains_key(&focused) {
@@ -354,7 +354,7 @@ impl Workspace {
             ws.agent_shells
                 .insert(pane, (key, AgentShellView::default()));
         });
-        Some(super::ShellRequest::None)
+        Some(super::UiRequest::None)
     }
 
     /// Whether pane `id` is an agent shell pane.

@@ -4,17 +4,17 @@
 use march_panes::agent::ScrollAction;
 
 use crate::keymap::Command;
-use crate::workspace::ShellRequest;
+use crate::workspace::UiRequest;
 use crate::workspace::layout::{Axis, Direction};
 
-use super::Shell;
+use super::Ui;
 use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
 use super::switch::SessionSwitcher;
 
 /// When closing (the whole workspace, or tab `tab`) would stop work, says what in the
 /// status bar and arms `command` to go ahead when pressed again; whether it asked.
-fn ask_first(shell: &mut Shell, command: Command, tab: Option<usize>) -> bool {
+fn ask_first(shell: &mut Ui, command: Command, tab: Option<usize>) -> bool {
     let work = shell.ws.running_work(tab);
     if work.is_empty() {
         return false;
@@ -38,8 +38,8 @@ fn ask_first(shell: &mut Shell, command: Command, tab: Option<usize>) -> bool {
     true
 }
 
-/// Run `command`; what the Shell should do afterwards.
-pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
+/// Run `command`; what the UI should do afterwards.
+pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
     use Command as C;
     // A revert waits for the same key again; any other command disarms it.
     let armed = shell.revert_armed.take();
@@ -49,7 +49,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
     match command {
         C::AppQuit => {
             if confirmed || !ask_first(shell, command, None) {
-                return ShellRequest::Quit;
+                return UiRequest::Quit;
             }
         }
         C::AppHelp => shell.help = Some(std::cell::Cell::new(0)),
@@ -189,7 +189,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
                         format!("press {key} again to undo {scope} {path}")
                     }
                 });
-                return ShellRequest::None;
+                return UiRequest::None;
             }
             shell.message = Some(match ws.revert(id, whole) {
                 Ok(done) | Err(done) => done,
@@ -199,7 +199,7 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
             let id = ws.focused();
             let Some(view) = ws.diff_mut(id) else {
                 shell.message = Some("not a diff pane".to_string());
-                return ShellRequest::None;
+                return UiRequest::None;
             };
             match command {
                 C::DiffNextHunk => view.jump_hunk(true),
@@ -225,14 +225,14 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         C::TabClose => {
             let tab = ws.tabs().1;
             if !confirmed && ask_first(shell, command, Some(tab)) {
-                return ShellRequest::None;
+                return UiRequest::None;
             }
             let ws = &mut shell.ws;
             // Closing a tab closes its panes one by one (the last one closes the tab).
             let panes = ws.tab().layout.panes().len();
             for _ in 0..panes {
-                if ws.close_focused() == ShellRequest::Quit {
-                    return ShellRequest::Quit;
+                if ws.close_focused() == UiRequest::Quit {
+                    return UiRequest::Quit;
                 }
             }
         }
@@ -266,15 +266,15 @@ pub(super) async fn run(shell: &mut Shell, command: Command) -> ShellRequest {
         | C::PromptHistoryNext
         | C::PromptComplete => return pane_command(shell, command),
     }
-    ShellRequest::None
+    UiRequest::None
 }
 
-fn grow(shell: &mut Shell, direction: Direction) {
+fn grow(shell: &mut Ui, direction: Direction) {
     shell.ws.layout_mut().grow(direction);
 }
 
 /// Commands for the focused agent pane.
-fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
+fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
     use Command as C;
     let id = shell.ws.focused();
     if let Some(view) = shell.ws.diagnostics_mut(id) {
@@ -287,7 +287,7 @@ fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
             C::ScrollBottom => view.move_selection(isize::MAX),
             _ => {}
         }
-        return ShellRequest::None;
+        return UiRequest::None;
     }
     if let Some(view) = shell.ws.diff_mut(id) {
         match command {
@@ -299,7 +299,7 @@ fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
             C::ScrollBottom => view.scroll(isize::MAX),
             _ => {}
         }
-        return ShellRequest::None;
+        return UiRequest::None;
     }
     if let Some(pane) = shell.ws.focused_shell() {
         match command {
@@ -311,10 +311,10 @@ fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
             C::ScrollBottom => pane.scroll_to_bottom(),
             _ => {}
         }
-        return ShellRequest::None;
+        return UiRequest::None;
     }
     let Some(slot) = shell.ws.focused_slot() else {
-        return ShellRequest::None;
+        return UiRequest::None;
     };
     let view = &mut slot.view;
     let event = match command {
@@ -330,12 +330,12 @@ fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
         C::CopyMessage => {
             return view
                 .last_message_text()
-                .map_or(ShellRequest::None, ShellRequest::Copy);
+                .map_or(UiRequest::None, UiRequest::Copy);
         }
         C::CopyCodeBlock => {
             return view
                 .last_code_block()
-                .map_or(ShellRequest::None, ShellRequest::Copy);
+                .map_or(UiRequest::None, UiRequest::Copy);
         }
         C::PromptSubmit => view.submit(),
         C::PromptNewline => view.newline(),
@@ -343,7 +343,7 @@ fn pane_command(shell: &mut Shell, command: Command) -> ShellRequest {
         C::PromptHistoryNext => view.history_next(),
         C::PromptComplete => view.complete(),
         // Workspace commands are run by `run`.
-        _ => return ShellRequest::None,
+        _ => return UiRequest::None,
     };
     shell.ws.pane_event(id, event)
 }

@@ -1,4 +1,4 @@
-//! The Shell: the terminal, the event loop and rendering of the workspace.
+//! The UI: the terminal, the event loop and rendering of the workspace.
 //!
 //! One loop waits on three things: terminal input, agent events, and the next frame.
 //! Nothing is drawn when nothing changed; changes within one frame interval are drawn
@@ -38,7 +38,7 @@ use crate::workspace::layout::PaneId;
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::shells::ShellSource;
-use crate::workspace::{AgentLauncher, Notification, ShellRequest, Workspace};
+use crate::workspace::{AgentLauncher, Notification, UiRequest, Workspace};
 use draw::{FrameStats, Out, Redraw};
 use input::TerminalInput;
 use projects::ProjectPicker;
@@ -64,7 +64,7 @@ const FLOOD_FRAME_INTERVAL: Duration = Duration::from_millis(25);
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
 
 /// Everything the loop owns besides the terminal.
-struct Shell {
+struct Ui {
     ws: Workspace,
     theme: Theme,
     highlighter: Highlighter,
@@ -196,7 +196,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     // No `clear()`: it asks the terminal where the cursor is, which some never answer; the
     // alternate screen starts empty and the first frame draws every cell.
     let mut screen: Out = Screen::new(io::BufWriter::with_capacity(1 << 16, io::stdout()));
-    let mut shell = Shell {
+    let mut shell = Ui {
         ws: workspace,
         store,
         dirs: projects,
@@ -316,7 +316,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     let (changed, request) = match source {
                         ShellSource::Pane(id) => shell.ws.shell_event(id, notice),
                         ShellSource::Terminal(serial) => {
-                            (shell.ws.terminal_notice(serial, notice), ShellRequest::None)
+                            (shell.ws.terminal_notice(serial, notice), UiRequest::None)
                         }
                     };
                     if changed && !redraw.due() {
@@ -430,7 +430,7 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
     }
 }
 
-impl Shell {
+impl Ui {
     /// Handles a terminal event; whether the screen may have changed.
     async fn terminal_event(&mut self, event: Event) -> bool {
         let typed = self.typed_to_shell;
@@ -597,7 +597,7 @@ impl Shell {
             };
             match pane.key(key) {
                 ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
-                ShellKey::Copy(text) => self.shell_request(ShellRequest::Copy(text)),
+                ShellKey::Copy(text) => self.shell_request(UiRequest::Copy(text)),
                 ShellKey::Handled => {
                     if pane.exited().is_some() {
                         self.message = Some("that command has ended".to_string());
@@ -618,7 +618,7 @@ impl Shell {
             }
             match pane.key(key) {
                 ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
-                ShellKey::Copy(text) => self.shell_request(ShellRequest::Copy(text)),
+                ShellKey::Copy(text) => self.shell_request(UiRequest::Copy(text)),
                 ShellKey::Handled => {}
             }
             return;
@@ -708,11 +708,11 @@ impl Shell {
         }
     }
 
-    fn shell_request(&mut self, request: ShellRequest) {
+    fn shell_request(&mut self, request: UiRequest) {
         match request {
-            ShellRequest::None => {}
-            ShellRequest::Quit => self.quit = true,
-            ShellRequest::Copy(text) => {
+            UiRequest::None => {}
+            UiRequest::Quit => self.quit = true,
+            UiRequest::Copy(text) => {
                 let mut out = io::stdout();
                 let sequence = march_panes::osc52::osc52_copy(&text);
                 if out

@@ -11,7 +11,7 @@ use march_panes::terminal::CursorShape;
 use ratatui::layout::Rect;
 
 use super::screen::Screen;
-use super::{Shell, frame};
+use super::{Ui, frame};
 use crate::workspace::layout::PaneId;
 
 /// The terminal March draws on.
@@ -83,7 +83,7 @@ fn thread_cpu() -> Duration {
     )
 }
 
-impl Shell {
+impl Ui {
     /// Draws what changed: the rows programs wrote in shell panes `shells` when that is all
     /// (and no overlay covers the panes), else a whole frame.
     pub(super) fn draw(&mut self, screen: &mut Out, redraw: &mut Redraw) -> io::Result<()> {

@@ -3,9 +3,9 @@
 
 use crossterm::event::{MouseButton, MouseEventKind};
 
-use super::Shell;
+use super::Ui;
 
-impl Shell {
+impl Ui {
     /// A mouse event from the terminal.
     pub(super) fn mouse(&mut self, m: crossterm::event::MouseEvent) {
         use march_panes::terminal::MouseReport;

@@ -1,5 +1,5 @@
 //! One frame of the workspace: the panes of the active tab, the status bar, and the
-//! which-key hint or the help overlay on top. Shared by the Shell and the snapshot tests.
+//! which-key hint or the help overlay on top. Shared by the UI and the snapshot tests.
 
 use march_panes::highlight::Highlighter;
 use march_panes::theme::Theme;
