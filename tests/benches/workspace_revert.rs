@@ -4,8 +4,9 @@
 //!
 //! March runs in an outer PTY drained as fast as it comes. The shell pane runs an echo
 //! program (`stty raw -echo; exec cat`); each loaded sample first focuses the
-//! uncommitted-changes pane, presses `R` twice (revert the file), focuses the shell again
-//! and then types the letter, timed from its write until it is printed back. Each revert
+//! uncommitted-changes pane, presses `R` twice (revert the file), focuses the shell again,
+//! waits 50 ms for the frames of those focus changes, and then types the letter, timed from
+//! its write until it is printed back. Each revert
 //! reads the repository's status and the file in HEAD, and its pane then diffs all 500
 //! files again: before the job bus the loop ran all of that itself.
 //!
@@ -96,6 +97,9 @@ fn main() {
     m.send(b"h");
 
     let idle = m.latency();
+    // The same letters while reverts run: each starts one (focus the pane, `R` twice, focus
+    // the shell again), lets the frames of those focus changes go by, then types. The letter
+    // lands while the revert's job and the pane's diffing of every changed file run.
     let loaded = m.latency_with(REVERTS, 100, |m| {
         m.send(PREFIX);
         m.send(b"l");
@@ -103,6 +107,7 @@ fn main() {
         m.send(b"R");
         m.send(PREFIX);
         m.send(b"h");
+        std::thread::sleep(std::time::Duration::from_millis(50));
     });
     // What one revert ran on the loop before the job bus: the status, then every changed
     // file's text in HEAD and on disk (timed here, on the same repository).
@@ -132,7 +137,8 @@ fn main() {
         ms(quantile(&loaded, 0.5)) / ms(quantile(&idle, 0.5))
     );
     println!(
-        "  files reverted            {} of {REVERTS} presses",
+        "  reverts started / files reverted   {REVERTS} / {} (a press on a file already \
+         reverted, before the pane's list came back, reverts nothing)",
         CHANGED - left
     );
     println!(

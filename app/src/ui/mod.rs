@@ -156,9 +156,14 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     let setup_needed = (spec.name == "march")
         .then(|| crate::workspace::setup::reason(&paths))
         .flatten();
+    let setup_providers = match setup_needed {
+        Some(_) => crate::workspace::setup::providers(&paths),
+        None => Vec::new(),
+    };
     let launcher = AgentLauncher {
         jobs,
         setup_needed,
+        setup_providers,
         spec,
         mode: config.permission_mode.map(|m| m.as_str()),
         events: events_tx,

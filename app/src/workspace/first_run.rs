@@ -67,6 +67,9 @@ impl Workspace {
         providers: Vec<SetupProvider>,
     ) -> bool {
         self.launcher.setup_needed = reason.clone();
+        if reason.is_some() {
+            self.launcher.setup_providers = providers.clone();
+        }
         let l = &self.launcher;
         let Some(slot) = self.sessions.get_mut(&key) else {
             return false;

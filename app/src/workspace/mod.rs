@@ -104,6 +104,9 @@ pub struct AgentLauncher {
     /// Why March's runner cannot start yet (no usable model), as last found: at start and
     /// after each setup step. `None` once a model is usable.
     pub setup_needed: Option<String>,
+    /// The providers a setup view lists before the probe of local servers answers, read
+    /// with `setup_needed`.
+    pub setup_providers: Vec<march_panes::setup::SetupProvider>,
     /// The `[shell]` table.
     pub shell: ShellConfig,
 }
@@ -146,6 +149,8 @@ pub struct Workspace {
     worktree_diffs: BTreeMap<PaneId, (PathBuf, march_panes::diff::DiffView)>,
     /// The latest diffing of each project's uncommitted changes asked for.
     worktree_waiting: BTreeMap<PathBuf, u64>,
+    /// Projects whose uncommitted changes were asked for again while being diffed.
+    worktree_again: std::collections::BTreeSet<PathBuf>,
     /// Diagnostics panes: the project each shows.
     diagnostic_panes: BTreeMap<PaneId, (PathBuf, march_panes::diagnostics::DiagnosticsView)>,
     /// Shell panes running `$EDITOR` on a diagnostic's file: the project and the file, to
@@ -207,6 +212,7 @@ impl Workspace {
             diagnostic_panes: BTreeMap::new(),
             worktree_diffs: BTreeMap::new(),
             worktree_waiting: BTreeMap::new(),
+            worktree_again: Default::default(),
             diagnostics: BTreeMap::new(),
             editing: BTreeMap::new(),
             diff_generation: 0,
@@ -771,6 +777,7 @@ pub(crate) fn test_workspace_on<P: AsRef<Path>>(projects: &[P]) -> (Workspace, T
         shell: march_core::config::ShellConfig::default(),
         jobs,
         setup_needed: None,
+        setup_providers: Vec::new(),
     };
     let projects = projects.iter().map(|p| p.as_ref().to_path_buf()).collect();
     let bus = TestBus {

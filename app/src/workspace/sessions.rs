@@ -36,8 +36,8 @@ impl Workspace {
         let (driver, setup) = match (&l.paths, needs_setup) {
             (None, _) => (AgentDriver::detached(key, l.events.clone()), None),
             (Some(_), Some(reason)) => {
-                // The providers come with the probe.
-                let mut view = SetupView::new(reason, Vec::new());
+                // The local servers among them are probed next.
+                let mut view = SetupView::new(reason, l.setup_providers.clone());
                 view.set_probing(true);
                 (AgentDriver::detached(key, l.events.clone()), Some(view))
             }

@@ -177,15 +177,13 @@ impl Workspace {
     }
 
     /// Diffs `project`'s uncommitted changes again for its panes, off the loop; they come
-    /// back as a [`JobDone::WorktreeDiffed`]. Whether such a pane is in the active tab.
+    /// back as a [`JobDone::WorktreeDiffed`]. One diffing per project runs at a time (it runs
+    /// git once per changed file): asked again meanwhile, it runs once more when it is done.
+    /// Whether such a pane is in the active tab.
     pub fn refresh_worktree(&mut self, project: &Path) -> bool {
         if !self.worktree_diffs.values().any(|(p, _)| p == project) {
             return false;
         }
-        self.diff_generation += 1;
-        let generation = self.diff_generation;
-        self.worktree_waiting
-            .insert(project.to_path_buf(), generation);
         for (_, view) in self
             .worktree_diffs
             .values_mut()
@@ -195,6 +193,13 @@ impl Workspace {
         }
         let project = project.to_path_buf();
         let shows = self.worktree_shows(&project);
+        if self.worktree_waiting.contains_key(&project) {
+            self.worktree_again.insert(project);
+            return shows;
+        }
+        self.diff_generation += 1;
+        let generation = self.diff_generation;
+        self.worktree_waiting.insert(project.clone(), generation);
         self.launcher.jobs.blocking(move || {
             let result = worktree_inputs(&project)
                 .map(|inputs| inputs.into_iter().map(DiffInput::diff).collect());
@@ -219,12 +224,14 @@ impl Workspace {
             return false;
         }
         self.worktree_waiting.remove(&project);
+        // Asked again while this ran: shown, and diffed once more.
+        let again = self.worktree_again.remove(&project);
         for (_, view) in self
             .worktree_diffs
             .values_mut()
             .filter(|(p, _)| *p == project)
         {
-            view.set_pending(false);
+            view.set_pending(again);
             match &result {
                 Ok(files) => {
                     view.set_empty_note("no uncommitted changes");
@@ -235,6 +242,9 @@ impl Workspace {
                     view.set_files(Vec::new());
                 }
             }
+        }
+        if again {
+            self.refresh_worktree(&project);
         }
         self.worktree_shows(&project)
     }
@@ -375,5 +385,27 @@ mod tests {
         );
         assert!(!root.join("scratch.txt").exists());
         assert_eq!(files(&mut ws, pane), ["new.txt"]);
+    }
+
+    #[tokio::test]
+    async fn asked_again_while_diffing_it_diffs_once_more_not_once_per_ask() {
+        let (_dir, root) = repo();
+        std::fs::write(root.join("a.txt"), "changed\n").unwrap();
+        let (mut ws, mut bus) = test_workspace(&root);
+        ws.open_worktree_diff();
+        let pane = ws.focused();
+        // Three more asks while the first diffing runs.
+        for _ in 0..3 {
+            ws.refresh_worktree(&root);
+        }
+        let mut diffed = 0;
+        while ws.jobs_running() > 0 {
+            let done = bus.jobs.recv().await.unwrap();
+            assert!(matches!(done, JobDone::WorktreeDiffed { .. }), "{done:?}");
+            diffed += 1;
+            ws.job_done(done);
+        }
+        assert_eq!(diffed, 2, "the first diffing and one more");
+        assert_eq!(files(&mut ws, pane), ["a.txt", "new.txt"]);
     }
 }
