@@ -112,11 +112,13 @@ impl Tool for WriteTool {
         // done to abandon, and reporting "aborted" for a file that was written would mislead.
         let failed = format!("Writing {} failed", abs.display());
         let target = abs.clone();
-        let text = content.clone();
-        let before = match self.ctx.writer.clone() {
-            None => run_blocking(failed, move || write_atomically(&target, text.as_bytes()))
-                .await?
-                .map_err(|e| write_error(e, &abs))?,
+        // The content goes to the blocking write and comes back for the change it reports.
+        let (before, content) = match self.ctx.writer.clone() {
+            None => run_blocking(failed, move || {
+                write_atomically(&target, content.as_bytes()).map(|before| (before, content))
+            })
+            .await?
+            .map_err(|e| write_error(e, &abs))?,
             Some(writer) => {
                 // Every local check first, and the parents created, so the client is only
                 // handed a write that would have succeeded here.
@@ -128,7 +130,7 @@ impl Tool for WriteTool {
                     .await
                     .map_err(|e| write_error(WriteError::Client(e), &abs))?;
                 prepared.created.keep();
-                prepared.before
+                (prepared.before, content)
             }
         };
         let shown = self.ctx.display(&abs);
