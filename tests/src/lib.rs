@@ -19,25 +19,37 @@ pub fn workspace_root() -> PathBuf {
 /// Cargo only builds binaries of the package under test, so this runs `$CARGO build`.
 /// Panics with cargo's output if the build fails: nothing can be tested without the binary.
 pub fn march_bin() -> PathBuf {
-    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BIN.get_or_init(|| build_bin("march", "march")) {
-        Ok(path) => path.clone(),
-        Err(message) => panic!("cannot build the march binary: {message}"),
-    }
+    workspace_bin("march")
 }
 
-/// The `march-scripted-server` binary of march-testkit, built once per test process
-/// with the same profile as the test, like [`march_bin`].
+/// The `march-scripted-server` binary of march-testkit, built like [`march_bin`].
 pub fn scripted_server_bin() -> PathBuf {
-    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BIN.get_or_init(|| build_bin("march-testkit", "march-scripted-server")) {
-        Ok(path) => path.clone(),
-        Err(message) => panic!("cannot build the march-scripted-server binary: {message}"),
-    }
+    workspace_bin("march-scripted-server")
 }
 
-/// Builds binary `bin` of `package` into the test's own target and profile directory.
-fn build_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
+/// The workspace's binary `bin`, after building all of them once per test process.
+fn workspace_bin(bin: &str) -> PathBuf {
+    static PROFILE_DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let dir = match PROFILE_DIR.get_or_init(build_bins) {
+        Ok(dir) => dir,
+        Err(message) => panic!("cannot build the workspace's binaries: {message}"),
+    };
+    let path = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "cargo built the binaries but {} is missing",
+        path.display()
+    );
+    path
+}
+
+/// Builds every binary of the workspace into the test's own target and profile directory,
+/// returning that directory.
+///
+/// `--workspace --examples` makes cargo resolve features as `cargo test --workspace` does
+/// (the whole workspace, dev-dependencies on), so the build reuses the test build's
+/// artifacts instead of compiling a second copy of the crates with other features.
+fn build_bins() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
     // The test runs as <target>/<profile>/deps/<test>; the binary lands in <target>/<profile>.
     let profile_dir = exe
@@ -56,7 +68,7 @@ fn build_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
     let mut command = Command::new(cargo);
     command
         .current_dir(workspace_root())
-        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
         .arg("--target-dir")
         .arg(target_dir);
     // `cargo test` builds the dev profile into `debug`; other profiles use their own name.
@@ -79,12 +91,7 @@ fn build_bin(package: &str, bin: &str) -> Result<PathBuf, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let path = profile_dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(format!("cargo succeeded but {} is missing", path.display()))
-    }
+    Ok(profile_dir.to_path_buf())
 }
 
 /// `march-scripted-server` running as a child process, killed and reaped on drop.
