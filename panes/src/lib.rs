@@ -12,6 +12,7 @@ pub mod highlight;
 pub mod markdown;
 pub mod osc52;
 pub mod sanitize;
+pub mod scroll;
 pub mod setup;
 pub mod shell;
 pub mod switcher;

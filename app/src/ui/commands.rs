@@ -1,7 +1,7 @@
 //! What each command does: one exhaustive match over the registry's [`Command`], so a
 //! command added to the registry cannot be left without an action.
 
-use march_panes::agent::ScrollAction;
+use march_panes::scroll::Scroll;
 
 use crate::keymap::Command;
 use crate::workspace::UiRequest;
@@ -215,7 +215,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 shell.message = Some("not an agent shell pane".to_string());
             }
         }
-        C::CopyMode => match ws.focused_shell_or_command() {
+        C::CopyMode => match ws.focused_program() {
             Some(pane) => pane.enter_copy_mode(),
             None => {
                 shell.message =
@@ -273,44 +273,26 @@ fn grow(shell: &mut Ui, direction: Direction) {
     shell.ws.layout_mut().grow(direction);
 }
 
-/// Commands for the focused agent pane.
+/// How far a scroll command scrolls (any pane kind takes it).
+fn scroll_of(command: Command) -> Option<Scroll> {
+    use Command as C;
+    Some(match command {
+        C::ScrollLineUp => Scroll::Lines(-1),
+        C::ScrollLineDown => Scroll::Lines(1),
+        C::ScrollPageUp => Scroll::Pages(-1),
+        C::ScrollPageDown => Scroll::Pages(1),
+        C::ScrollTop => Scroll::Top,
+        C::ScrollBottom => Scroll::Bottom,
+        _ => return None,
+    })
+}
+
+/// Commands for the focused pane: scrolling for every kind, the rest for an agent pane.
 fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
     use Command as C;
     let id = shell.ws.focused();
-    if let Some(view) = shell.ws.diagnostics_mut(id) {
-        match command {
-            C::ScrollLineUp => view.move_selection(-1),
-            C::ScrollLineDown => view.move_selection(1),
-            C::ScrollPageUp => view.move_pages(-1),
-            C::ScrollPageDown => view.move_pages(1),
-            C::ScrollTop => view.move_selection(isize::MIN),
-            C::ScrollBottom => view.move_selection(isize::MAX),
-            _ => {}
-        }
-        return UiRequest::None;
-    }
-    if let Some(view) = shell.ws.diff_mut(id) {
-        match command {
-            C::ScrollLineUp => view.scroll(-1),
-            C::ScrollLineDown => view.scroll(1),
-            C::ScrollPageUp => view.scroll_pages(-1),
-            C::ScrollPageDown => view.scroll_pages(1),
-            C::ScrollTop => view.scroll(isize::MIN),
-            C::ScrollBottom => view.scroll(isize::MAX),
-            _ => {}
-        }
-        return UiRequest::None;
-    }
-    if let Some(pane) = shell.ws.focused_shell() {
-        match command {
-            C::ScrollLineUp => pane.scroll(1),
-            C::ScrollLineDown => pane.scroll(-1),
-            C::ScrollPageUp => pane.scroll_pages(1),
-            C::ScrollPageDown => pane.scroll_pages(-1),
-            C::ScrollTop => pane.scroll(i32::MAX),
-            C::ScrollBottom => pane.scroll_to_bottom(),
-            _ => {}
-        }
+    if let Some(scroll) = scroll_of(command) {
+        shell.ws.pane_scroll(id, scroll);
         return UiRequest::None;
     }
     let Some(slot) = shell.ws.focused_slot() else {
@@ -319,12 +301,6 @@ fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
     let view = &mut slot.view;
     let event = match command {
         C::AgentCancel => view.cancel(),
-        C::ScrollLineUp => view.scroll(ScrollAction::LineUp),
-        C::ScrollLineDown => view.scroll(ScrollAction::LineDown),
-        C::ScrollPageUp => view.scroll(ScrollAction::PageUp),
-        C::ScrollPageDown => view.scroll(ScrollAction::PageDown),
-        C::ScrollTop => view.scroll(ScrollAction::Top),
-        C::ScrollBottom => view.scroll(ScrollAction::Bottom),
         C::TranscriptToggleTools => view.toggle_tools(),
         C::TranscriptToggleThinking => view.toggle_thinking(),
         C::CopyMessage => {

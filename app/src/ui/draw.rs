@@ -117,7 +117,7 @@ impl Ui {
                     .ws
                     .render_shell_rows(&redraw.shells, buf, &self.theme)?;
                 let cursor = match self.ws.focused_shell() {
-                    Some(_) => frame::cursor(&self.ws),
+                    Some(_) => frame::cursor(&mut self.ws),
                     None => screen_cursor,
                 };
                 Some((areas, cursor))
@@ -141,7 +141,7 @@ impl Ui {
             })?;
         }
         // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
-        let shape = self.ws.focused_shell().map(|p| p.cursor_shape());
+        let shape = self.ws.focused_program().map(|p| p.cursor_shape());
         if shape != self.cursor_shape {
             self.cursor_shape = shape;
             let style = match shape {

@@ -78,16 +78,9 @@ pub(super) fn draw(
 
 /// Where the cursor goes when no list or overlay covers the panes: the focused shell's
 /// program's cursor, or the focused agent pane's input cursor.
-pub(super) fn cursor(ws: &Workspace) -> Option<Position> {
+pub(super) fn cursor(ws: &mut Workspace) -> Option<Position> {
     let focused = ws.focused();
-    let cursor = match ws.shell(focused) {
-        Some(shell) => shell.pane.cursor_position(),
-        None => ws.slot(focused).and_then(|s| match &s.setup {
-            Some(setup) => setup.cursor_position(),
-            None => s.view.cursor_position(),
-        }),
-    };
-    cursor.map(|(x, y)| Position::new(x, y))
+    ws.pane_cursor(focused).map(|(x, y)| Position::new(x, y))
 }
 
 #[cfg(test)]

@@ -27,7 +27,6 @@ use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use march_core::config::{Config, NotificationConfig};
 use march_core::paths::MarchPaths;
 use march_panes::highlight::Highlighter;
-use march_panes::shell::ShellKey;
 use march_panes::theme::{Theme, load_theme};
 use tokio::sync::mpsc;
 
@@ -35,6 +34,7 @@ use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
 use crate::workspace::jobs::Jobs;
 use crate::workspace::layout::PaneId;
+use crate::workspace::pane::{PaneInput, PaneKind};
 use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::shells::ShellSource;
@@ -461,27 +461,8 @@ impl Ui {
                 }
             }
             Event::Paste(text) => {
-                let id = self.ws.focused();
-                if let Some(pane) = self.ws.shell_mut(id) {
-                    pane.paste(&text);
-                    self.typed_to_shell = Some(Instant::now());
-                    return false;
-                }
-                if let Some(pane) = self.ws.agent_shell_command(id) {
-                    pane.paste(&text);
-                    self.typed_to_shell = Some(Instant::now());
-                    return false;
-                }
-                if let Some(slot) = self.ws.focused_slot() {
-                    if let Some(setup) = slot.setup.as_mut() {
-                        let event = setup.paste(&text);
-                        self.ws.setup_event(id, event);
-                        return true;
-                    }
-                    let event = slot.view.paste(&text);
-                    let request = self.ws.pane_event(id, event);
-                    self.shell_request(request);
-                }
+                let input = self.ws.pane_paste(self.ws.focused(), &text);
+                self.pane_input(input);
             }
             Event::Mouse(m) => self.mouse(m),
             Event::FocusGained | Event::FocusLost => {
@@ -552,22 +533,13 @@ impl Ui {
             }
             return;
         }
-        // A pane in setup has no prompt: the agent keys (Enter submits…) are its own there.
-        let in_setup = self
-            .ws
-            .slot(self.ws.focused())
-            .is_some_and(|s| s.setup.is_some());
-        let focused = self.ws.focused();
-        let context = if self.ws.is_diff(focused) {
-            KeyContext::Diff
-        } else if self.ws.is_diagnostics(focused) {
-            KeyContext::Diagnostics
-        } else if self.ws.shell(focused).is_some() || self.ws.is_agent_shell(focused) {
-            KeyContext::Shell
-        } else if in_setup {
-            KeyContext::Direct
-        } else {
-            KeyContext::Agent
+        let context = match self.ws.pane_kind(self.ws.focused()) {
+            Some(PaneKind::Diff | PaneKind::Uncommitted) => KeyContext::Diff,
+            Some(PaneKind::Diagnostics) => KeyContext::Diagnostics,
+            Some(PaneKind::Shell | PaneKind::Commands) => KeyContext::Shell,
+            // A pane in setup has no prompt: the agent keys (Enter submits…) are its own there.
+            Some(PaneKind::Setup) => KeyContext::Direct,
+            Some(PaneKind::Agent) | None => KeyContext::Agent,
         };
         match self.dispatcher.dispatch(&self.keymap, context, key) {
             Dispatch::Command(command) => {
@@ -590,55 +562,18 @@ impl Ui {
 
     /// A key no binding took goes to the focused pane.
     fn key_to_pane(&mut self, key: KeyEvent) {
-        let id = self.ws.focused();
-        if self.ws.is_diff(id) {
-            // A diff pane takes its own keys only.
-            return;
+        let input = self.ws.pane_key(self.ws.focused(), key);
+        self.pane_input(input);
+    }
+
+    /// What input given to a pane did, seen to.
+    fn pane_input(&mut self, input: PaneInput) {
+        match input {
+            PaneInput::Done => {}
+            PaneInput::ToProgram => self.typed_to_shell = Some(Instant::now()),
+            PaneInput::Request(request) => self.shell_request(request),
+            PaneInput::Refused(why) => self.message = Some(why),
         }
-        if self.ws.is_agent_shell(id) {
-            let Some(pane) = self.ws.agent_shell_command(id) else {
-                self.message = Some("no command here yet to type into".to_string());
-                return;
-            };
-            match pane.key(key) {
-                ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
-                ShellKey::Copy(text) => self.shell_request(UiRequest::Copy(text)),
-                ShellKey::Handled => {
-                    if pane.exited().is_some() {
-                        self.message = Some("that command has ended".to_string());
-                    }
-                }
-            }
-            return;
-        }
-        if let Some(pane) = self.ws.shell_mut(id) {
-            if pane.exited().is_some() && !pane.in_copy_mode() {
-                // A kept pane whose shell ended: Enter starts it again.
-                if key.code == crossterm::event::KeyCode::Enter
-                    && let Err(e) = pane.restart()
-                {
-                    self.message = Some(e.to_string());
-                }
-                return;
-            }
-            match pane.key(key) {
-                ShellKey::Sent => self.typed_to_shell = Some(Instant::now()),
-                ShellKey::Copy(text) => self.shell_request(UiRequest::Copy(text)),
-                ShellKey::Handled => {}
-            }
-            return;
-        }
-        let Some(slot) = self.ws.focused_slot() else {
-            return;
-        };
-        if let Some(setup) = slot.setup.as_mut() {
-            let event = setup.handle_key(key);
-            self.ws.setup_event(id, event);
-            return;
-        }
-        let event = slot.view.handle_key(key);
-        let request = self.ws.pane_event(id, event);
-        self.shell_request(request);
     }
 
     /// Whether the user typed into a shell a moment ago.
@@ -653,7 +588,7 @@ impl Ui {
         let focused = self.ws.focused();
         let mine = match source {
             ShellSource::Pane(id) => id == focused,
-            ShellSource::Terminal(_) => self.ws.is_agent_shell(focused),
+            ShellSource::Terminal(_) => self.ws.pane_kind(focused) == Some(PaneKind::Commands),
         };
         mine && self
             .typed_to_shell

@@ -16,21 +16,10 @@ impl Ui {
         };
         match m.kind {
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
-                // Positive scrolls down, as the pane counts.
-                let lines = if m.kind == MouseEventKind::ScrollUp {
-                    -3
-                } else {
-                    3
-                };
                 if let Some((id, _)) = self.ws.pane_at(m.column, m.row) {
                     self.ws.layout_mut().focus(id);
-                    if let Some(pane) = self.ws.shell_mut(id) {
-                        pane.wheel(lines, m.column, m.row, m.modifiers);
-                    } else if let Some(pane) = self.ws.agent_shell_command(id) {
-                        pane.wheel(lines, m.column, m.row, m.modifiers);
-                    } else if let Some(slot) = self.ws.focused_slot() {
-                        slot.view.mouse_scroll(lines);
-                    }
+                    let up = m.kind == MouseEventKind::ScrollUp;
+                    self.ws.pane_wheel(id, up, m.column, m.row, m.modifiers);
                 }
             }
             MouseEventKind::Down(b) => {
@@ -41,15 +30,9 @@ impl Ui {
                     // On a right or bottom border: start dragging it.
                     let on_border = m.column + 1 == rect.right() || m.row + 1 == rect.bottom();
                     self.drag = (on_border && b == MouseButton::Left).then_some((m.column, m.row));
-                    if self.drag.is_none()
-                        && let Some(pane) = self.ws.shell_mut(id)
-                    {
-                        pane.mouse(MouseReport::Press(button(b)), m.column, m.row, m.modifiers);
-                    } else if self.drag.is_none()
-                        && b == MouseButton::Left
-                        && self.ws.open_diff_at(id, m.column, m.row)
-                    {
-                        // A click on an edit in the transcript shows its file's diff.
+                    if self.drag.is_none() {
+                        let report = MouseReport::Press(button(b));
+                        self.ws.pane_mouse(id, report, m.column, m.row, m.modifiers);
                     }
                 }
             }
@@ -63,21 +46,16 @@ impl Ui {
                     {
                         self.drag = Some((m.column, m.row));
                     }
-                } else if let Some(pane) = self.ws.focused_shell() {
-                    pane.mouse(MouseReport::Drag(button(b)), m.column, m.row, m.modifiers);
+                } else {
+                    let report = MouseReport::Drag(button(b));
+                    let id = self.ws.focused();
+                    self.ws.pane_mouse(id, report, m.column, m.row, m.modifiers);
                 }
             }
-            MouseEventKind::Up(b) => {
-                if self.drag.take().is_none()
-                    && let Some(pane) = self.ws.focused_shell()
-                {
-                    pane.mouse(
-                        MouseReport::Release(button(b)),
-                        m.column,
-                        m.row,
-                        m.modifiers,
-                    );
-                }
+            MouseEventKind::Up(b) if self.drag.take().is_none() => {
+                let report = MouseReport::Release(button(b));
+                let id = self.ws.focused();
+                self.ws.pane_mouse(id, report, m.column, m.row, m.modifiers);
             }
             _ => {}
         }

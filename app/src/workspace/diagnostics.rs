@@ -4,18 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use march_panes::diagnostics::{Counts, DiagnosticItem, DiagnosticsView, FileItems, Severity};
-use march_panes::shell::{ShellPane, Wake};
-use march_panes::theme::Theme;
 use march_runner::client::{Diagnostic, DiagnosticsNotification, HostEvent};
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 use super::Workspace;
 use super::layout::{Axis, PaneId};
-use super::shells::{ShellSlot, ShellSource, shell_spec};
+use super::pane::Pane;
+use super::shells::shell_spec;
 
 /// Notices kept per project.
 const NOTICES_KEPT: usize = 5;
@@ -87,8 +83,10 @@ impl Workspace {
             }
         }
         let (items, notices) = (project.items(), project.notices.clone());
-        for (p, view) in self.diagnostic_panes.values_mut() {
-            if *p == n.project {
+        for pane in self.panes.values_mut() {
+            if let Pane::Diagnostics { project, view } = pane
+                && *project == n.project
+            {
                 view.set_files(items.clone());
                 view.set_notices(notices.clone());
             }
@@ -116,39 +114,30 @@ impl Workspace {
     /// already open.
     pub fn open_diagnostics(&mut self) {
         let project = self.focused_project();
-        let existing = Self::pane_of_project(&self.diagnostic_panes, &project);
+        let existing =
+            self.find_pane(|p| matches!(p, Pane::Diagnostics { project: p, .. } if *p == project));
         self.focus_or_open(existing, Axis::Vertical, |ws, pane| {
-            let title = format!("diagnostics · {}", super::project_name(&project));
-            let mut view = DiagnosticsView::new(&title, &project);
-            if let Some(known) = ws.diagnostics.get(&project) {
-                view.set_files(known.items());
-                view.set_notices(known.notices.clone());
-            }
-            ws.diagnostic_panes.insert(pane, (project, view));
+            let view = ws.diagnostics_view(&project);
+            ws.panes.insert(pane, Pane::Diagnostics { project, view });
         });
     }
 
-    /// Whether pane `id` is a diagnostics pane.
-    pub fn is_diagnostics(&self, id: PaneId) -> bool {
-        self.diagnostic_panes.contains_key(&id)
+    /// A diagnostics view of `project`, showing what its servers reported so far.
+    pub(super) fn diagnostics_view(&self, project: &Path) -> DiagnosticsView {
+        let title = format!("diagnostics · {}", super::project_name(project));
+        let mut view = DiagnosticsView::new(&title, project);
+        if let Some(known) = self.diagnostics.get(project) {
+            view.set_files(known.items());
+            view.set_notices(known.notices.clone());
+        }
+        view
     }
 
     /// The view of diagnostics pane `id`.
     pub fn diagnostics_mut(&mut self, id: PaneId) -> Option<&mut DiagnosticsView> {
-        self.diagnostic_panes.get_mut(&id).map(|(_, view)| view)
-    }
-
-    /// Draws diagnostics pane `id`.
-    pub(super) fn render_diagnostics(
-        &mut self,
-        id: PaneId,
-        rect: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        focused: bool,
-    ) {
-        if let Some((_, view)) = self.diagnostic_panes.get_mut(&id) {
-            view.render(rect, buf, theme, focused);
+        match self.panes.get_mut(&id)? {
+            Pane::Diagnostics { view, .. } => Some(view),
+            _ => None,
         }
     }
 
@@ -156,17 +145,12 @@ impl Workspace {
     /// `$VISUAL` / `$EDITOR` (vi when neither is set), in a shell pane beside it. What was
     /// opened, or why nothing was.
     pub fn edit_diagnostic(&mut self, id: PaneId) -> Result<String, String> {
-        let (project, view) = self
-            .diagnostic_panes
-            .get(&id)
-            .ok_or("not a diagnostics pane")?;
+        let Some(Pane::Diagnostics { project, view }) = self.panes.get(&id) else {
+            return Err("not a diagnostics pane".to_string());
+        };
         let (path, item) = view.selected_item().ok_or("no diagnostic selected")?;
         let (project, path, line) = (project.clone(), path.to_path_buf(), item.line);
         let pane = PaneId(self.next_id());
-        let events = self.launcher.shell_events.clone();
-        let wake: Wake = Arc::new(move |notice| {
-            let _ = events.send((ShellSource::Pane(pane), notice));
-        });
         let mut spec = shell_spec(&self.launcher.shell, &project);
         // The shell splits `$EDITOR` into words, as every program that runs it does.
         spec.program = "/bin/sh".to_string();
@@ -177,37 +161,28 @@ impl Workspace {
             line.to_string(),
             path.display().to_string(),
         ];
-        let shell = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
-        self.shells.insert(
-            pane,
-            ShellSlot {
-                pane: shell,
-                project: project.clone(),
-            },
-        );
-        self.tab_mut().layout.split(Axis::Horizontal, pane);
+        let mut slot = self.spawn_program(pane, &project, spec)?;
         let shown = path.strip_prefix(&project).unwrap_or(&path).display();
         let done = format!("editing {shown} at line {line}");
-        self.editing.insert(pane, (project, path));
+        slot.editing = Some(path);
+        self.panes.insert(pane, Pane::Shell(Box::new(slot)));
+        self.tab_mut().layout.split(Axis::Horizontal, pane);
         Ok(done)
     }
 
-    /// The editor of shell pane `id` (if it ran one for a diagnostic) is done: the file is
-    /// checked again and the project's uncommitted changes diffed again.
-    pub(super) fn editor_done(&mut self, id: PaneId) {
-        if let Some((project, file)) = self.editing.remove(&id) {
-            self.refresh_diagnostics_of(&project, &file);
-            self.refresh_worktree(&project);
-        }
+    /// An editor run for a diagnostic in `file` of `project` is done: the file is checked
+    /// again and the project's uncommitted changes diffed again.
+    pub(super) fn editor_done(&mut self, project: &Path, file: &Path) {
+        self.refresh_diagnostics_of(project, file);
+        self.refresh_worktree(project);
     }
 
     /// Shows the selected diagnostic's file in the diff pane of a session that changed it
     /// (the focused tab's sessions first). Why not, when no session did.
     pub fn diff_of_diagnostic(&mut self, id: PaneId) -> Result<(), String> {
-        let (_, view) = self
-            .diagnostic_panes
-            .get(&id)
-            .ok_or("not a diagnostics pane")?;
+        let Some(Pane::Diagnostics { view, .. }) = self.panes.get(&id) else {
+            return Err("not a diagnostics pane".to_string());
+        };
         let (path, _) = view.selected_item().ok_or("no diagnostic selected")?;
         let path = path.to_path_buf();
         let key = self
@@ -222,8 +197,12 @@ impl Workspace {
 mod tests {
     use super::*;
     use crate::workspace::changes::FileChange;
+    use crate::workspace::pane::PaneKind;
     use crate::workspace::test_workspace;
+    use march_panes::theme::Theme;
     use march_runner::client::FileDiagnostics;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
 
     fn diag(line: u32, severity: march_runner::client::Severity) -> Diagnostic {
         Diagnostic {
@@ -296,7 +275,7 @@ mod tests {
 
         ws.open_diagnostics();
         let pane = ws.focused();
-        assert!(ws.is_diagnostics(pane));
+        assert_eq!(ws.pane_kind(pane), Some(PaneKind::Diagnostics));
         assert_eq!(ws.focused_project(), project);
         let text = screen(&mut ws);
         assert!(text.contains("diagnostics · p · 2 E 1 W 0 other"), "{text}");
@@ -360,8 +339,8 @@ mod tests {
         ws.diff_of_diagnostic(pane).unwrap();
         bus.settle(&mut ws).await;
         let diff = ws.focused();
-        assert!(ws.is_diff(diff));
-        assert_eq!(ws.diffs[&diff].0, key);
+        assert_eq!(ws.pane_kind(diff), Some(PaneKind::Diff));
+        assert_eq!(ws.pane(diff).and_then(Pane::session), Some(key));
         assert_eq!(ws.diff_mut(diff).unwrap().selected().unwrap().path, "z.py");
     }
 }

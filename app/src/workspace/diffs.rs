@@ -5,14 +5,12 @@ use std::path::Path;
 
 use march_core::atomic_file::{FileMode, write_file};
 use march_panes::diff::{DiffView, FileDiff, NoDiff};
-use march_panes::theme::Theme;
-use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 
 use super::Workspace;
 use super::changes::FileChange;
 use super::jobs::JobDone;
 use super::layout::{Axis, PaneId};
+use super::pane::Pane;
 use super::router::SessionKey;
 
 impl Workspace {
@@ -42,15 +40,12 @@ impl Workspace {
 
     /// Opens (or focuses) session `key`'s diff pane, showing `file` when given.
     pub(super) fn open_diff_of(&mut self, key: SessionKey, file: Option<&Path>) {
-        let existing = self
-            .diffs
-            .iter()
-            .find(|(_, (k, _))| *k == key)
-            .map(|(pane, _)| *pane);
+        let existing =
+            self.find_pane(|p| matches!(p, Pane::Diff { session, .. } if *session == key));
         // A pane already open is up to date: only a new one asks for its diffs.
         self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
             let view = DiffView::new(&ws.diff_title(key), Vec::new());
-            ws.diffs.insert(pane, (key, view));
+            ws.panes.insert(pane, Pane::Diff { session: key, view });
             ws.refresh_diffs(key);
         });
         let project = self.sessions.get(&key).map(|s| s.project.clone());
@@ -58,7 +53,7 @@ impl Workspace {
             let shown = file.strip_prefix(&project).unwrap_or(file);
             let shown = shown.to_string_lossy().into_owned();
             let pane = self.focused();
-            if let Some((_, view)) = self.diffs.get_mut(&pane) {
+            if let Some(view) = self.diff_mut(pane) {
                 view.select_path(&shown);
             }
         }
@@ -67,7 +62,7 @@ impl Workspace {
     /// Agent pane `id` shows an edit's tool call at (`x`, `y`): opens the session's diff pane
     /// at that file. Whether it did.
     pub fn open_diff_at(&mut self, id: PaneId, x: u16, y: u16) -> bool {
-        let Some(key) = self.panes.get(&id).copied() else {
+        let Some(key) = self.agent_session(id) else {
             return false;
         };
         let Some(file) = self
@@ -83,12 +78,12 @@ impl Workspace {
 
     /// A session that changed `path`: one shown in the active tab first, else any.
     pub(super) fn session_that_changed(&mut self, path: &Path) -> Option<SessionKey> {
-        let layout = &self.tab().layout;
         let mut candidates: Vec<SessionKey> = self
-            .panes
-            .iter()
-            .filter(|(pane, _)| layout.contains(**pane))
-            .map(|(_, key)| *key)
+            .tab()
+            .layout
+            .panes()
+            .into_iter()
+            .filter_map(|pane| self.agent_session(pane))
             .collect();
         candidates.extend(self.sessions.keys().copied());
         candidates.into_iter().find(|key| {
@@ -104,17 +99,9 @@ impl Workspace {
         })
     }
 
-    /// Whether pane `id` is a diff pane (of a session, or of uncommitted changes).
-    pub fn is_diff(&self, id: PaneId) -> bool {
-        self.diffs.contains_key(&id) || self.worktree_diffs.contains_key(&id)
-    }
-
     /// The view of diff pane `id`.
     pub fn diff_mut(&mut self, id: PaneId) -> Option<&mut DiffView> {
-        match self.diffs.get_mut(&id) {
-            Some((_, view)) => Some(view),
-            None => self.worktree_diffs.get_mut(&id).map(|(_, view)| view),
-        }
+        self.panes.get_mut(&id)?.diff_view()
     }
 
     /// Session `key` changed files: its diff panes, and the uncommitted changes of its
@@ -128,42 +115,42 @@ impl Workspace {
 
     /// Brings diff pane `id` up to date.
     pub fn refresh_diff_pane(&mut self, id: PaneId) {
-        if let Some((key, _)) = self.diffs.get(&id) {
-            let key = *key;
-            self.refresh_diffs(key);
-        } else if let Some((project, _)) = self.worktree_diffs.get(&id) {
-            let project = project.clone();
-            self.refresh_worktree(&project);
+        match self.panes.get(&id) {
+            Some(Pane::Diff { session, .. }) => {
+                let key = *session;
+                self.refresh_diffs(key);
+            }
+            Some(Pane::Uncommitted { project, .. }) => {
+                let project = project.clone();
+                self.refresh_worktree(&project);
+            }
+            _ => {}
         }
     }
 
-    /// Draws diff pane `id` (of a session, or of uncommitted changes).
-    pub(super) fn render_diff(
-        &mut self,
-        id: PaneId,
-        rect: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        highlighter: &march_panes::highlight::Highlighter,
-        focused: bool,
-    ) {
-        if let Some(view) = self.diff_mut(id) {
-            view.render(rect, buf, theme, highlighter, focused);
-        }
+    /// The diff views of session `key`.
+    fn diff_views(&mut self, key: SessionKey) -> impl Iterator<Item = &mut DiffView> {
+        self.panes.values_mut().filter_map(move |p| match p {
+            Pane::Diff { session, view } if *session == key => Some(view),
+            _ => None,
+        })
     }
 
     /// Session `key` changed files: its diff panes are brought up to date. The diffs are
     /// computed off the loop (a large file takes a while) and come back as a
     /// [`JobDone::SessionDiffed`]. Whether a pane of the session shows in the active tab.
     pub(super) fn refresh_diffs(&mut self, key: SessionKey) -> bool {
-        if !self.diffs.values().any(|(k, _)| *k == key) {
+        if self
+            .find_pane(|p| matches!(p, Pane::Diff { session, .. } if *session == key))
+            .is_none()
+        {
             return false;
         }
         let inputs = self.diff_inputs(key);
         self.diff_generation += 1;
         let generation = self.diff_generation;
         self.diff_waiting.insert(key, generation);
-        for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
+        for view in self.diff_views(key) {
             view.set_pending(true);
         }
         self.launcher.jobs.blocking(move || JobDone::SessionDiffed {
@@ -186,7 +173,7 @@ impl Workspace {
             return false;
         }
         self.diff_waiting.remove(&key);
-        for (_, view) in self.diffs.values_mut().filter(|(k, _)| *k == key) {
+        for view in self.diff_views(key) {
             view.set_files(files.clone());
             view.set_pending(false);
         }
@@ -194,13 +181,11 @@ impl Workspace {
     }
 
     fn diff_shows(&self, key: SessionKey) -> bool {
-        let layout = &self.tab().layout;
-        self.diffs
-            .iter()
-            .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
+        self.shows(|p| matches!(p, Pane::Diff { session, .. } if *session == key))
     }
 
-    fn diff_title(&self, key: SessionKey) -> String {
+    /// The title of session `key`'s diff pane.
+    pub(super) fn diff_title(&self, key: SessionKey) -> String {
         let project = self
             .sessions
             .get(&key)
@@ -312,6 +297,10 @@ pub fn net_changes(changes: &[FileChange], project: &Path) -> Vec<DiffInput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::pane::PaneKind;
+    use march_panes::theme::Theme;
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
 
     use crate::workspace::agent::AgentEvent;
     use crate::workspace::test_workspace as workspace;
@@ -338,7 +327,7 @@ mod tests {
         assert!(ws.open_diff());
         let pane = ws.focused();
         assert!(bus.settle(&mut ws).await);
-        assert!(ws.is_diff(pane));
+        assert_eq!(ws.pane_kind(pane), Some(PaneKind::Diff));
         assert_eq!(ws.diff_mut(pane).unwrap().files().len(), 1);
         // The agent edits another file: the pane shows it, and asks for a frame.
         let edit =
@@ -542,7 +531,7 @@ mod tests {
         assert!(ws.open_diff_at(agent, x, y));
         bus.settle(&mut ws).await;
         assert_eq!(ws.focused(), pane);
-        assert!(ws.is_diff(pane));
+        assert_eq!(ws.pane_kind(pane), Some(PaneKind::Diff));
         let view = ws.diff_mut(pane).unwrap();
         assert_eq!(view.selected().unwrap().path, "first.rs");
         // The pane open, a click on the other edit selects that file.

@@ -130,7 +130,7 @@ impl Workspace {
 
     /// What the setup view in pane `pane` asked for.
     pub fn setup_event(&mut self, pane: PaneId, event: SetupEvent) {
-        if let Some(key) = self.panes.get(&pane).copied() {
+        if let Some(key) = self.agent_session(pane) {
             self.session_setup_event(key, event);
         }
     }

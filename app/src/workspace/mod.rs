@@ -15,6 +15,7 @@ pub mod diffs;
 mod first_run;
 pub mod jobs;
 pub mod layout;
+pub mod pane;
 pub mod persist;
 mod revert;
 pub mod router;
@@ -42,9 +43,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use agent::{AgentDriver, AgentEvent, AgentSpec};
 use layout::{Axis, Direction, Layout, PaneId};
 use march_core::config::ShellConfig;
-use march_panes::shell::{AgentShellView, ShellNotice};
+use march_panes::shell::ShellNotice;
+use pane::Pane;
 use router::{Attention, Notify, OutputRouter, SessionKey};
-use shells::{ShellSlot, ShellSource};
+use shells::ShellSource;
 use terminals::CommandTerminal;
 
 /// One tab: a name, the project its new panes open on, and a layout.
@@ -135,27 +137,14 @@ pub enum UiRequest {
 pub struct Workspace {
     tabs: Vec<Tab>,
     active: usize,
-    /// Which session each agent pane shows.
-    panes: BTreeMap<PaneId, SessionKey>,
-    /// The shell panes.
-    shells: BTreeMap<PaneId, ShellSlot>,
+    /// Every pane of every tab, by id.
+    panes: BTreeMap<PaneId, Pane>,
     /// The shell panes the last frame drew.
     shells_on_screen: Vec<PaneId>,
-    /// Agent shell panes: which session's commands each shows.
-    agent_shells: BTreeMap<PaneId, (SessionKey, AgentShellView)>,
-    /// Diff panes: the session whose changes each shows.
-    diffs: BTreeMap<PaneId, (SessionKey, march_panes::diff::DiffView)>,
-    /// Uncommitted-changes panes: the project each shows.
-    worktree_diffs: BTreeMap<PaneId, (PathBuf, march_panes::diff::DiffView)>,
     /// The latest diffing of each project's uncommitted changes asked for.
     worktree_waiting: BTreeMap<PathBuf, u64>,
     /// Projects whose uncommitted changes were asked for again while being diffed.
     worktree_again: std::collections::BTreeSet<PathBuf>,
-    /// Diagnostics panes: the project each shows.
-    diagnostic_panes: BTreeMap<PaneId, (PathBuf, march_panes::diagnostics::DiagnosticsView)>,
-    /// Shell panes running `$EDITOR` on a diagnostic's file: the project and the file, to
-    /// check again when the editor is done.
-    editing: BTreeMap<PaneId, (PathBuf, PathBuf)>,
     /// What each project's language servers report.
     diagnostics: BTreeMap<PathBuf, diagnostics::ProjectDiagnostics>,
     /// The latest diffing asked for, per session, and the counter it came from.
@@ -204,17 +193,11 @@ impl Workspace {
             tabs: Vec::new(),
             active: 0,
             panes: BTreeMap::new(),
-            shells: BTreeMap::new(),
             shells_on_screen: Vec::new(),
-            agent_shells: BTreeMap::new(),
-            diffs: BTreeMap::new(),
             diff_waiting: BTreeMap::new(),
-            diagnostic_panes: BTreeMap::new(),
-            worktree_diffs: BTreeMap::new(),
             worktree_waiting: BTreeMap::new(),
             worktree_again: Default::default(),
             diagnostics: BTreeMap::new(),
-            editing: BTreeMap::new(),
             diff_generation: 0,
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
@@ -268,18 +251,13 @@ impl Workspace {
     ) -> PaneId {
         let key = self.spawn_session(project, resume);
         let pane = PaneId(self.next_id());
-        self.panes.insert(pane, key);
+        self.panes.insert(pane, Pane::Agent(key));
         pane
     }
 
     /// How many panes there are, in all tabs.
     pub fn pane_count(&self) -> usize {
         self.panes.len()
-            + self.shells.len()
-            + self.agent_shells.len()
-            + self.diffs.len()
-            + self.diagnostic_panes.len()
-            + self.worktree_diffs.len()
     }
 
     /// The active tab.
@@ -304,7 +282,15 @@ impl Workspace {
 
     /// The session the focused pane shows.
     pub fn focused_session(&self) -> Option<SessionKey> {
-        self.panes.get(&self.focused()).copied()
+        self.agent_session(self.focused())
+    }
+
+    /// The session agent pane `id` shows (`None` for other kinds of pane).
+    pub fn agent_session(&self, id: PaneId) -> Option<SessionKey> {
+        match self.panes.get(&id)? {
+            Pane::Agent(key) => Some(*key),
+            _ => None,
+        }
     }
 
     /// The session of the focused pane.
@@ -315,7 +301,7 @@ impl Workspace {
 
     /// The session pane `id` shows.
     pub fn slot(&self, id: PaneId) -> Option<&AgentSlot> {
-        self.sessions.get(self.panes.get(&id)?)
+        self.sessions.get(&self.agent_session(id)?)
     }
 
     /// The attention of the most urgent session shown in tab `i`.
@@ -331,8 +317,8 @@ impl Workspace {
             .get(i)
             .into_iter()
             .flat_map(|t| t.layout.panes())
-            .filter_map(|p| self.panes.get(&p))
-            .map(|key| self.router.attention(*key))
+            .filter_map(|p| self.agent_session(p))
+            .map(|key| self.router.attention(key))
             .max_by_key(|a| rank(*a))
             .unwrap_or(Attention::Idle)
     }
@@ -388,21 +374,10 @@ impl Workspace {
         }
     }
 
-    /// The project of the focused pane's session or shell, else the tab's.
+    /// The project of the focused pane (its session's, its shell's, or the one it shows),
+    /// else the tab's.
     pub fn focused_project(&self) -> PathBuf {
-        let id = self.focused();
-        self.slot(id)
-            .map(|s| s.project.clone())
-            .or_else(|| self.shells.get(&id).map(|s| s.project.clone()))
-            .or_else(|| self.diagnostic_panes.get(&id).map(|(p, _)| p.clone()))
-            .or_else(|| self.worktree_diffs.get(&id).map(|(p, _)| p.clone()))
-            .or_else(|| {
-                let key = match self.agent_shells.get(&id) {
-                    Some((key, _)) => key,
-                    None => &self.diffs.get(&id)?.0,
-                };
-                self.sessions.get(key).map(|s| s.project.clone())
-            })
+        self.pane_project(self.focused())
             .unwrap_or_else(|| self.tab().project.clone())
     }
 
@@ -419,7 +394,10 @@ impl Workspace {
                 .panes
                 .iter()
                 .filter(|(p, _)| in_scope(p))
-                .map(|(_, k)| *k)
+                .filter_map(|(_, pane)| match pane {
+                    Pane::Agent(k) => Some(*k),
+                    _ => None,
+                })
                 .collect(),
         };
         for key in keys {
@@ -429,7 +407,10 @@ impl Workspace {
                 out.push(format!("a turn in {}", slot.view.border_title()));
             }
         }
-        for (pane, slot) in &self.shells {
+        for (pane, slot) in self.panes.iter().filter_map(|(id, p)| match p {
+            Pane::Shell(slot) => Some((id, slot)),
+            _ => None,
+        }) {
             if in_scope(pane)
                 && let Some(job) = slot.pane.foreground_job()
             {
@@ -533,15 +514,7 @@ impl Workspace {
             }
             self.active = self.active.min(self.tabs.len() - 1);
         }
-        self.hang_up_shell(id);
-        self.editor_done(id);
-        self.agent_shells.remove(&id);
-        self.diffs.remove(&id);
-        self.diagnostic_panes.remove(&id);
-        self.worktree_diffs.remove(&id);
-        if let Some(key) = self.panes.remove(&id) {
-            self.stop_if_unshown(key);
-        }
+        self.release_pane(id);
         UiRequest::None
     }
 
@@ -601,10 +574,7 @@ impl Workspace {
 
     /// Whether session `key` shows in a pane of the active tab (so its changes are drawn).
     fn is_visible(&self, key: SessionKey) -> bool {
-        let layout = &self.tab().layout;
-        self.panes
-            .iter()
-            .any(|(pane, k)| *k == key && layout.contains(*pane))
+        self.shows(|p| matches!(p, Pane::Agent(k) if *k == key))
     }
 
     /// A job finished: its result is shown. Whether anything in the active tab changed.
@@ -645,17 +615,6 @@ impl Workspace {
         self.status_note.take()
     }
 
-    /// The pane of `panes` that shows `project`, if any.
-    fn pane_of_project<V>(
-        panes: &BTreeMap<PaneId, (PathBuf, V)>,
-        project: &Path,
-    ) -> Option<PaneId> {
-        panes
-            .iter()
-            .find(|(_, (p, _))| p == project)
-            .map(|(pane, _)| *pane)
-    }
-
     /// Notifications raised since the last call.
     pub fn take_notifications(&mut self) -> Vec<Notification> {
         std::mem::take(&mut self.notifications)
@@ -682,33 +641,7 @@ impl Workspace {
         rects.sort_by_key(|(id, _)| *id == focused);
         self.shells_on_screen.clear();
         for (id, rect) in rects {
-            if let Some(shell) = self.shells.get_mut(&id) {
-                self.shells_on_screen.push(id);
-                let title = shell.pane.border_title(&project_name(&shell.project));
-                shell.pane.render(rect, buf, theme, &title, id == focused);
-                continue;
-            }
-            if self.agent_shells.contains_key(&id) {
-                self.render_agent_shell(id, rect, buf, theme, id == focused);
-                continue;
-            }
-            if self.is_diff(id) {
-                self.render_diff(id, rect, buf, theme, highlighter, id == focused);
-                continue;
-            }
-            if self.diagnostic_panes.contains_key(&id) {
-                self.render_diagnostics(id, rect, buf, theme, id == focused);
-                continue;
-            }
-            let Some(slot) = self.panes.get(&id).and_then(|k| self.sessions.get_mut(k)) else {
-                continue;
-            };
-            match slot.setup.as_mut() {
-                Some(setup) => setup.render(rect, buf, theme, id == focused),
-                None => slot
-                    .view
-                    .render(rect, buf, theme, highlighter, id == focused),
-            }
+            self.render_pane(id, rect, buf, theme, highlighter, id == focused);
         }
     }
 
@@ -735,6 +668,8 @@ fn project_name(cwd: &Path) -> String {
 pub(crate) struct TestBus {
     /// Agent events, kept open (none come: the panes have no agent behind them).
     _events: tokio::sync::mpsc::UnboundedReceiver<(SessionKey, agent::AgentEvent)>,
+    /// What shell panes' and commands' programs did.
+    pub shells: tokio::sync::mpsc::UnboundedReceiver<(ShellSource, ShellNotice)>,
     /// Finished jobs.
     pub jobs: tokio::sync::mpsc::UnboundedReceiver<jobs::JobDone>,
 }
@@ -765,8 +700,17 @@ pub(crate) fn test_workspace(project: &Path) -> (Workspace, TestBus) {
 /// A workspace with a tab for each of `projects`, no agent behind its panes (tests only).
 #[cfg(test)]
 pub(crate) fn test_workspace_on<P: AsRef<Path>>(projects: &[P]) -> (Workspace, TestBus) {
+    let (launcher, bus) = test_launcher();
+    let projects = projects.iter().map(|p| p.as_ref().to_path_buf()).collect();
+    (Workspace::new(launcher, projects), bus)
+}
+
+/// A launcher of sessions with no agent behind them, and where what they start reports
+/// (tests only).
+#[cfg(test)]
+pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
     let (events, rx) = tokio::sync::mpsc::unbounded_channel();
-    let (shell_events, _) = tokio::sync::mpsc::unbounded_channel();
+    let (shell_events, shells) = tokio::sync::mpsc::unbounded_channel();
     let (jobs, jobs_rx) = jobs::Jobs::channel();
     let launcher = AgentLauncher {
         spec: agent::AgentSpec::march(Path::new("/usr/bin/march")),
@@ -779,10 +723,10 @@ pub(crate) fn test_workspace_on<P: AsRef<Path>>(projects: &[P]) -> (Workspace, T
         setup_needed: None,
         setup_providers: Vec::new(),
     };
-    let projects = projects.iter().map(|p| p.as_ref().to_path_buf()).collect();
     let bus = TestBus {
         _events: rx,
+        shells,
         jobs: jobs_rx,
     };
-    (Workspace::new(launcher, projects), bus)
+    (launcher, bus)
 }

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::layout::{Layout, PaneId};
 
-/// The format written; a file with another version is set aside.
-const FORMAT_VERSION: u32 = 1;
+/// The format written. Version 1 files (agent and shell panes only) are read too; a file
+/// with another version is set aside.
+const FORMAT_VERSION: u32 = 2;
 
 /// A workspace as saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +33,7 @@ pub struct SavedWorkspace {
     /// The tabs in order.
     pub tabs: Vec<SavedTab>,
     /// What each pane shows, by pane id.
+    #[serde(deserialize_with = "read_panes")]
     pub panes: BTreeMap<u64, SavedPane>,
 }
 
@@ -49,16 +51,85 @@ pub struct SavedTab {
     pub layout: Layout,
 }
 
-/// A pane as saved: an agent session in a project, or a shell.
+/// A pane as saved: what it shows, and enough to show it again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedPane {
-    /// The session's (or shell's) project directory.
-    pub project: PathBuf,
-    /// The agent's session id, once the session was open.
-    pub session: Option<String>,
-    /// For a shell pane: the directory its shell was last in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shell_cwd: Option<PathBuf>,
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SavedPane {
+    /// An agent pane: the session in its project (its id once the agent gave one).
+    Agent {
+        /// The session's project directory.
+        project: PathBuf,
+        /// The agent's session id.
+        session: Option<String>,
+    },
+    /// A shell pane, restored as a new shell where the old one last was.
+    Shell {
+        /// Its project.
+        project: PathBuf,
+        /// The directory its shell was last in.
+        cwd: PathBuf,
+    },
+    /// The commands of a session (the commands themselves end with their runner).
+    Commands {
+        /// The session's project directory.
+        project: PathBuf,
+        /// The agent's session id.
+        session: Option<String>,
+    },
+    /// The changes of a session.
+    Diff {
+        /// The session's project directory.
+        project: PathBuf,
+        /// The agent's session id.
+        session: Option<String>,
+    },
+    /// A project's uncommitted changes.
+    Uncommitted {
+        /// The project.
+        project: PathBuf,
+    },
+    /// A project's diagnostics.
+    Diagnostics {
+        /// The project.
+        project: PathBuf,
+    },
+}
+
+/// A pane as files hold it: this version's, or version 1's (no kind: a shell when it has a
+/// directory, else an agent pane).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FilePane {
+    Now(SavedPane),
+    Version1 {
+        project: PathBuf,
+        session: Option<String>,
+        #[serde(default)]
+        shell_cwd: Option<PathBuf>,
+    },
+}
+
+fn read_panes<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<u64, SavedPane>, D::Error> {
+    let panes = BTreeMap::<u64, FilePane>::deserialize(d)?;
+    Ok(panes
+        .into_iter()
+        .map(|(id, pane)| {
+            let pane = match pane {
+                FilePane::Now(pane) => pane,
+                FilePane::Version1 {
+                    project,
+                    shell_cwd: Some(cwd),
+                    ..
+                } => SavedPane::Shell { project, cwd },
+                FilePane::Version1 {
+                    project, session, ..
+                } => SavedPane::Agent { project, session },
+            };
+            (id, pane)
+        })
+        .collect())
 }
 
 impl SavedWorkspace {
@@ -76,7 +147,7 @@ impl SavedWorkspace {
     /// Why this cannot be restored, if it cannot: every pane of every layout described,
     /// at least one tab, the active one among them.
     fn check(&self) -> Result<(), String> {
-        if self.version != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&self.version) {
             return Err(format!(
                 "format version {} (this March writes {FORMAT_VERSION})",
                 self.version
@@ -306,42 +377,33 @@ pub fn recent_projects(data_dir: &Path) -> Vec<PathBuf> {
 }
 
 impl super::Workspace {
-    /// The workspace as saved for `dirs`: tabs, layouts, and each pane's project and
-    /// session.
+    /// The workspace as saved for `dirs`: tabs, layouts, and what each pane shows (a pane
+    /// with nothing left to show is left out of its layout).
     pub fn saved(&self, dirs: &[PathBuf]) -> SavedWorkspace {
         let mut saved = SavedWorkspace::new(dirs.to_vec());
-        saved.active = self.active;
-        saved.tabs = self
-            .tabs
-            .iter()
-            .map(|t| SavedTab {
+        for (i, t) in self.tabs.iter().enumerate() {
+            let mut layout = t.layout.clone();
+            let mut empty = false;
+            for pane in t.layout.panes() {
+                match self.saved_pane(pane) {
+                    Some(what) => {
+                        saved.panes.insert(pane.0, what);
+                    }
+                    None => empty |= !layout.remove(pane, ratatui::layout::Rect::default()),
+                }
+            }
+            if empty {
+                continue;
+            }
+            if i == self.active {
+                saved.active = saved.tabs.len();
+            }
+            saved.tabs.push(SavedTab {
                 name: t.name.clone(),
                 renamed: t.renamed,
                 project: t.project.clone(),
-                layout: t.layout.clone(),
-            })
-            .collect();
-        for (pane, key) in &self.panes {
-            if let Some(slot) = self.sessions.get(key) {
-                saved.panes.insert(
-                    pane.0,
-                    SavedPane {
-                        project: slot.project.clone(),
-                        session: slot.session_id.as_ref().map(|s| s.0.to_string()),
-                        shell_cwd: None,
-                    },
-                );
-            }
-        }
-        for (pane, shell) in &self.shells {
-            saved.panes.insert(
-                pane.0,
-                SavedPane {
-                    project: shell.project.clone(),
-                    session: None,
-                    shell_cwd: Some(shell.pane.current_dir()),
-                },
-            );
+                layout,
+            });
         }
         saved
     }
@@ -353,22 +415,23 @@ impl super::Workspace {
         // New panes get ids above the restored ones.
         ws.next_id = saved.panes.keys().max().map_or(1, |max| max + 1);
         for mut tab in saved.tabs {
-            for pane in tab.layout.panes() {
-                let Some(what) = saved.panes.get(&pane.0) else {
-                    // Nothing to restore there (an agent shell pane): the layout closes it.
+            // The panes that follow a session last: the session may be in a later pane.
+            let (follow, own): (Vec<PaneId>, Vec<PaneId>) =
+                tab.layout.panes().into_iter().partition(|p| {
+                    matches!(
+                        saved.panes.get(&p.0),
+                        Some(SavedPane::Commands { .. } | SavedPane::Diff { .. })
+                    )
+                });
+            for pane in own.into_iter().chain(follow) {
+                let restored = saved
+                    .panes
+                    .get(&pane.0)
+                    .is_some_and(|what| ws.restore_pane(pane, what));
+                if !restored {
+                    // Nothing to show there: the layout closes it.
                     tab.layout.remove(pane, ratatui::layout::Rect::default());
-                    continue;
-                };
-                if let Some(cwd) = &what.shell_cwd {
-                    ws.restore_shell(pane, &what.project, cwd);
-                    continue;
                 }
-                let session = what
-                    .session
-                    .clone()
-                    .map(agent_client_protocol::v1::schema::SessionId::new);
-                let key = ws.spawn_session(&what.project, session);
-                ws.panes.insert(pane, key);
             }
             ws.tabs.push(super::Tab {
                 name: tab.name,
@@ -399,10 +462,9 @@ mod tests {
         for id in [1, 2] {
             saved.panes.insert(
                 id,
-                SavedPane {
+                SavedPane::Agent {
                     project: dirs[0].clone(),
                     session: Some(format!("s{id}")),
-                    shell_cwd: None,
                 },
             );
         }
@@ -425,6 +487,42 @@ mod tests {
             Loaded::Restored(back) => assert_eq!(back, saved),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn version_1_files_are_read_as_agent_and_shell_panes() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        let path = {
+            let (store, _) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+            store.path().to_path_buf()
+        };
+        // As version 1 wrote it: panes without a kind, a shell known by its directory.
+        let mut v1 = serde_json::to_value(sample(&dirs)).unwrap();
+        v1["version"] = 1.into();
+        v1["panes"] = serde_json::json!({
+            "1": {"project": "/work/api", "session": "s1"},
+            "2": {"project": "/work/api", "session": null, "shell_cwd": "/work/api/src"},
+        });
+        fs::write(&path, v1.to_string()).unwrap();
+        let (_store, loaded) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+        let Loaded::Restored(back) = loaded else {
+            panic!("{loaded:?}");
+        };
+        assert_eq!(
+            back.panes[&1],
+            SavedPane::Agent {
+                project: dirs[0].clone(),
+                session: Some("s1".into())
+            }
+        );
+        assert_eq!(
+            back.panes[&2],
+            SavedPane::Shell {
+                project: dirs[0].clone(),
+                cwd: PathBuf::from("/work/api/src")
+            }
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::changes::FileChange;
 use super::diffs::touched_paths;
 use super::jobs::{JobDone, RevertOf, Reverted};
 use super::layout::PaneId;
+use super::pane::Pane;
 use super::worktree::worktree_input;
 
 impl Workspace {
@@ -20,11 +21,11 @@ impl Workspace {
     /// the session left it. What is under way, or why nothing is; the outcome comes back as
     /// a [`JobDone::Reverted`].
     pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
-        if self.worktree_diffs.contains_key(&id) {
-            return self.revert_worktree(id, whole_file);
-        }
-        let (key, view) = self.diffs.get(&id).ok_or("not a diff pane")?;
-        let key = *key;
+        let (key, view) = match self.panes.get(&id) {
+            Some(Pane::Uncommitted { .. }) => return self.revert_worktree(id, whole_file),
+            Some(Pane::Diff { session, view }) => (*session, view),
+            _ => return Err("not a diff pane".to_string()),
+        };
         let index = view.selected_index();
         let hunk = view.current_hunk();
         let shown = view
@@ -119,7 +120,9 @@ impl Workspace {
         id: PaneId,
         whole_file: bool,
     ) -> Result<String, String> {
-        let (project, view) = self.worktree_diffs.get(&id).ok_or("not a diff pane")?;
+        let Some(Pane::Uncommitted { project, view }) = self.panes.get(&id) else {
+            return Err("not a diff pane".to_string());
+        };
         let undo = WorktreeUndo {
             project: project.clone(),
             shown_diff: view.selected().cloned().ok_or("no file to revert")?,

@@ -14,6 +14,7 @@ use march_runner::client::find_config_option;
 use super::agent::{AgentDriver, AgentEvent, ListPurpose, RunnerState, SessionOpen};
 use super::changes::{ChangeLog, FileChange};
 use super::layout::PaneId;
+use super::pane::Pane;
 use super::router::SessionKey;
 use super::{AgentSlot, Notification, UiRequest, Workspace, project_name};
 
@@ -79,9 +80,9 @@ impl Workspace {
         key
     }
 
-    /// Stop session `key` when no pane shows it any more.
+    /// Stop session `key` when no pane shows or follows it any more.
     pub(super) fn stop_if_unshown(&mut self, key: SessionKey) {
-        if self.panes.values().any(|k| *k == key) {
+        if self.session_in_a_pane(key) {
             return;
         }
         self.router.remove(key);
@@ -94,7 +95,7 @@ impl Workspace {
     /// A new session (or `resume` replayed) takes `pane`'s place; the session it showed is
     /// stopped unless another pane shows it.
     fn replace_in_pane(&mut self, pane: PaneId, resume: Option<SessionId>) {
-        let Some(old) = self.panes.get(&pane).copied() else {
+        let Some(old) = self.agent_session(pane) else {
             return;
         };
         let project = self
@@ -108,28 +109,31 @@ impl Workspace {
             tab.layout.replace_pane(pane, id);
         }
         self.panes.remove(&pane);
-        let still_shown = self.panes.values().any(|k| *k == old);
-        self.stop_if_unshown(old);
-        if let (false, Some(new)) = (still_shown, self.panes.get(&id).copied()) {
+        let Some(new) = self.agent_session(id) else {
+            return;
+        };
+        if self.agent_panes_of(old).next().is_none() {
             // The panes that showed the old session's commands and changes go on with the
             // session that took its place, rather than showing one that has ended.
-            for (key, view) in self.agent_shells.values_mut() {
-                if *key == old {
-                    *key = new;
-                    *view = Default::default();
-                }
-            }
             let mut moved = false;
-            for (key, _) in self.diffs.values_mut() {
-                if *key == old {
-                    *key = new;
-                    moved = true;
+            for p in self.panes.values_mut() {
+                match p {
+                    Pane::Commands { session, view } if *session == old => {
+                        *session = new;
+                        *view = Default::default();
+                    }
+                    Pane::Diff { session, .. } if *session == old => {
+                        *session = new;
+                        moved = true;
+                    }
+                    _ => {}
                 }
             }
             if moved {
                 self.refresh_diffs(new);
             }
         }
+        self.stop_if_unshown(old);
     }
 
     /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
@@ -346,7 +350,7 @@ impl Workspace {
             Ok(id) => {
                 // The pane that asked is the focused one showing this session, if any.
                 let pane = self.focused();
-                if self.panes.get(&pane) == Some(&key) {
+                if self.agent_session(pane) == Some(key) {
                     self.replace_in_pane(pane, Some(id));
                 }
             }
@@ -357,7 +361,7 @@ impl Workspace {
     /// Hand what pane `pane` answered to its session's driver. Returns a request for the
     /// UI.
     pub fn pane_event(&mut self, pane: PaneId, event: PaneEvent) -> UiRequest {
-        match self.panes.get(&pane).copied() {
+        match self.agent_session(pane) {
             Some(key) => self.session_event(key, Some(pane), event),
             None => UiRequest::None,
         }

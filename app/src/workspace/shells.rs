@@ -12,6 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::layout::{Axis, PaneId};
+use super::pane::Pane;
 use super::{UiRequest, Workspace};
 
 /// Whose notice a shell notice is.
@@ -29,6 +30,9 @@ pub struct ShellSlot {
     pub pane: ShellPane,
     /// The project it belongs to (its directory may have moved on with `cd`).
     pub project: PathBuf,
+    /// The file its program edits for a diagnostic (`$EDITOR` on it), checked again when
+    /// the editor is done.
+    pub editing: Option<PathBuf>,
 }
 
 /// The spec of a shell in `cwd` as `[shell]` configures it.
@@ -51,22 +55,34 @@ pub fn shell_spec(config: &ShellConfig, cwd: &Path) -> ShellSpec {
 
 impl Workspace {
     /// Starts a shell in `cwd` for pane `id` (of `project`).
-    fn spawn_shell(&mut self, id: PaneId, project: &Path, cwd: &Path) -> Result<(), String> {
+    pub(super) fn spawn_shell(
+        &mut self,
+        id: PaneId,
+        project: &Path,
+        cwd: &Path,
+    ) -> Result<ShellSlot, String> {
+        let spec = shell_spec(&self.launcher.shell, cwd);
+        self.spawn_program(id, project, spec)
+    }
+
+    /// Starts `spec`'s program on a PTY for pane `id` (of `project`).
+    pub(super) fn spawn_program(
+        &mut self,
+        id: PaneId,
+        project: &Path,
+        spec: ShellSpec,
+    ) -> Result<ShellSlot, String> {
         let events = self.launcher.shell_events.clone();
         let wake: Wake = Arc::new(move |notice| {
             // A closed channel means March is quitting.
             let _ = events.send((ShellSource::Pane(id), notice));
         });
-        let spec = shell_spec(&self.launcher.shell, cwd);
         let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
-        self.shells.insert(
-            id,
-            ShellSlot {
-                pane,
-                project: project.to_path_buf(),
-            },
-        );
-        Ok(())
+        Ok(ShellSlot {
+            pane,
+            project: project.to_path_buf(),
+            editing: None,
+        })
     }
 
     /// Splits the focused pane with a shell in the focused pane's project (its shell's
@@ -74,53 +90,45 @@ impl Workspace {
     pub fn open_shell(&mut self, axis: Axis) -> Result<(), String> {
         let project = self.focused_project();
         let cwd = self
-            .shells
-            .get(&self.focused())
+            .shell(self.focused())
             .map_or_else(|| project.clone(), |s| s.pane.current_dir());
         let id = PaneId(self.next_id());
-        self.spawn_shell(id, &project, &cwd)?;
+        let slot = self.spawn_shell(id, &project, &cwd)?;
+        self.panes.insert(id, Pane::Shell(Box::new(slot)));
         self.tab_mut().layout.split(axis, id);
         Ok(())
     }
 
-    /// Restores a saved shell pane: a new shell in the directory it was last in (the
-    /// project's when that is gone).
-    pub(super) fn restore_shell(&mut self, id: PaneId, project: &Path, cwd: &Path) {
-        let cwd = if cwd.is_dir() { cwd } else { project };
-        if let Err(e) = self.spawn_shell(id, project, cwd) {
-            tracing::warn!("cannot restore a shell pane: {e}");
-        }
-    }
-
     /// The shell pane `id`, if it is one.
     pub fn shell(&self, id: PaneId) -> Option<&ShellSlot> {
-        self.shells.get(&id)
-    }
-
-    /// The focused pane's shell, if it is one.
-    pub fn focused_shell(&mut self) -> Option<&mut ShellPane> {
-        let id = self.focused();
-        self.shells.get_mut(&id).map(|s| &mut s.pane)
-    }
-
-    /// The focused pane's shell, or the command its agent shell pane shows.
-    pub fn focused_shell_or_command(&mut self) -> Option<&mut ShellPane> {
-        let id = self.focused();
-        if self.shells.contains_key(&id) {
-            return self.shells.get_mut(&id).map(|s| &mut s.pane);
+        match self.panes.get(&id)? {
+            Pane::Shell(slot) => Some(slot),
+            _ => None,
         }
-        self.agent_shell_command(id)
     }
 
     /// The shell of pane `id`, to change.
     pub fn shell_mut(&mut self, id: PaneId) -> Option<&mut ShellPane> {
-        self.shells.get_mut(&id).map(|s| &mut s.pane)
+        match self.panes.get_mut(&id)? {
+            Pane::Shell(slot) => Some(&mut slot.pane),
+            _ => None,
+        }
+    }
+
+    /// The focused pane's shell, if it is one.
+    pub fn focused_shell(&mut self) -> Option<&mut ShellPane> {
+        self.shell_mut(self.focused())
+    }
+
+    /// The focused pane's program: its shell, or the command its commands pane shows.
+    pub fn focused_program(&mut self) -> Option<&mut ShellPane> {
+        self.pane_program(self.focused())
     }
 
     /// Handles a notice from pane `id`'s shell: whether the screen needs drawing, and what
     /// the UI should do (copy text, quit when the last pane closed).
     pub fn shell_event(&mut self, id: PaneId, notice: ShellNotice) -> (bool, UiRequest) {
-        let Some(slot) = self.shells.get_mut(&id) else {
+        let Some(Pane::Shell(slot)) = self.panes.get_mut(&id) else {
             return (false, UiRequest::None);
         };
         let update = slot.pane.take_update();
@@ -129,7 +137,10 @@ impl Workspace {
             None => UiRequest::None,
         };
         if let Some(exit) = update.exited {
-            self.editor_done(id);
+            if let Some(file) = slot.editing.take() {
+                let project = slot.project.clone();
+                self.editor_done(&project, &file);
+            }
             let close = match self.launcher.shell.on_exit {
                 ShellExit::Close => true,
                 ShellExit::CloseOnSuccess => exit.success(),
@@ -155,19 +166,22 @@ impl Workspace {
     ) -> Option<Vec<Rect>> {
         let mut areas = Vec::new();
         for id in ids.iter().filter(|id| self.shells_on_screen.contains(id)) {
-            let slot = self.shells.get_mut(id)?;
+            let Some(Pane::Shell(slot)) = self.panes.get_mut(id) else {
+                return None;
+            };
             areas.extend(slot.pane.render_changed_rows(buf, theme)?);
         }
         Some(areas)
     }
 
-    /// Hangs up the shell of pane `id` (closed): its programs get SIGHUP, and are killed
-    /// after the grace period if still there.
-    pub(super) fn hang_up_shell(&mut self, id: PaneId) {
-        if let Some(mut slot) = self.shells.remove(&id) {
-            let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
-            // The hang-up finishes on its own thread; the pane is gone already.
-            drop(slot.pane.hangup(grace));
+    /// Hangs up the shell of a closed pane: its programs get SIGHUP, and are killed after
+    /// the grace period if still there. An editor it ran has its file checked again.
+    pub(super) fn hang_up_shell(&mut self, mut slot: ShellSlot) {
+        let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
+        // The hang-up finishes on its own thread; the pane is gone already.
+        drop(slot.pane.hangup(grace));
+        if let Some(file) = slot.editing.take() {
+            self.editor_done(&slot.project, &file);
         }
     }
 
@@ -175,9 +189,18 @@ impl Workspace {
     /// grace period when they ignore the hang-up).
     pub(super) fn hang_up_all_shells(&mut self) {
         let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
-        let waits: Vec<_> = std::mem::take(&mut self.shells)
-            .into_values()
-            .filter_map(|mut slot| slot.pane.hangup(grace))
+        let shells: Vec<PaneId> = self
+            .panes
+            .iter()
+            .filter(|(_, p)| matches!(p, Pane::Shell(_)))
+            .map(|(id, _)| *id)
+            .collect();
+        let waits: Vec<_> = shells
+            .into_iter()
+            .filter_map(|id| match self.panes.remove(&id) {
+                Some(Pane::Shell(mut slot)) => slot.pane.hangup(grace),
+                _ => None,
+            })
             .collect();
         for wait in waits {
             let _ = wait.join();

@@ -45,7 +45,7 @@ impl Workspace {
                 attention: self.router.attention(*key),
                 runner: slot.driver.status(),
                 pane: slot.view.status(),
-                shown: self.panes.values().any(|k| k == key),
+                shown: self.agent_panes_of(*key).next().is_some(),
                 question: slot.view.pending_question().map(str::to_string),
             })
             .collect();
@@ -63,10 +63,8 @@ impl Workspace {
     /// Show session `key`: focus a pane that shows it (its tab made active), else show it
     /// in the focused pane, whose session goes on in the background.
     pub fn show_session(&mut self, key: SessionKey) {
-        if let Some(pane) = self
-            .panes
-            .iter()
-            .find_map(|(p, k)| (*k == key).then_some(*p))
+        let shown = self.agent_panes_of(key).next();
+        if let Some(pane) = shown
             && let Some(tab) = self.tabs.iter().position(|t| t.layout.contains(pane))
         {
             self.active = tab;
@@ -153,7 +151,7 @@ impl Workspace {
         let mut next: Option<SystemTime> = None;
         let keys: Vec<SessionKey> = self.sessions.keys().copied().collect();
         for key in keys {
-            if self.panes.values().any(|k| *k == key)
+            if self.agent_panes_of(key).next().is_some()
                 || !matches!(
                     self.router.attention(key),
                     Attention::Idle | Attention::Done | Attention::Error

@@ -11,6 +11,7 @@ use march_panes::theme::Slot;
 
 use super::agent::ListPurpose;
 use super::layout::{Axis, PaneId};
+use super::pane::Pane;
 use super::router::{Attention, SessionKey};
 use super::{Workspace, project_name};
 
@@ -39,7 +40,7 @@ impl Workspace {
                     .panes()
                     .iter()
                     .enumerate()
-                    .filter(|(_, p)| self.panes.get(p) == Some(key))
+                    .filter(|(_, p)| self.agent_session(**p) == Some(*key))
                     .map(|(i, _)| i + 1)
                     .collect();
                 let entry = SwitcherEntry {
@@ -126,7 +127,7 @@ impl Workspace {
     }
 
     /// The open session with agent session id `id`, if any.
-    fn open_with_id(&self, id: &SessionId) -> Option<SessionKey> {
+    pub(super) fn open_with_id(&self, id: &SessionId) -> Option<SessionKey> {
         self.sessions
             .iter()
             .find_map(|(k, s)| (s.session_id.as_ref() == Some(id)).then_some(*k))
@@ -147,14 +148,13 @@ impl Workspace {
             return;
         }
         let pane = self.focused();
-        // A shell keeps running: the session opens beside it.
-        if self.shells.contains_key(&pane) {
+        // Any other pane (a shell, a diff…) keeps what it shows: the session opens beside it.
+        let Some(old) = self.agent_session(pane) else {
             self.show_in_split(key);
             return;
-        }
-        if let Some(old) = self.panes.insert(pane, key)
-            && old != key
-        {
+        };
+        self.panes.insert(pane, Pane::Agent(key));
+        if old != key {
             self.last_session = Some(old);
         }
         self.wake(key);
@@ -166,7 +166,7 @@ impl Workspace {
             return;
         }
         let pane = PaneId(self.next_id());
-        self.panes.insert(pane, key);
+        self.panes.insert(pane, Pane::Agent(key));
         self.tab_mut().layout.split(Axis::Horizontal, pane);
         self.wake(key);
     }

@@ -17,6 +17,7 @@ use march_panes::terminal::TerminalEmulator;
 use march_runner::client::{AgentRequest, Pending};
 
 use super::Workspace;
+use super::pane::Pane;
 use super::router::SessionKey;
 use super::shells::{ShellSource, shell_spec};
 
@@ -187,7 +188,7 @@ impl Workspace {
         }
     }
 
-    fn create_terminal(
+    pub(super) fn create_terminal(
         &mut self,
         key: SessionKey,
         request: &agent_client_protocol::v1::schema::CreateTerminalRequest,
@@ -324,10 +325,7 @@ impl Workspace {
 
     /// Whether an agent shell pane of session `key` shows in the active tab.
     pub(super) fn agent_shell_shows(&self, key: SessionKey) -> bool {
-        let layout = &self.tab().layout;
-        self.agent_shells
-            .iter()
-            .any(|(pane, (k, _))| *k == key && layout.contains(*pane))
+        self.shows(|p| matches!(p, Pane::Commands { session, .. } if *session == key))
     }
 
     /// Opens the agent shell pane of the focused agent pane's session below it (moving it
@@ -336,36 +334,30 @@ impl Workspace {
     pub fn toggle_agent_shell(&mut self) -> Option<super::UiRequest> {
         let focused = self.focused();
         // From the agent shell pane itself, or its session's pane: a second press closes it.
-        if self.agent_shells.contains_key(&focused) {
+        if let Some(Pane::Commands { .. }) = self.panes.get(&focused) {
             return Some(self.close_pane(focused));
         }
         let key = self.focused_session()?;
-        let existing = self
-            .agent_shells
-            .iter()
-            .find(|(_, (k, _))| *k == key)
-            .map(|(pane, _)| *pane);
+        let existing =
+            self.find_pane(|p| matches!(p, Pane::Commands { session, .. } if *session == key));
         if let Some(pane) = existing
             && self.tab().layout.contains(pane)
         {
             return Some(self.close_pane(pane));
         }
         self.focus_or_open(existing, super::layout::Axis::Vertical, |ws, pane| {
-            ws.agent_shells
-                .insert(pane, (key, AgentShellView::default()));
+            let view = AgentShellView::default();
+            ws.panes.insert(pane, Pane::Commands { session: key, view });
         });
         Some(super::UiRequest::None)
     }
 
-    /// Whether pane `id` is an agent shell pane.
-    pub fn is_agent_shell(&self, id: super::layout::PaneId) -> bool {
-        self.agent_shells.contains_key(&id)
-    }
-
     /// The command the agent shell pane `id` shows, to type into.
     pub fn agent_shell_command(&mut self, id: super::layout::PaneId) -> Option<&mut ShellPane> {
-        let (key, view) = self.agent_shells.get(&id)?;
-        let key = *key;
+        let Some(Pane::Commands { session, view }) = self.panes.get(&id) else {
+            return None;
+        };
+        let key = *session;
         let count = self.session_terminals(key).count();
         let index = view.selected(count)?;
         self.terminals
@@ -378,11 +370,11 @@ impl Workspace {
     /// Shows the previous (`-1`) or next (`1`) command in the focused agent shell pane.
     pub fn agent_shell_select(&mut self, delta: i32) -> bool {
         let id = self.focused();
-        let Some(key) = self.agent_shells.get(&id).map(|(k, _)| *k) else {
+        let Some(Pane::Commands { session, .. }) = self.panes.get(&id) else {
             return false;
         };
-        let count = self.session_terminals(key).count();
-        if let Some((_, view)) = self.agent_shells.get_mut(&id) {
+        let count = self.session_terminals(*session).count();
+        if let Some(Pane::Commands { view, .. }) = self.panes.get_mut(&id) {
             view.select(delta, count);
         }
         true
@@ -395,15 +387,13 @@ impl Workspace {
         rect: ratatui::layout::Rect,
         buf: &mut ratatui::buffer::Buffer,
         theme: &march_panes::theme::Theme,
+        title: &str,
         focused: bool,
     ) {
-        let Some((key, view)) = self.agent_shells.get(&id).cloned() else {
+        let Some(Pane::Commands { session, view }) = self.panes.get(&id) else {
             return;
         };
-        let title = match self.sessions.get(&key) {
-            Some(slot) => format!("commands · {}", slot.view.border_title()),
-            None => "commands · the session has ended".to_string(),
-        };
+        let (key, view) = (*session, view.clone());
         let owned: Vec<(String, PathBuf, Option<ExitInfo>, Duration)> = self
             .session_terminals(key)
             .map(|t| {
@@ -435,7 +425,7 @@ impl Workspace {
             entries: &entries,
             screen: chosen,
         };
-        view.render(rect, buf, theme, &title, focused, commands);
+        view.render(rect, buf, theme, title, focused, commands);
     }
 
     /// Hangs up every command (March is quitting) and waits until their programs are gone.

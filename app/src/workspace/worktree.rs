@@ -11,6 +11,7 @@ use super::changes::MAX_TEXT;
 use super::diffs::DiffInput;
 use super::jobs::JobDone;
 use super::layout::{Axis, PaneId};
+use super::pane::Pane;
 
 /// Files listed at most (a checkout of generated files should not stall anything).
 const MAX_FILES: usize = 500;
@@ -162,18 +163,35 @@ impl Workspace {
     /// focuses the one already open (and brings it up to date).
     pub fn open_worktree_diff(&mut self) {
         let project = self.focused_project();
-        let existing = Self::pane_of_project(&self.worktree_diffs, &project);
+        let existing =
+            self.find_pane(|p| matches!(p, Pane::Uncommitted { project: p, .. } if *p == project));
         self.focus_or_open(existing, Axis::Horizontal, |ws, pane| {
-            let title = format!("uncommitted · {}", super::project_name(&project));
-            ws.worktree_diffs
-                .insert(pane, (project.clone(), DiffView::new(&title, Vec::new())));
+            let view = DiffView::new(&ws.uncommitted_title(&project), Vec::new());
+            let project = project.clone();
+            ws.panes.insert(pane, Pane::Uncommitted { project, view });
         });
         self.refresh_worktree(&project);
     }
 
     /// Whether pane `id` shows a project's uncommitted changes.
     pub fn is_worktree_diff(&self, id: PaneId) -> bool {
-        self.worktree_diffs.contains_key(&id)
+        matches!(self.panes.get(&id), Some(Pane::Uncommitted { .. }))
+    }
+
+    /// The title of `project`'s uncommitted-changes pane.
+    pub(super) fn uncommitted_title(&self, project: &Path) -> String {
+        format!("uncommitted · {}", super::project_name(project))
+    }
+
+    /// The views of `project`'s uncommitted changes.
+    fn uncommitted_views<'a>(
+        &'a mut self,
+        project: &'a Path,
+    ) -> impl Iterator<Item = &'a mut DiffView> + 'a {
+        self.panes.values_mut().filter_map(move |p| match p {
+            Pane::Uncommitted { project: p, view } if p == project => Some(view),
+            _ => None,
+        })
     }
 
     /// Diffs `project`'s uncommitted changes again for its panes, off the loop; they come
@@ -181,14 +199,10 @@ impl Workspace {
     /// git once per changed file): asked again meanwhile, it runs once more when it is done.
     /// Whether such a pane is in the active tab.
     pub fn refresh_worktree(&mut self, project: &Path) -> bool {
-        if !self.worktree_diffs.values().any(|(p, _)| p == project) {
+        if self.uncommitted_views(project).next().is_none() {
             return false;
         }
-        for (_, view) in self
-            .worktree_diffs
-            .values_mut()
-            .filter(|(p, _)| p == project)
-        {
+        for view in self.uncommitted_views(project) {
             view.set_pending(true);
         }
         let project = project.to_path_buf();
@@ -226,11 +240,7 @@ impl Workspace {
         self.worktree_waiting.remove(&project);
         // Asked again while this ran: shown, and diffed once more.
         let again = self.worktree_again.remove(&project);
-        for (_, view) in self
-            .worktree_diffs
-            .values_mut()
-            .filter(|(p, _)| *p == project)
-        {
+        for view in self.uncommitted_views(&project) {
             view.set_pending(again);
             match &result {
                 Ok(files) => {
@@ -250,10 +260,7 @@ impl Workspace {
     }
 
     fn worktree_shows(&self, project: &Path) -> bool {
-        let layout = &self.tab().layout;
-        self.worktree_diffs
-            .iter()
-            .any(|(pane, (p, _))| p == project && layout.contains(*pane))
+        self.shows(|p| matches!(p, Pane::Uncommitted { project: p, .. } if p == project))
     }
 
     /// Has a session of `project` ask its language servers about `path` again.
@@ -267,6 +274,7 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::pane::PaneKind;
     use crate::workspace::test_workspace;
 
     /// A repository with `a.txt` (twenty lines), `gone.txt` and `old.txt` committed.
@@ -350,7 +358,7 @@ mod tests {
         ws.open_worktree_diff();
         let pane = ws.focused();
         bus.settle(&mut ws).await;
-        assert!(ws.is_diff(pane) && ws.is_worktree_diff(pane));
+        assert_eq!(ws.pane_kind(pane), Some(PaneKind::Uncommitted));
         assert_eq!(ws.focused_project(), root);
         assert_eq!(files(&mut ws, pane), ["a.txt", "new.txt", "scratch.txt"]);
         assert!(ws.diff_mut(pane).unwrap().select_path("a.txt"));

@@ -73,24 +73,3 @@ impl From<StopReason> for TurnOutcome {
         }
     }
 }
-
-/// A scrolling request from the keymap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScrollAction {
-    /// One line up.
-    LineUp,
-    /// One line down.
-    LineDown,
-    /// A page up (the view's height less one line).
-    PageUp,
-    /// A page down.
-    PageDown,
-    /// Half a page up.
-    HalfPageUp,
-    /// Half a page down.
-    HalfPageDown,
-    /// The start of the transcript.
-    Top,
-    /// The end, following new output again.
-    Bottom,
-}

@@ -8,7 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::completion;
 use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
-use super::{AgentPane, PaneEvent, ScrollAction};
+use super::{AgentPane, PaneEvent};
+use crate::scroll::Scroll;
 
 impl AgentPane {
     /// A key the keymap did not claim: for the open modal, picker or completion popup,
@@ -36,8 +37,8 @@ impl AgentPane {
             KeyCode::Tab if self.completion.is_open() => return self.complete(),
             KeyCode::Up if self.completion.is_open() => return self.history_prev(),
             KeyCode::Down if self.completion.is_open() => return self.history_next(),
-            KeyCode::PageUp => return self.scroll(ScrollAction::PageUp),
-            KeyCode::PageDown => return self.scroll(ScrollAction::PageDown),
+            KeyCode::PageUp => return self.scroll(Scroll::Pages(-1)),
+            KeyCode::PageDown => return self.scroll(Scroll::Pages(1)),
             _ => {}
         }
         if self.prompt.input(key) {
@@ -199,24 +200,12 @@ impl AgentPane {
     }
 
     /// Scrolls the transcript.
-    pub fn scroll(&mut self, action: ScrollAction) -> PaneEvent {
-        let page = self.scroll.viewport().saturating_sub(1).max(1) as i64;
-        match action {
-            ScrollAction::LineUp => self.scroll.scroll_by(-1),
-            ScrollAction::LineDown => self.scroll.scroll_by(1),
-            ScrollAction::PageUp => self.scroll.scroll_by(-page),
-            ScrollAction::PageDown => self.scroll.scroll_by(page),
-            ScrollAction::HalfPageUp => self.scroll.scroll_by(-(page / 2).max(1)),
-            ScrollAction::HalfPageDown => self.scroll.scroll_by((page / 2).max(1)),
-            ScrollAction::Top => self.scroll.scroll_to_top(),
-            ScrollAction::Bottom => self.scroll.scroll_to_bottom(),
+    pub fn scroll(&mut self, scroll: Scroll) -> PaneEvent {
+        match scroll {
+            Scroll::Top => self.scroll.scroll_to_top(),
+            Scroll::Bottom => self.scroll.scroll_to_bottom(),
+            _ => self.scroll.scroll_by(scroll.lines(self.scroll.viewport())),
         }
-        PaneEvent::Redraw
-    }
-
-    /// Mouse wheel: `lines` down (negative: up).
-    pub fn mouse_scroll(&mut self, lines: i32) -> PaneEvent {
-        self.scroll.scroll_by(i64::from(lines));
         PaneEvent::Redraw
     }
 }

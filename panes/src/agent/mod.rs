@@ -40,7 +40,7 @@ use transcript::{Severity, Transcript};
 
 pub(crate) use blocks::human_duration;
 pub use completion::BUILTIN_COMMANDS;
-pub use events::{PaneEvent, ScrollAction, TurnOutcome};
+pub use events::{PaneEvent, TurnOutcome};
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::PaneStatus;

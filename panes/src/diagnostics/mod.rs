@@ -10,6 +10,7 @@ use ratatui::widgets::Widget;
 
 use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
+use crate::scroll::Scroll;
 use crate::theme::{Slot, Theme};
 
 #[cfg(test)]
@@ -122,6 +123,8 @@ pub struct DiagnosticsView {
     selected: usize,
     scroll: usize,
     height: usize,
+    /// Where the rows were last drawn.
+    body: Rect,
     notices: Vec<String>,
 }
 
@@ -137,6 +140,7 @@ impl DiagnosticsView {
             selected: 0,
             scroll: 0,
             height: 0,
+            body: Rect::default(),
             notices: Vec::new(),
         }
     }
@@ -245,10 +249,31 @@ impl DiagnosticsView {
         self.keep_in_sight();
     }
 
-    /// Moves by pages of the last drawn height.
-    pub fn move_pages(&mut self, pages: isize) {
-        let step = self.height.max(2) as isize - 1;
-        self.move_selection(pages * step);
+    /// A click at screen position `x`, `y`: the diagnostic there is selected (a file's
+    /// first, on its name). Whether one was.
+    pub fn click(&mut self, x: u16, y: u16) -> bool {
+        if !self.body.contains(ratatui::layout::Position::new(x, y)) {
+            return false;
+        }
+        let row = self.scroll + usize::from(y - self.body.y);
+        let item = match self.rows.get(row) {
+            Some(Row::Item(..)) => row,
+            Some(Row::File(_)) => row + 1,
+            None => return false,
+        };
+        if !matches!(self.rows.get(item), Some(Row::Item(..))) {
+            return false;
+        }
+        self.selected = item;
+        self.keep_in_sight();
+        true
+    }
+
+    /// Moves the selection as a scroll would move the view (a page is the height less a
+    /// line; top and bottom are the first and last diagnostic).
+    pub fn scroll(&mut self, scroll: Scroll) {
+        let delta = isize::try_from(scroll.lines(self.height)).unwrap_or(isize::MAX);
+        self.move_selection(delta);
     }
 
     /// The selected diagnostic and its file.
@@ -304,6 +329,7 @@ impl DiagnosticsView {
             return;
         }
         self.height = usize::from(body.height);
+        self.body = body;
         if self.rows.is_empty() {
             let note = if self.files.is_empty() {
                 "no diagnostics (the language servers report here as agents edit files)"

@@ -12,6 +12,7 @@ use super::model::{DiffLine, FileDiff, LineKind, NoDiff};
 use crate::chrome::pane_block;
 use crate::highlight::{HighlightedLines, Highlighter};
 use crate::sanitize::sanitize_line;
+use crate::scroll::Scroll;
 use crate::theme::{Slot, Theme};
 
 /// How a file's change is laid out.
@@ -204,16 +205,11 @@ impl DiffView {
         }
     }
 
-    /// Scrolls the change by `lines` (negative: up).
-    pub fn scroll(&mut self, lines: isize) {
+    /// Scrolls the change.
+    pub fn scroll(&mut self, scroll: Scroll) {
+        let lines = isize::try_from(scroll.lines(self.height)).unwrap_or(isize::MAX);
         let last = self.rows.len().saturating_sub(self.height.max(1));
         self.scroll = self.scroll.saturating_add_signed(lines).min(last);
-    }
-
-    /// Scrolls the change by `pages` pages (negative: up).
-    pub fn scroll_pages(&mut self, pages: isize) {
-        let page = isize::try_from(self.height.saturating_sub(1).max(1)).unwrap_or(1);
-        self.scroll(pages.saturating_mul(page));
     }
 
     /// Rows of the selected file's change as laid out now.

@@ -25,6 +25,7 @@ use alacritty_terminal::sync::FairMutex;
 
 use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
+use crate::scroll::Scroll;
 use crate::terminal::{
     AlacrittyEmulator, Damage, MouseReport, TermPalette, draw_rows, draw_screen, encode_key,
     encode_mouse, encode_paste,
@@ -414,7 +415,7 @@ impl ShellPane {
             }
             return;
         }
-        self.scroll(-lines);
+        self.scroll(Scroll::Lines(lines));
     }
 
     /// A mouse button or drag at screen position `x`, `y`: reported to a program that wants
@@ -443,20 +444,20 @@ impl ShellPane {
         (x >= s.x && y >= s.y && x < s.right() && y < s.bottom()).then(|| (x - s.x, y - s.y))
     }
 
-    /// Scrolls the history by `lines` (positive: back).
-    pub fn scroll(&mut self, lines: i32) {
-        self.term.lock().scroll_by(lines);
-    }
-
-    /// Scrolls back by a page (`pages` negative: forward).
-    pub fn scroll_pages(&mut self, pages: i32) {
-        let rows = i32::from(self.size.0.max(2) - 1);
-        self.scroll(pages * rows);
-    }
-
-    /// Back to the live screen.
-    pub fn scroll_to_bottom(&mut self) {
-        self.term.lock().scroll_to_bottom();
+    /// Scrolls the history (up is back in time; `Bottom` is the live screen).
+    pub fn scroll(&mut self, scroll: Scroll) {
+        let rows = usize::from(self.size.0);
+        let mut term = self.term.lock();
+        match scroll {
+            Scroll::Bottom => term.scroll_to_bottom(),
+            _ => {
+                let lines = scroll
+                    .lines(rows)
+                    .clamp(-i64::from(i32::MAX), i64::from(i32::MAX));
+                // The emulator counts lines back from the live screen.
+                term.scroll_by(i32::try_from(-lines).unwrap_or(i32::MAX));
+            }
+        }
     }
 
     /// The border title: the program's own title when it set one, else its name, with the

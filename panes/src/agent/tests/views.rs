@@ -240,7 +240,7 @@ fn scrolled_up_stays_put_and_counts_new_lines() {
     let theme = dark();
     let hl = Highlighter::new();
     draw_with(&mut pane, &theme, &hl, 40, 12);
-    pane.mouse_scroll(-9);
+    pane.scroll(crate::scroll::Scroll::Lines(-9));
     let t = draw_with(&mut pane, &theme, &hl, 40, 12);
     let before = rows(t.backend().buffer());
     pane.apply(&agent("\n\nmore\n\nand more"));
@@ -249,7 +249,7 @@ fn scrolled_up_stays_put_and_counts_new_lines() {
     assert_eq!(before[1..5], after[1..5], "the view did not move");
     insta::assert_snapshot!(t.backend());
     assert!(after.iter().any(|r| r.contains("new lines")), "{after:#?}");
-    pane.scroll(crate::agent::ScrollAction::Bottom);
+    pane.scroll(crate::scroll::Scroll::Bottom);
     let t = draw_with(&mut pane, &theme, &hl, 40, 12);
     assert!(
         rows(t.backend().buffer())

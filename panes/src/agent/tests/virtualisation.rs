@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::agent::ScrollAction;
+use crate::scroll::Scroll;
 use crate::test_support::{dark, rows};
 
 fn long_pane(messages: usize) -> AgentPane {
@@ -42,7 +42,7 @@ fn ten_thousand_blocks_lay_out_only_what_is_visible() {
     assert_eq!(pane.layout_count(), first);
 
     // Jumping to the top lays out the first screen only.
-    pane.scroll(ScrollAction::Top);
+    pane.scroll(Scroll::Top);
     let t = draw_with(&mut pane, &theme, &hl, 80, 24);
     assert!(
         rows(t.backend().buffer())
@@ -54,7 +54,7 @@ fn ten_thousand_blocks_lay_out_only_what_is_visible() {
 
     // Paging down walks a screen at a time.
     for _ in 0..10 {
-        pane.scroll(ScrollAction::PageDown);
+        pane.scroll(Scroll::Pages(1));
         draw_with(&mut pane, &theme, &hl, 80, 24);
     }
     assert!(pane.layout_count() - after_top <= 10 * 24);
@@ -97,7 +97,7 @@ fn a_five_megabyte_single_line_message() {
     // Scrolling through it stays cheap: the block is laid out once.
     let count = pane.layout_count();
     for _ in 0..20 {
-        pane.scroll(ScrollAction::PageUp);
+        pane.scroll(Scroll::Pages(-1));
         draw(&mut pane, &theme, 80, 24);
     }
     assert_eq!(pane.layout_count(), count);
@@ -129,12 +129,12 @@ fn paging_back_down_follows_new_output_again() {
     let hl = Highlighter::new();
     draw_with(&mut pane, &theme, &hl, 50, 14);
     for _ in 0..3 {
-        pane.scroll(ScrollAction::PageUp);
+        pane.scroll(Scroll::Pages(-1));
     }
     let t = draw_with(&mut pane, &theme, &hl, 50, 14);
     assert!(rows(t.backend().buffer()).iter().any(|r| r.contains('%')));
     for _ in 0..10 {
-        pane.scroll(ScrollAction::PageDown);
+        pane.scroll(Scroll::Pages(1));
     }
     draw_with(&mut pane, &theme, &hl, 50, 14);
     pane.apply(&agent("fresh output"));
@@ -156,11 +156,11 @@ fn scrolling_above_the_top_stops_at_the_first_line() {
     let theme = dark();
     let hl = Highlighter::new();
     draw_with(&mut pane, &theme, &hl, 50, 14);
-    pane.mouse_scroll(-100_000);
+    pane.scroll(crate::scroll::Scroll::Lines(-100_000));
     let t = draw_with(&mut pane, &theme, &hl, 50, 14);
     let screen = rows(t.backend().buffer());
     assert!(screen[1].contains("question number 0"), "{screen:#?}");
-    pane.mouse_scroll(1);
+    pane.scroll(crate::scroll::Scroll::Lines(1));
     let t = draw_with(&mut pane, &theme, &hl, 50, 14);
     assert!(
         rows(t.backend().buffer())[1]
@@ -175,7 +175,7 @@ fn new_blocks_below_count_in_full() {
     let theme = dark();
     let hl = Highlighter::new();
     draw_with(&mut pane, &theme, &hl, 50, 14);
-    pane.scroll(ScrollAction::PageUp);
+    pane.scroll(Scroll::Pages(-1));
     draw_with(&mut pane, &theme, &hl, 50, 14);
     // A blank line before the block, then three paragraphs with blanks between.
     pane.apply(&agent_id("one\n\ntwo\n\nthree", "fresh"));
