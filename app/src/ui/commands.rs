@@ -8,6 +8,7 @@ use crate::workspace::UiRequest;
 use crate::workspace::layout::{Axis, Direction};
 
 use super::Ui;
+use super::layers::Layer;
 use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
 use super::switch::SessionSwitcher;
@@ -52,8 +53,10 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 return UiRequest::Quit;
             }
         }
-        C::AppHelp => shell.help = Some(std::cell::Cell::new(0)),
-        C::AppSupervisor => shell.supervisor = Some(SupervisorView::default()),
+        C::AppHelp => shell.layers.open(Layer::Help(std::cell::Cell::new(0))),
+        C::AppSupervisor => shell
+            .layers
+            .open(Layer::Supervisor(SupervisorView::default())),
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
         C::PrefixSend => {}
         C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
@@ -100,8 +103,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         C::TabNew => ws.new_tab(),
         C::TabRename => {
             let rename = super::rename::TabRename::open(ws);
-            shell.message = Some(rename.prompt());
-            shell.rename = Some(rename);
+            shell.layers.open(Layer::Rename(rename));
         }
         C::LayoutNext => {
             let preset = ws.layout_mut().next_preset();
@@ -116,10 +118,13 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 ws.layout_mut().apply_preset(preset);
             }
         }
-        C::SessionSwitcher => shell.switcher = Some(SessionSwitcher::open(ws)),
+        C::SessionSwitcher => shell
+            .layers
+            .open(Layer::Switcher(SessionSwitcher::open(ws))),
         C::ProjectOpen => {
             let near = ws.focused_project();
-            shell.projects = Some(ProjectPicker::open(ws, &shell.data_dir, &near));
+            let picker = ProjectPicker::open(ws, &shell.data_dir, &near);
+            shell.layers.open(Layer::Projects(picker));
         }
         C::SessionNext | C::SessionPrev => ws.cycle_session(command == C::SessionNext),
         C::SessionLast => {

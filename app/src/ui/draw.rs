@@ -104,11 +104,7 @@ impl Ui {
     }
 
     fn draw_frame(&mut self, screen: &mut Out, redraw: &Redraw) -> io::Result<()> {
-        let covered = self.help.is_some()
-            || self.dispatcher.prefix_pending()
-            || self.supervisor.is_some()
-            || self.switcher.is_some()
-            || self.projects.is_some();
+        let covered = self.layers.covers_panes() || self.dispatcher.prefix_pending();
         let screen_cursor = screen.cursor();
         let patched = !redraw.full
             && !covered
@@ -126,14 +122,8 @@ impl Ui {
             let overlays = frame::Overlays {
                 keymap: &self.keymap,
                 prefix_pending: self.dispatcher.prefix_pending(),
-                help: self.help.as_ref(),
-                message: self.message.clone(),
-                supervisor: self.supervisor.as_ref(),
-                list: self
-                    .projects
-                    .as_ref()
-                    .map(|p| &p.view)
-                    .or(self.switcher.as_ref().map(|s| &s.view)),
+                message: self.layers.status().or_else(|| self.message.clone()),
+                layers: Some(&self.layers),
             };
             let (cols, rows) = crossterm::terminal::size()?;
             screen.frame(Rect::new(0, 0, cols, rows), |buf| {

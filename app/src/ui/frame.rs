@@ -7,11 +7,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use super::hints;
-use super::supervisor::SupervisorView;
+use super::layers::Layers;
 use crate::keymap::{KeyContext, Keymap};
 use crate::workspace::Workspace;
 use crate::workspace::status::{self, StatusContext};
-use march_panes::switcher::Switcher;
 
 /// What the frame shows besides the workspace.
 pub(super) struct Overlays<'a> {
@@ -19,14 +18,10 @@ pub(super) struct Overlays<'a> {
     pub keymap: &'a Keymap,
     /// The prefix key was pressed.
     pub prefix_pending: bool,
-    /// The key list is open, scrolled this far.
-    pub help: Option<&'a std::cell::Cell<usize>>,
     /// A message for the status bar.
     pub message: Option<String>,
-    /// The supervisor view, when open.
-    pub supervisor: Option<&'a SupervisorView>,
-    /// The session switcher or the project picker, when open.
-    pub list: Option<&'a Switcher>,
+    /// What covers the panes, if anything.
+    pub layers: Option<&'a Layers>,
 }
 
 /// Draws the workspace into `buf` (all of it); where the cursor goes.
@@ -50,19 +45,9 @@ pub(super) fn draw(
         message: overlays.message.clone(),
     };
     status::render(ws, &ctx, bar, buf, theme);
-    if let Some(view) = overlays.list {
-        view.render(panes, buf, theme);
-    } else if let Some(view) = overlays.supervisor {
-        view.render(&ws.supervisor_rows(), panes, buf, theme);
-    } else if let Some(scroll) = overlays.help {
-        scroll.set(hints::render_help(
-            overlays.keymap,
-            scroll.get(),
-            panes,
-            buf,
-            theme,
-        ));
-    } else if overlays.prefix_pending {
+    let layers = overlays.layers.filter(|l| !l.is_empty());
+    let hides_cursor = layers.is_some_and(|l| l.draw(ws, overlays.keymap, panes, buf, theme));
+    if layers.is_none() && overlays.prefix_pending {
         hints::render(
             &overlays.keymap.hints(KeyContext::Prefix),
             panes,
@@ -70,7 +55,7 @@ pub(super) fn draw(
             theme,
         );
     }
-    if overlays.supervisor.is_some() || overlays.list.is_some() {
+    if hides_cursor {
         return None;
     }
     cursor(ws)
@@ -91,6 +76,8 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
+    use crate::ui::layers::Layer;
+    use crate::ui::supervisor::SupervisorView;
     use crate::workspace::Workspace;
     use crate::workspace::layout::{Axis, Direction};
 
@@ -126,14 +113,19 @@ mod tests {
         terminal
     }
 
+    /// Layers holding `layer` alone.
+    fn with(layer: Layer) -> Layers {
+        let mut layers = Layers::default();
+        layers.open(layer);
+        layers
+    }
+
     fn plain(keymap: &Keymap) -> Overlays<'_> {
         Overlays {
             keymap,
             prefix_pending: false,
-            help: None,
             message: None,
-            supervisor: None,
-            list: None,
+            layers: None,
         }
     }
 
@@ -163,10 +155,8 @@ mod tests {
         let overlays = Overlays {
             keymap: &keymap,
             prefix_pending: true,
-            help: None,
             message: Some("copied 12 characters".to_string()),
-            supervisor: None,
-            list: None,
+            layers: None,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("prefix_hint", t.backend());
@@ -177,9 +167,9 @@ mod tests {
         let theme = Theme::builtin("light").unwrap();
         let keymap = Keymap::defaults();
         let mut ws = workspace();
-        let scroll = std::cell::Cell::new(0);
+        let layers = with(Layer::Help(std::cell::Cell::new(0)));
         let overlays = Overlays {
-            help: Some(&scroll),
+            layers: Some(&layers),
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -191,9 +181,12 @@ mod tests {
         let theme = Theme::builtin("dark").unwrap();
         let keymap = Keymap::defaults();
         let mut ws = workspace();
-        let scroll = std::cell::Cell::new(0);
+        let layers = with(Layer::Help(std::cell::Cell::new(0)));
+        let Some(Layer::Help(scroll)) = layers.top() else {
+            unreachable!()
+        };
         let overlays = Overlays {
-            help: Some(&scroll),
+            layers: Some(&layers),
             ..plain(&keymap)
         };
         let mut draw_at = |w, h| {
@@ -280,8 +273,9 @@ mod tests {
         for _ in 0..at {
             view.key(key(crossterm::event::KeyCode::Down), &rows, dir);
         }
+        let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
-            supervisor: Some(&view),
+            layers: Some(&layers),
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -366,16 +360,18 @@ mod tests {
             view.key(key(KeyCode::Enter), &rows, dir),
             SupervisorAction::Show(rows[1].key)
         );
+        let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
-            supervisor: Some(&view),
+            layers: Some(&layers),
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("supervisor", t.backend());
         // `l` on a runner that never ran says so instead of failing.
         view.key(key(KeyCode::Char('l')), &rows, dir);
+        let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
-            supervisor: Some(&view),
+            layers: Some(&layers),
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -399,14 +395,12 @@ mod tests {
         for (w, h) in [(1, 1), (2, 2), (3, 1), (1, 40), (200, 2)] {
             let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
             let hl = Highlighter::new();
-            let scroll = std::cell::Cell::new(3);
+            let layers = with(Layer::Help(std::cell::Cell::new(3)));
             let overlays = Overlays {
                 keymap: &keymap,
                 prefix_pending: true,
-                help: Some(&scroll),
                 message: Some("x".repeat(500)),
-                supervisor: None,
-                list: None,
+                layers: Some(&layers),
             };
             terminal
                 .draw(|f| test_draw(f, &mut ws, &theme, &hl, &overlays))

@@ -10,6 +10,7 @@ mod draw;
 mod frame;
 mod hints;
 mod input;
+mod layers;
 mod mouse;
 mod projects;
 mod rename;
@@ -41,10 +42,8 @@ use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, UiRequest, Workspace};
 use draw::{FrameStats, Out, Redraw};
 use input::TerminalInput;
-use projects::ProjectPicker;
+use layers::{Layers, Step};
 use screen::Screen;
-use supervisor::{SupervisorAction, SupervisorView};
-use switch::SessionSwitcher;
 use terminal::TerminalGuard;
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
@@ -74,17 +73,9 @@ struct Ui {
     message: Option<String>,
     /// A border being dragged with the mouse: where the drag started.
     drag: Option<(u16, u16)>,
-    /// The key list, shown over the panes while open: how far it is scrolled (the frame
-    /// clamps it to the list).
-    help: Option<std::cell::Cell<usize>>,
-    /// The supervisor view, when open.
-    supervisor: Option<SupervisorView>,
-    /// The session switcher, when open.
-    switcher: Option<SessionSwitcher>,
-    /// The open-project picker, when open.
-    projects: Option<ProjectPicker>,
-    /// The current tab's new name, while it is typed in the status bar.
-    rename: Option<rename::TabRename>,
+    /// What covers the panes for a while (the key list, the supervisor view, the switcher,
+    /// the project picker, a tab name being typed): the top one takes the keys.
+    layers: Layers,
     /// The data directory (saved workspaces, for recent projects).
     data_dir: PathBuf,
     /// How long a session may sit idle out of sight before its runner stops (0: never).
@@ -212,11 +203,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         keymap,
         message: problems.first().cloned(),
         drag: None,
-        help: None,
-        supervisor: None,
-        switcher: None,
-        projects: None,
-        rename: None,
+        layers: Layers::default(),
         data_dir: paths.data_dir.clone(),
         frame_stats: FrameStats::from_env(),
         stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
@@ -299,9 +286,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                         next = agent_events.try_recv().ok();
                     }
                 }
-                if let Some(switcher) = shell.switcher.as_mut() {
-                    switcher.absorb(&mut shell.ws);
-                }
+                shell.layers.absorb(&mut shell.ws);
                 if let Some(note) = shell.ws.take_status_note() {
                     shell.message = Some(note);
                     redraw.full = true;
@@ -442,22 +427,10 @@ impl Ui {
         let had_message = self.message.is_some();
         match event {
             Event::Key(key) if key.kind != KeyEventKind::Release => self.key(key).await,
-            Event::Paste(text) if self.rename.is_some() => {
-                if let Some(rename) = self.rename.as_mut() {
-                    rename.paste(&text);
-                    self.message = Some(rename.prompt());
-                }
-            }
-            Event::Paste(text) if self.projects.is_some() => {
-                if let Some(picker) = self.projects.as_mut()
-                    && picker.paste(&text, &mut self.ws)
-                {
-                    self.projects = None;
-                }
-            }
-            Event::Paste(text) if self.switcher.is_some() => {
-                if let Some(switcher) = self.switcher.as_mut() {
-                    switcher.view.paste(&text);
+            Event::Paste(text) if !self.layers.is_empty() => {
+                let step = self.layers.paste(&text, &mut self.ws);
+                if step == Step::CloseChanged {
+                    self.persist();
                 }
             }
             Event::Paste(text) => {
@@ -478,58 +451,16 @@ impl Ui {
         let only_to_program = self.typed_to_shell != typed
             && !had_message
             && self.message.is_none()
-            && self.help.is_none()
-            && !self.dispatcher.prefix_pending()
-            && self.switcher.is_none()
-            && self.projects.is_none()
-            && self.rename.is_none()
-            && self.supervisor.is_none();
+            && self.layers.is_empty()
+            && !self.dispatcher.prefix_pending();
         !only_to_program
     }
 
     async fn key(&mut self, key: KeyEvent) {
         self.message = None;
-        if let Some(scroll) = &self.help {
-            // Moving keys scroll the key list; any other key closes it, and does nothing else.
-            match hints::help_key(&key, scroll.get()) {
-                Some(to) => scroll.set(to),
-                None => self.help = None,
-            }
-            return;
-        }
-        if let Some(rename) = self.rename.as_mut() {
-            if rename.key(key, &mut self.ws) {
-                self.rename = None;
+        if !self.layers.is_empty() {
+            if self.layers.key(key, &mut self.ws, &self.log_dir) == Step::CloseChanged {
                 self.persist();
-            } else {
-                self.message = Some(rename.prompt());
-            }
-            return;
-        }
-        if let Some(picker) = self.projects.as_mut() {
-            if picker.key(key, &mut self.ws) {
-                self.projects = None;
-            }
-            return;
-        }
-        if let Some(switcher) = self.switcher.as_mut() {
-            if switcher.key(key, &mut self.ws) {
-                self.switcher = None;
-            }
-            return;
-        }
-        if let Some(view) = self.supervisor.as_mut() {
-            let rows = self.ws.supervisor_rows();
-            match view.key(key, &rows, &self.log_dir) {
-                SupervisorAction::None => {}
-                SupervisorAction::Close => self.supervisor = None,
-                SupervisorAction::Show(session) => {
-                    self.supervisor = None;
-                    self.ws.show_session(session);
-                }
-                SupervisorAction::Restart(session) => self.ws.restart_session(session),
-                SupervisorAction::Stop(session) => self.ws.stop_session(session),
-                SupervisorAction::Answer(session, kind) => self.ws.answer_question(session, kind),
             }
             return;
         }

@@ -40,7 +40,7 @@ pub(super) enum SupervisorAction {
 }
 
 /// The open view: the selected row and, when reading one, a runner's log.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct SupervisorView {
     selected: usize,
     /// The log being read: its title and last lines, and how far up it is scrolled.

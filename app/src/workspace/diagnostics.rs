@@ -58,7 +58,7 @@ impl Workspace {
     /// A runner reported diagnostics (or a notice) for a project. Whether a diagnostics pane
     /// or the status bar shows something new.
     pub(super) fn diagnostics_event(&mut self, n: DiagnosticsNotification) -> bool {
-        let project = self.diagnostics.entry(n.project.clone()).or_default();
+        let project = self.reviews.diagnostics_of(&n.project);
         match n.event {
             HostEvent::Diagnostics(file) => {
                 // Every runner of the project forwards the same news: skip what is known.
@@ -99,7 +99,7 @@ impl Workspace {
     pub fn diagnostic_counts(&self, project: &Path) -> Counts {
         use march_runner::client::Severity as S;
         let mut counts = Counts::default();
-        let all = self.diagnostics.get(project).into_iter();
+        let all = self.reviews.diagnostics(project).into_iter();
         for d in all.flat_map(|p| p.files.values().flatten()) {
             match d.severity {
                 S::Error => counts.errors += 1,
@@ -126,7 +126,7 @@ impl Workspace {
     pub(super) fn diagnostics_view(&self, project: &Path) -> DiagnosticsView {
         let title = format!("diagnostics · {}", super::project_name(project));
         let mut view = DiagnosticsView::new(&title, project);
-        if let Some(known) = self.diagnostics.get(project) {
+        if let Some(known) = self.reviews.diagnostics(project) {
             view.set_files(known.items());
             view.set_notices(known.notices.clone());
         }

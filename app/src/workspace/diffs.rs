@@ -147,9 +147,7 @@ impl Workspace {
             return false;
         }
         let inputs = self.diff_inputs(key);
-        self.diff_generation += 1;
-        let generation = self.diff_generation;
-        self.diff_waiting.insert(key, generation);
+        let generation = self.reviews.session_asked(key);
         for view in self.diff_views(key) {
             view.set_pending(true);
         }
@@ -169,10 +167,9 @@ impl Workspace {
         generation: u64,
         files: Vec<FileDiff>,
     ) -> bool {
-        if self.diff_waiting.get(&key) != Some(&generation) {
+        if !self.reviews.session_answered(key, generation) {
             return false;
         }
-        self.diff_waiting.remove(&key);
         for view in self.diff_views(key) {
             view.set_files(files.clone());
             view.set_pending(false);

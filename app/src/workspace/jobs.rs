@@ -101,6 +101,9 @@ pub enum RevertOf {
     },
 }
 
+/// How much lower than the loop's a blocking job's priority is (`nice` steps).
+const JOB_NICENESS: i32 = 10;
+
 /// Where jobs start and report. Cloned freely; every clone counts into the same tally.
 #[derive(Clone)]
 pub struct Jobs {
@@ -121,11 +124,24 @@ impl Jobs {
         (jobs, rx)
     }
 
-    /// Runs `work` on a blocking thread (file system, child processes); its result comes
-    /// back on the bus.
+    /// Runs `work` on a thread of its own (file system, child processes) at a lower
+    /// priority, so that git on every core still leaves the loop and the panes' programs
+    /// theirs (the child processes it starts inherit it); its result comes back on the bus.
     pub fn blocking(&self, work: impl FnOnce() -> JobDone + Send + 'static) {
         let report = self.start();
-        drop(tokio::task::spawn_blocking(move || report.send(work())));
+        let started = std::thread::Builder::new()
+            .name("march-job".to_string())
+            .spawn(move || {
+                // Linux counts niceness per thread: only this one gives way.
+                if let Err(e) = rustix::process::nice(JOB_NICENESS) {
+                    tracing::debug!("job priority not lowered: {e}");
+                }
+                report.send(work());
+            });
+        if let Err(e) = started {
+            // The report went with the closure, counting the job down.
+            tracing::warn!("cannot start a job: {e}");
+        }
     }
 
     /// Runs `work` as a task (network); its result comes back on the bus.
@@ -176,5 +192,33 @@ impl Drop for Report {
         if !self.sent {
             self.running.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn blocking_jobs_give_way_and_are_counted_until_handled() {
+        let (jobs, mut done) = Jobs::channel();
+        let ours = rustix::process::getpriority_process(None).unwrap();
+        jobs.blocking(|| JobDone::SetupSaved {
+            session: SessionKey(1),
+            result: rustix::process::getpriority_process(None)
+                .map(|p| p.to_string())
+                .map_err(|e| e.to_string()),
+        });
+        assert_eq!(jobs.running(), 1);
+        let Some(JobDone::SetupSaved { result, .. }) = done.recv().await else {
+            panic!("no result");
+        };
+        let theirs: i32 = result.unwrap().parse().unwrap();
+        assert_eq!(theirs, (ours + JOB_NICENESS).min(19));
+        // The loop's own priority is untouched.
+        assert_eq!(rustix::process::getpriority_process(None).unwrap(), ours);
+        assert_eq!(jobs.running(), 1, "counted until handled");
+        jobs.handled();
+        assert_eq!(jobs.running(), 0);
     }
 }

@@ -18,6 +18,7 @@ pub mod layout;
 pub mod pane;
 pub mod persist;
 mod revert;
+pub mod reviews;
 pub mod router;
 mod sessions;
 pub mod setup;
@@ -25,6 +26,7 @@ pub mod shells;
 pub mod status;
 pub mod supervisor;
 pub mod switching;
+pub mod tabs;
 pub mod terminals;
 pub mod worktree;
 
@@ -45,22 +47,12 @@ use layout::{Axis, Direction, Layout, PaneId};
 use march_core::config::ShellConfig;
 use march_panes::shell::ShellNotice;
 use pane::Pane;
+use reviews::Reviews;
 use router::{Attention, Notify, OutputRouter, SessionKey};
 use shells::ShellSource;
+pub use tabs::Tab;
+use tabs::{PaneRemoved, Tabs, project_name};
 use terminals::CommandTerminal;
-
-/// One tab: a name, the project its new panes open on, and a layout.
-pub struct Tab {
-    /// Shown in the status bar: the project's name (numbered there when tabs share it) or
-    /// the name the user gave.
-    pub name: String,
-    /// The user named it (`tab.rename`): shown as it is, never numbered.
-    pub renamed: bool,
-    /// The project directory new panes of this tab start in.
-    pub project: PathBuf,
-    /// Its panes.
-    pub layout: Layout,
-}
 
 /// A session: what is drawn and the connection behind it.
 pub struct AgentSlot {
@@ -135,21 +127,14 @@ pub enum UiRequest {
 
 /// Everything in the workspace.
 pub struct Workspace {
-    tabs: Vec<Tab>,
-    active: usize,
+    /// The tabs and which is active.
+    tabs: Tabs,
     /// Every pane of every tab, by id.
     panes: BTreeMap<PaneId, Pane>,
     /// The shell panes the last frame drew.
     shells_on_screen: Vec<PaneId>,
-    /// The latest diffing of each project's uncommitted changes asked for.
-    worktree_waiting: BTreeMap<PathBuf, u64>,
-    /// Projects whose uncommitted changes were asked for again while being diffed.
-    worktree_again: std::collections::BTreeSet<PathBuf>,
-    /// What each project's language servers report.
-    diagnostics: BTreeMap<PathBuf, diagnostics::ProjectDiagnostics>,
-    /// The latest diffing asked for, per session, and the counter it came from.
-    diff_waiting: BTreeMap<SessionKey, u64>,
-    diff_generation: u64,
+    /// Which diffings review panes wait for, and what language servers reported.
+    reviews: Reviews,
     /// Commands agents run in terminals March owns, oldest first.
     terminals: Vec<CommandTerminal>,
     /// Every open session, shown or not.
@@ -183,22 +168,17 @@ impl Workspace {
         for project in projects {
             ws.open_project(project);
         }
-        ws.active = 0;
+        ws.tabs.select(0);
         ws
     }
 
     /// A workspace with no tabs yet.
     fn empty(launcher: AgentLauncher) -> Self {
         Workspace {
-            tabs: Vec::new(),
-            active: 0,
+            tabs: Tabs::default(),
             panes: BTreeMap::new(),
             shells_on_screen: Vec::new(),
-            diff_waiting: BTreeMap::new(),
-            worktree_waiting: BTreeMap::new(),
-            worktree_again: Default::default(),
-            diagnostics: BTreeMap::new(),
-            diff_generation: 0,
+            reviews: Reviews::default(),
             terminals: Vec::new(),
             sessions: BTreeMap::new(),
             router: OutputRouter::default(),
@@ -220,19 +200,15 @@ impl Workspace {
     /// A new tab on `project` with one agent pane, made active.
     pub fn open_project(&mut self, project: PathBuf) {
         let pane = self.new_pane(&project, None);
-        self.tabs.push(Tab {
-            name: project_name(&project),
-            renamed: false,
-            project,
-            layout: Layout::new(pane),
-        });
-        self.active = self.tabs.len() - 1;
+        self.tabs.open(Tab::on(project, Layout::new(pane)));
     }
 
     /// Shows the tab on `project`, or opens one there.
     pub fn open_or_show_project(&mut self, project: PathBuf) {
-        match self.tabs.iter().position(|t| t.project == project) {
-            Some(i) => self.active = i,
+        match self.tabs.all().iter().position(|t| t.project == project) {
+            Some(i) => {
+                self.tabs.select(i);
+            }
             None => self.open_project(project),
         }
     }
@@ -262,17 +238,16 @@ impl Workspace {
 
     /// The active tab.
     pub fn tab(&self) -> &Tab {
-        &self.tabs[self.active.min(self.tabs.len() - 1)]
+        self.tabs.active()
     }
 
     fn tab_mut(&mut self) -> &mut Tab {
-        let i = self.active.min(self.tabs.len() - 1);
-        &mut self.tabs[i]
+        self.tabs.active_mut()
     }
 
     /// All tabs, and which is active.
     pub fn tabs(&self) -> (&[Tab], usize) {
-        (&self.tabs, self.active)
+        (self.tabs.all(), self.tabs.active_index())
     }
 
     /// The focused pane.
@@ -314,6 +289,7 @@ impl Workspace {
             Attention::Idle => 0,
         };
         self.tabs
+            .all()
             .get(i)
             .into_iter()
             .flat_map(|t| t.layout.panes())
@@ -384,8 +360,9 @@ impl Workspace {
     /// What closing would stop, in words: turns that run and programs running in shell
     /// panes, in tab `tab` (every tab, background sessions included, when `None`).
     pub fn running_work(&self, tab: Option<usize>) -> Vec<String> {
-        let panes: Option<Vec<PaneId>> =
-            tab.and_then(|i| self.tabs.get(i)).map(|t| t.layout.panes());
+        let panes: Option<Vec<PaneId>> = tab
+            .and_then(|i| self.tabs.all().get(i))
+            .map(|t| t.layout.panes());
         let in_scope = |pane: &PaneId| panes.as_ref().is_none_or(|p| p.contains(pane));
         let mut out = Vec::new();
         let keys: Vec<SessionKey> = match &panes {
@@ -431,64 +408,29 @@ impl Workspace {
     /// What the status bar calls tab `i`: its own name, or its project's with a number
     /// when other tabs not renamed show the same project name (`api`, `api 2`).
     pub fn tab_label(&self, i: usize) -> String {
-        let Some(tab) = self.tabs.get(i) else {
-            return String::new();
-        };
-        if tab.renamed {
-            return tab.name.clone();
-        }
-        let same = |t: &&Tab| !t.renamed && t.name == tab.name;
-        if self.tabs.iter().filter(same).count() < 2 {
-            return tab.name.clone();
-        }
-        let n = self.tabs[..i].iter().filter(same).count() + 1;
-        format!("{} {n}", tab.name)
+        self.tabs.label(i)
     }
 
     /// Names the current tab `name`; an empty name gives it back its project's.
     pub fn rename_tab(&mut self, name: &str) {
-        let name = name.trim();
-        let tab = self.tab_mut();
-        if name.is_empty() {
-            tab.name = project_name(&tab.project);
-            tab.renamed = false;
-        } else {
-            tab.name = name.to_string();
-            tab.renamed = true;
-        }
+        self.tabs.rename_active(name);
     }
 
     /// A new tab with one agent pane on the focused pane's project.
     pub fn new_tab(&mut self) {
         let project = self.focused_project();
         let id = self.new_pane(&project, None);
-        self.tabs.push(Tab {
-            name: project_name(&project),
-            renamed: false,
-            project,
-            layout: Layout::new(id),
-        });
-        self.active = self.tabs.len() - 1;
+        self.tabs.open(Tab::on(project, Layout::new(id)));
     }
 
     /// Select tab `n` (from 0), if there is one.
     pub fn select_tab(&mut self, n: usize) -> bool {
-        if n < self.tabs.len() {
-            self.active = n;
-            true
-        } else {
-            false
-        }
+        self.tabs.select(n)
     }
 
     /// The next or previous tab, wrapping.
     pub fn cycle_tab(&mut self, forward: bool) {
-        let n = self.tabs.len();
-        self.active = if forward {
-            (self.active + 1) % n
-        } else {
-            (self.active + n - 1) % n
-        };
+        self.tabs.cycle(forward);
     }
 
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
@@ -499,20 +441,10 @@ impl Workspace {
 
     /// Close pane `id`, in whichever tab it is.
     pub fn close_pane(&mut self, id: PaneId) -> UiRequest {
-        let Some(t) = self.tabs.iter().position(|t| t.layout.contains(id)) else {
-            return UiRequest::None;
-        };
-        let area = self.pane_area;
-        if !self.tabs[t].layout.remove(id, area) {
-            // The tab's last pane: the tab goes.
-            if self.tabs.len() == 1 {
-                return UiRequest::Quit;
-            }
-            self.tabs.remove(t);
-            if t < self.active {
-                self.active -= 1;
-            }
-            self.active = self.active.min(self.tabs.len() - 1);
+        match self.tabs.remove_pane(id, self.pane_area) {
+            PaneRemoved::NotFound => return UiRequest::None,
+            PaneRemoved::Last => return UiRequest::Quit,
+            PaneRemoved::Removed | PaneRemoved::TabClosed => {}
         }
         self.release_pane(id);
         UiRequest::None
@@ -654,13 +586,6 @@ impl Workspace {
             slot.driver.shutdown().await;
         }
     }
-}
-
-/// The last component of the project path, for titles.
-fn project_name(cwd: &Path) -> String {
-    cwd.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| cwd.display().to_string())
 }
 
 /// Where a test workspace's background work reports.

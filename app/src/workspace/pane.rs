@@ -529,7 +529,7 @@ impl Workspace {
     /// Whether a pane for which `is` holds is in the active tab.
     pub(super) fn shows(&self, is: impl Fn(&Pane) -> bool) -> bool {
         // While a workspace is restored there is no active tab yet.
-        let Some(tab) = self.tabs.get(self.active) else {
+        let Some(tab) = self.tabs.get_active() else {
             return false;
         };
         self.panes

@@ -381,7 +381,7 @@ impl super::Workspace {
     /// with nothing left to show is left out of its layout).
     pub fn saved(&self, dirs: &[PathBuf]) -> SavedWorkspace {
         let mut saved = SavedWorkspace::new(dirs.to_vec());
-        for (i, t) in self.tabs.iter().enumerate() {
+        for (i, t) in self.tabs.all().iter().enumerate() {
             let mut layout = t.layout.clone();
             let mut empty = false;
             for pane in t.layout.panes() {
@@ -395,7 +395,7 @@ impl super::Workspace {
             if empty {
                 continue;
             }
-            if i == self.active {
+            if i == self.tabs.active_index() {
                 saved.active = saved.tabs.len();
             }
             saved.tabs.push(SavedTab {
@@ -433,14 +433,15 @@ impl super::Workspace {
                     tab.layout.remove(pane, ratatui::layout::Rect::default());
                 }
             }
-            ws.tabs.push(super::Tab {
+            ws.tabs.open(super::Tab {
                 name: tab.name,
                 renamed: tab.renamed,
                 project: tab.project,
                 layout: tab.layout,
             });
         }
-        ws.active = saved.active.min(ws.tabs.len().saturating_sub(1));
+        ws.tabs
+            .select(saved.active.min(ws.tabs.all().len().saturating_sub(1)));
         ws
     }
 }

@@ -105,7 +105,7 @@ impl Workspace {
             .unwrap_or_else(|| self.tab().project.clone());
         let id = self.new_pane(&project, resume);
         // In place: the other panes keep their sizes.
-        if let Some(tab) = self.tabs.iter_mut().find(|t| t.layout.contains(pane)) {
+        if let Some(tab) = self.tabs.holding_mut(pane) {
             tab.layout.replace_pane(pane, id);
         }
         self.panes.remove(&pane);

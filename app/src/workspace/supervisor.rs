@@ -65,9 +65,9 @@ impl Workspace {
     pub fn show_session(&mut self, key: SessionKey) {
         let shown = self.agent_panes_of(key).next();
         if let Some(pane) = shown
-            && let Some(tab) = self.tabs.iter().position(|t| t.layout.contains(pane))
+            && let Some(tab) = self.tabs.holding(pane)
         {
-            self.active = tab;
+            self.tabs.select(tab);
             self.tab_mut().layout.focus(pane);
             return;
         }

@@ -48,6 +48,77 @@ fn head_text(top: &Path, path: &str) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
+/// The texts of `paths` (relative to the repository's top) in HEAD, in their order (`None`
+/// where one is not there), read by one `git cat-file --batch` rather than a git per file.
+fn head_texts(top: &Path, paths: &[&str]) -> Vec<Option<String>> {
+    match batch_read(top, paths) {
+        Ok(texts) => texts,
+        Err(e) => {
+            tracing::debug!("git cat-file --batch: {e}; one git show per file");
+            paths.iter().map(|p| head_text(top, p)).collect()
+        }
+    }
+}
+
+fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::Stdio;
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(top)
+        .args(["cat-file", "--batch"])
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(std::io::Error::other("no pipes to git"));
+    };
+    // One name per line: a path with a newline in it is asked of `git show` instead.
+    let requests: String = paths
+        .iter()
+        .map(|p| match p.contains('\n') {
+            true => "HEAD:\n".to_string(),
+            false => format!("HEAD:{p}\n"),
+        })
+        .collect();
+    // Written from a thread of its own: git answers as it reads, and both pipes are finite.
+    let writer = std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
+    let mut out = BufReader::new(stdout);
+    let mut texts = Vec::with_capacity(paths.len());
+    let mut header = String::new();
+    for path in paths {
+        header.clear();
+        if out.read_line(&mut header)? == 0 {
+            return Err(std::io::Error::other("git ended early"));
+        }
+        // `<oid> <type> <size>`, or `<name> missing` (and `ambiguous`).
+        let mut words = header.split_whitespace().rev();
+        let size = words.next().and_then(|w| w.parse::<usize>().ok());
+        let kind = words.next();
+        let text = match (size, kind) {
+            (Some(size), Some(kind)) => {
+                let mut bytes = vec![0; size + 1];
+                out.read_exact(&mut bytes)?;
+                bytes.pop();
+                (kind == "blob").then(|| String::from_utf8_lossy(&bytes).into_owned())
+            }
+            _ if path.contains('\n') => head_text(top, path),
+            _ => None,
+        };
+        texts.push(text);
+    }
+    drop(out);
+    let _ = writer.join();
+    let _ = child.wait();
+    Ok(texts)
+}
+
 /// One line of `git status`: a file that differs from HEAD.
 struct StatusEntry {
     /// The two status letters (`??` for untracked).
@@ -102,14 +173,14 @@ fn worktree_status(project: &Path) -> Result<(PathBuf, Vec<StatusEntry>), String
     Ok((top, entries))
 }
 
-/// An entry's text in HEAD and on disk, named as `project` sees it.
-fn entry_input(top: &Path, project: &Path, entry: &StatusEntry) -> DiffInput {
+/// An entry's text on disk beside `before`, its text in HEAD, named as `project` sees it.
+fn entry_input(
+    top: &Path,
+    project: &Path,
+    entry: &StatusEntry,
+    before: Option<String>,
+) -> DiffInput {
     let absolute = top.join(&entry.path);
-    let before = if &entry.code == b"??" {
-        None
-    } else {
-        head_text(top, entry.source.as_deref().unwrap_or(&entry.path))
-    };
     let after = std::fs::read(&absolute)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -138,13 +209,31 @@ fn entry_input(top: &Path, project: &Path, entry: &StatusEntry) -> DiffInput {
     }
 }
 
+/// The entries' inputs: their texts in HEAD read in one go (untracked files have none).
+fn entry_inputs(top: &Path, project: &Path, entries: &[&StatusEntry]) -> Vec<DiffInput> {
+    let tracked: Vec<&str> = entries
+        .iter()
+        .filter(|e| &e.code != b"??")
+        .map(|e| e.source.as_deref().unwrap_or(&e.path))
+        .collect();
+    let mut before = head_texts(top, &tracked).into_iter();
+    entries
+        .iter()
+        .map(|entry| {
+            let text = match &entry.code == b"??" {
+                true => None,
+                false => before.next().flatten(),
+            };
+            entry_input(top, project, entry, text)
+        })
+        .collect()
+}
+
 /// The files of `project` that differ from HEAD, with their text in HEAD and on disk.
 pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
     let (top, entries) = worktree_status(project)?;
-    Ok(entries
-        .iter()
-        .map(|entry| entry_input(&top, project, entry))
-        .collect())
+    let entries: Vec<&StatusEntry> = entries.iter().collect();
+    Ok(entry_inputs(&top, project, &entries))
 }
 
 /// The uncommitted change of the one file `project` shows as `shown`, if it has one: its
@@ -155,7 +244,7 @@ pub(super) fn worktree_input(project: &Path, shown: &str) -> Result<Option<DiffI
     Ok(entries
         .iter()
         .find(|entry| top.join(&entry.path) == wanted)
-        .map(|entry| entry_input(&top, project, entry)))
+        .and_then(|entry| entry_inputs(&top, project, &[entry]).pop()))
 }
 
 impl Workspace {
@@ -207,13 +296,9 @@ impl Workspace {
         }
         let project = project.to_path_buf();
         let shows = self.worktree_shows(&project);
-        if self.worktree_waiting.contains_key(&project) {
-            self.worktree_again.insert(project);
+        let Some(generation) = self.reviews.project_asked(&project) else {
             return shows;
-        }
-        self.diff_generation += 1;
-        let generation = self.diff_generation;
-        self.worktree_waiting.insert(project.clone(), generation);
+        };
         self.launcher.jobs.blocking(move || {
             let result = worktree_inputs(&project)
                 .map(|inputs| inputs.into_iter().map(DiffInput::diff).collect());
@@ -234,12 +319,10 @@ impl Workspace {
         generation: u64,
         result: Result<Vec<FileDiff>, String>,
     ) -> bool {
-        if self.worktree_waiting.get(&project) != Some(&generation) {
-            return false;
-        }
-        self.worktree_waiting.remove(&project);
         // Asked again while this ran: shown, and diffed once more.
-        let again = self.worktree_again.remove(&project);
+        let Some(again) = self.reviews.project_answered(&project, generation) else {
+            return false;
+        };
         for view in self.uncommitted_views(&project) {
             view.set_pending(again);
             match &result {
