@@ -102,7 +102,7 @@ pub enum RevertOf {
 }
 
 /// How much lower than the loop's a blocking job's priority is (`nice` steps).
-const JOB_NICENESS: i32 = 10;
+const JOB_NICENESS: i32 = 19;
 
 /// Where jobs start and report. Cloned freely; every clone counts into the same tally.
 #[derive(Clone)]

@@ -48,8 +48,9 @@ use march_core::config::ShellConfig;
 use march_panes::shell::ShellNotice;
 use pane::Pane;
 use reviews::Reviews;
-use router::{Attention, Notify, OutputRouter, SessionKey};
+use router::{Attention, Notify, SessionKey};
 use shells::ShellSource;
+use supervisor::Sessions;
 pub use tabs::Tab;
 use tabs::{PaneRemoved, Tabs, project_name};
 use terminals::CommandTerminal;
@@ -137,9 +138,8 @@ pub struct Workspace {
     reviews: Reviews,
     /// Commands agents run in terminals March owns, oldest first.
     terminals: Vec<CommandTerminal>,
-    /// Every open session, shown or not.
-    sessions: BTreeMap<SessionKey, AgentSlot>,
-    router: OutputRouter,
+    /// Every open session, shown or not, and its attention.
+    sessions: Sessions,
     next_id: u64,
     launcher: AgentLauncher,
     /// What `/help` shows: the slash commands and the main keys as the keymap binds them.
@@ -180,8 +180,7 @@ impl Workspace {
             shells_on_screen: Vec::new(),
             reviews: Reviews::default(),
             terminals: Vec::new(),
-            sessions: BTreeMap::new(),
-            router: OutputRouter::default(),
+            sessions: Sessions::default(),
             next_id: 1,
             changes: changes::ChangeLog::new(
                 launcher.paths.as_ref().map(|p| p.data_dir.join("changes")),
@@ -294,7 +293,7 @@ impl Workspace {
             .into_iter()
             .flat_map(|t| t.layout.panes())
             .filter_map(|p| self.agent_session(p))
-            .map(|key| self.router.attention(key))
+            .map(|key| self.sessions.attention(key))
             .max_by_key(|a| rank(*a))
             .unwrap_or(Attention::Idle)
     }
@@ -317,7 +316,7 @@ impl Workspace {
 
     /// How many sessions are in `state`.
     pub fn attention_count(&self, state: Attention) -> usize {
-        self.router.count(state)
+        self.sessions.router().count(state)
     }
 
     /// Split the focused pane with a new agent pane on the same project.
@@ -467,7 +466,7 @@ impl Workspace {
     /// focused (its tab made active), or, for a session in the background, the focused
     /// pane shows it. False when no session needs anything.
     pub fn focus_next_attention(&mut self) -> bool {
-        let Some(key) = self.router.next_for_user(self.focused_session()) else {
+        let Some(key) = self.sessions.router().next_for_user(self.focused_session()) else {
             return false;
         };
         self.show_session(key);
@@ -565,7 +564,7 @@ impl Workspace {
         if let Some(key) = self.focused_session()
             && self.terminal_focused
         {
-            self.router.seen(key);
+            self.sessions.router_mut().seen(key);
         }
         self.refresh_terminal_tails();
         let mut rects = self.tab().layout.rects(area);
@@ -581,7 +580,7 @@ impl Workspace {
     pub async fn shutdown(&mut self) {
         self.hang_up_all_shells();
         self.hang_up_all_terminals();
-        let slots: Vec<AgentSlot> = std::mem::take(&mut self.sessions).into_values().collect();
+        let slots = self.sessions.take_all();
         for slot in slots {
             slot.driver.shutdown().await;
         }

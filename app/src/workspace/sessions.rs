@@ -60,7 +60,7 @@ impl Workspace {
         if setup.is_some() {
             self.probe(key);
         }
-        self.sessions.insert(
+        self.sessions.add(
             key,
             AgentSlot {
                 view,
@@ -76,7 +76,6 @@ impl Workspace {
                 restarts: 0,
             },
         );
-        self.router.add(key);
         key
     }
 
@@ -85,9 +84,8 @@ impl Workspace {
         if self.session_in_a_pane(key) {
             return;
         }
-        self.router.remove(key);
         self.end_session_terminals(key);
-        if let Some(slot) = self.sessions.remove(&key) {
+        if let Some(slot) = self.sessions.remove(key) {
             tokio::spawn(slot.driver.shutdown());
         }
     }
@@ -145,7 +143,7 @@ impl Workspace {
         if slot.driver.prompt(text.clone()) {
             slot.view.submit_local(&text);
             slot.view.turn_started();
-            self.router.prompt_sent(key);
+            self.sessions.router_mut().prompt_sent(key);
         } else if slot.setup.is_none() {
             match slot.driver.status().state {
                 // Sent once the agent is ready.
@@ -179,7 +177,7 @@ impl Workspace {
             other => other,
         };
         let seen = self.is_seen(key);
-        let Some(slot) = self.sessions.get_mut(&key) else {
+        let Some((slot, router)) = self.sessions.get_routed(&key) else {
             return false;
         };
         let view = &mut slot.view;
@@ -198,14 +196,14 @@ impl Workspace {
                 {
                     view.submit_local(&text);
                     view.turn_started();
-                    self.router.prompt_sent(key);
+                    router.prompt_sent(key);
                 }
                 view.set_title(format!("{agent} · {}", project_name(&slot.project)));
                 view.set_config_options(&options);
             }
             AgentEvent::Failed(e) => {
                 view.set_error(e);
-                notify = self.router.crashed(key, seen);
+                notify = router.crashed(key, seen);
             }
             AgentEvent::Update(n) => {
                 slot.last_activity = Some(std::time::SystemTime::now());
@@ -227,7 +225,7 @@ impl Workspace {
             }
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
-                notify = self.router.question_asked(key, seen);
+                notify = router.question_asked(key, seen);
             }
             AgentEvent::TurnEnded(result) => {
                 // Requests the agent left open die with the turn.
@@ -237,7 +235,7 @@ impl Workspace {
                     Ok(stop) => TurnOutcome::from(stop),
                     Err(e) => TurnOutcome::Error(e),
                 });
-                notify = self.router.turn_ended(key, ok, seen);
+                notify = router.turn_ended(key, ok, seen);
                 // What was typed meanwhile runs now, as a turn of its own.
                 next_prompt = view.next_queued();
             }
@@ -247,13 +245,13 @@ impl Workspace {
                 view.set_error(text.clone());
                 view.clear_permissions();
                 slot.crash = Some(text);
-                notify = self.router.crashed(key, seen);
+                notify = router.crashed(key, seen);
             }
             AgentEvent::Restarted { attempt } => {
                 // The session's replay follows: the view is rebuilt from it.
                 view.clear();
                 slot.restarts = attempt;
-                self.router.restarted(key);
+                router.restarted(key);
             }
             AgentEvent::Reopened(None) => {
                 let why = slot
@@ -277,7 +275,7 @@ impl Workspace {
                 } else {
                     format!("{text}; its last words: {tail}")
                 });
-                notify = self.router.crashed(key, seen);
+                notify = router.crashed(key, seen);
             }
             AgentEvent::Sessions {
                 purpose: ListPurpose::Resume,
@@ -393,7 +391,7 @@ impl Workspace {
             PaneEvent::CancelTurn => {
                 slot.view.clear_permissions();
                 slot.driver.cancel();
-                self.router.cancelled(key);
+                self.sessions.router_mut().cancelled(key);
             }
             PaneEvent::Permission {
                 tool_call_id,
@@ -405,7 +403,7 @@ impl Workspace {
                     _ => None,
                 };
                 slot.driver.answer_permission(&tool_call_id.0, option);
-                self.router.question_answered(key);
+                self.sessions.router_mut().question_answered(key);
             }
             PaneEvent::SetConfigOption { config_id, value } => {
                 slot.driver.set_option(&config_id.0, &value.0);
@@ -486,7 +484,7 @@ impl Workspace {
                 if slot.driver.prompt(text.clone()) {
                     slot.view.submit_local(&text);
                     slot.view.turn_started();
-                    self.router.prompt_sent(key);
+                    self.sessions.router_mut().prompt_sent(key);
                 }
             }
         }

@@ -2,14 +2,15 @@
 //! row (project, state, pid, restarts, model, tokens, cost), and the actions the
 //! supervisor view offers on one: show it, restart its runner, stop it.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use march_panes::agent::PaneStatus;
 
-use super::Workspace;
 use super::agent::{AgentDriver, RunnerState, RunnerStatus, SessionOpen};
-use super::router::{Attention, SessionKey};
+use super::router::{Attention, OutputRouter, SessionKey};
+use super::{AgentSlot, Workspace};
 
 /// One session as the supervisor lists it.
 #[derive(Debug, Clone)]
@@ -32,6 +33,84 @@ pub struct SessionRow {
     pub question: Option<String>,
 }
 
+/// The open sessions and their attention: a session is in the Output Router exactly while
+/// it is open, as adding and removing go through here.
+#[derive(Default)]
+pub struct Sessions {
+    slots: BTreeMap<SessionKey, AgentSlot>,
+    router: OutputRouter,
+}
+
+impl Sessions {
+    /// Opens session `key`, idle.
+    pub fn add(&mut self, key: SessionKey, slot: AgentSlot) {
+        self.slots.insert(key, slot);
+        self.router.add(key);
+    }
+
+    /// Closes session `key`: its slot, to shut down.
+    pub fn remove(&mut self, key: SessionKey) -> Option<AgentSlot> {
+        self.router.remove(key);
+        self.slots.remove(&key)
+    }
+
+    /// Closes every session: their slots, to shut down.
+    pub fn take_all(&mut self) -> Vec<AgentSlot> {
+        let keys: Vec<SessionKey> = self.slots.keys().copied().collect();
+        keys.into_iter().filter_map(|k| self.remove(k)).collect()
+    }
+
+    /// Session `key`.
+    pub fn get(&self, key: &SessionKey) -> Option<&AgentSlot> {
+        self.slots.get(key)
+    }
+
+    /// Session `key`, to change, and the Output Router, to tell it what the session did.
+    pub fn get_routed(&mut self, key: &SessionKey) -> Option<(&mut AgentSlot, &mut OutputRouter)> {
+        Some((self.slots.get_mut(key)?, &mut self.router))
+    }
+
+    /// Session `key`, to change.
+    pub fn get_mut(&mut self, key: &SessionKey) -> Option<&mut AgentSlot> {
+        self.slots.get_mut(key)
+    }
+
+    /// Whether session `key` is open.
+    pub fn contains_key(&self, key: &SessionKey) -> bool {
+        self.slots.contains_key(key)
+    }
+
+    /// The open sessions' keys, oldest first.
+    pub fn keys(&self) -> impl Iterator<Item = &SessionKey> {
+        self.slots.keys()
+    }
+
+    /// The open sessions, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = (&SessionKey, &AgentSlot)> {
+        self.slots.iter()
+    }
+
+    /// The open sessions' slots, oldest first.
+    pub fn values(&self) -> impl Iterator<Item = &AgentSlot> {
+        self.slots.values()
+    }
+
+    /// The Output Router's word on session `key`.
+    pub fn attention(&self, key: SessionKey) -> Attention {
+        self.router.attention(key)
+    }
+
+    /// The Output Router.
+    pub fn router(&self) -> &OutputRouter {
+        &self.router
+    }
+
+    /// The Output Router, to tell it what a session did.
+    pub fn router_mut(&mut self) -> &mut OutputRouter {
+        &mut self.router
+    }
+}
+
 impl Workspace {
     /// Every session, grouped by project (projects and sessions in the order opened).
     pub fn supervisor_rows(&self) -> Vec<SessionRow> {
@@ -42,7 +121,7 @@ impl Workspace {
                 key: *key,
                 project: slot.project.clone(),
                 title: slot.view.title().to_string(),
-                attention: self.router.attention(*key),
+                attention: self.sessions.attention(*key),
                 runner: slot.driver.status(),
                 pane: slot.view.status(),
                 shown: self.agent_panes_of(*key).next().is_some(),
@@ -108,7 +187,7 @@ impl Workspace {
         });
         slot.crash = None;
         slot.parked = false;
-        self.router.restarted(key);
+        self.sessions.router_mut().restarted(key);
     }
 
     /// Stop session `key`'s runner; the view stays, and a restart (or a prompt) brings it
@@ -139,7 +218,7 @@ impl Workspace {
         tokio::spawn(old.shutdown());
         slot.view.clear_permissions();
         slot.view.notice(notice);
-        self.router.restarted(key);
+        self.sessions.router_mut().restarted(key);
     }
 }
 
@@ -153,7 +232,7 @@ impl Workspace {
         for key in keys {
             if self.agent_panes_of(key).next().is_some()
                 || !matches!(
-                    self.router.attention(key),
+                    self.sessions.attention(key),
                     Attention::Idle | Attention::Done | Attention::Error
                 )
             {
@@ -186,5 +265,35 @@ impl Workspace {
         if self.sessions.get(&key).is_some_and(|s| s.parked) {
             self.restart_session(key);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::workspace::layout::Axis;
+    use crate::workspace::test_workspace;
+
+    #[tokio::test]
+    async fn a_session_is_in_the_router_exactly_while_it_is_open() {
+        let (mut ws, _bus) = test_workspace(Path::new("/work/p"));
+        let first = ws.focused_session().unwrap();
+        ws.split(Axis::Horizontal);
+        let second = ws.focused_session().unwrap();
+        assert_eq!(ws.sessions.keys().count(), 2);
+        assert_eq!(ws.sessions.router().count(Attention::Idle), 2);
+        ws.sessions.router_mut().prompt_sent(second);
+        assert_eq!(ws.sessions.attention(second), Attention::Working);
+        // Closing its only pane closes the session: the router forgets it too.
+        ws.close_focused();
+        assert!(!ws.sessions.contains_key(&second));
+        assert_eq!(ws.sessions.router().count(Attention::Working), 0);
+        assert_eq!(ws.sessions.router().count(Attention::Idle), 1);
+        assert_eq!(ws.sessions.keys().copied().collect::<Vec<_>>(), [first]);
+        let slots = ws.sessions.take_all();
+        assert_eq!(slots.len(), 1);
+        assert_eq!(ws.sessions.router().count(Attention::Idle), 0);
     }
 }

@@ -33,7 +33,7 @@ impl Workspace {
             .sessions
             .iter()
             .map(|(key, slot)| {
-                let attention = self.router.attention(*key);
+                let attention = self.sessions.attention(*key);
                 let panes = self
                     .tab()
                     .layout
