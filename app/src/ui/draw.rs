@@ -21,6 +21,8 @@ pub(super) type Out = Screen<io::BufWriter<io::Stdout>>;
 pub(super) struct Redraw {
     /// Something besides shells' output changed: a whole frame.
     pub full: bool,
+    /// The status bar changed (and nothing else but shells' output).
+    pub status: bool,
     /// Shell panes whose programs wrote output since the last frame.
     pub shells: Vec<PaneId>,
 }
@@ -28,7 +30,7 @@ pub(super) struct Redraw {
 impl Redraw {
     /// Whether anything waits.
     pub(super) fn due(&self) -> bool {
-        self.full || !self.shells.is_empty()
+        self.full || self.status || !self.shells.is_empty()
     }
 
     /// Shell pane `id` has output to draw.
@@ -41,6 +43,7 @@ impl Redraw {
     /// Everything waiting was drawn.
     fn done(&mut self) {
         self.full = false;
+        self.status = false;
         self.shells.clear();
     }
 }
@@ -109,9 +112,14 @@ impl Ui {
         let patched = !redraw.full
             && !covered
             && screen.patch(|buf| {
-                let areas = self
+                let mut areas = self
                     .ws
                     .render_shell_rows(&redraw.shells, buf, &self.theme)?;
+                if redraw.status {
+                    let message = self.layers.status().or_else(|| self.message.clone());
+                    let ctx = frame::status_context(self.dispatcher.prefix_pending(), &message);
+                    areas.push(frame::draw_status_bar(buf, &self.ws, &self.theme, &ctx));
+                }
                 let cursor = match self.ws.focused_shell() {
                     Some(_) => frame::cursor(&mut self.ws),
                     None => screen_cursor,

@@ -38,13 +38,9 @@ pub(super) fn draw(
         return None;
     }
     let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
-    let bar = Rect::new(area.x, area.bottom() - 1, area.width, 1);
     ws.render(panes, buf, theme, highlighter);
-    let ctx = StatusContext {
-        prefix_pending: overlays.prefix_pending,
-        message: overlays.message.clone(),
-    };
-    status::render(ws, &ctx, bar, buf, theme);
+    let ctx = status_context(overlays.prefix_pending, &overlays.message);
+    draw_status_bar(buf, ws, theme, &ctx);
     let layers = overlays.layers.filter(|l| !l.is_empty());
     let hides_cursor = layers.is_some_and(|l| l.draw(ws, overlays.keymap, panes, buf, theme));
     if layers.is_none() && overlays.prefix_pending {
@@ -59,6 +55,27 @@ pub(super) fn draw(
         return None;
     }
     cursor(ws)
+}
+
+/// What the status bar shows besides the workspace's state.
+pub(super) fn status_context(prefix_pending: bool, message: &Option<String>) -> StatusContext {
+    StatusContext {
+        prefix_pending,
+        message: message.clone(),
+    }
+}
+
+/// Draws the status bar, the last row of `buf`; its area.
+pub(super) fn draw_status_bar(
+    buf: &mut Buffer,
+    ws: &Workspace,
+    theme: &Theme,
+    ctx: &StatusContext,
+) -> Rect {
+    let area = buf.area;
+    let bar = Rect::new(area.x, area.bottom().saturating_sub(1), area.width, 1);
+    status::render(ws, ctx, bar, buf, theme);
+    bar
 }
 
 /// Where the cursor goes when no list or overlay covers the panes: the focused shell's

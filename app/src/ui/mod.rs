@@ -221,6 +221,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     let mut idle_check: Option<tokio::time::Instant> = None;
     let mut redraw = Redraw {
         full: true,
+        status: false,
         shells: Vec::new(),
     };
     let mut last_frame = Instant::now() - FRAME_INTERVAL;
@@ -245,16 +246,23 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             event = input.next() => match event {
                 Some(Ok(event)) => {
                     // A key that only went to a program changes nothing on screen until
-                    // the program answers (its echo is drawn at once).
-                    let changed = shell.terminal_event(event).await;
-                    only_output &= !changed;
-                    redraw.full |= changed;
-                    // Typing into a program changes no layout: no save (and no reading of
-                    // every shell's directory) on that path. A `cd` is saved with the next
-                    // change, and at quit.
-                    if changed {
-                        shell.persist();
-                        idle_check = shell.stop_idle();
+                    // the program answers (its echo is drawn at once), but the message it
+                    // cleared: the status bar is drawn with the echo, not a whole frame.
+                    match shell.terminal_event(event).await {
+                        Changed::Nothing => {}
+                        Changed::StatusBar => {
+                            only_output = false;
+                            redraw.status = true;
+                        }
+                        Changed::Everything => {
+                            only_output = false;
+                            redraw.full = true;
+                            // Typing into a program changes no layout: no save (and no
+                            // reading of every shell's directory) on that path. A `cd` is
+                            // saved with the next change, and at quit.
+                            shell.persist();
+                            idle_check = shell.stop_idle();
+                        }
                     }
                 }
                 Some(Err(e)) => {
@@ -383,6 +391,17 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
     Ok(())
 }
 
+/// What a terminal event changed on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Changed {
+    /// Nothing yet (a key went to a program, which answers on its own).
+    Nothing,
+    /// The status bar alone (a key to a program cleared the message).
+    StatusBar,
+    /// Anything.
+    Everything,
+}
+
 async fn sleep_until(at: Option<tokio::time::Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(at).await;
@@ -421,8 +440,8 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
 }
 
 impl Ui {
-    /// Handles a terminal event; whether the screen may have changed.
-    async fn terminal_event(&mut self, event: Event) -> bool {
+    /// Handles a terminal event; what on screen may have changed.
+    async fn terminal_event(&mut self, event: Event) -> Changed {
         let typed = self.typed_to_shell;
         let had_message = self.message.is_some();
         match event {
@@ -447,13 +466,17 @@ impl Ui {
             }
             _ => {}
         }
-        // Input that went straight to a shell's program: nothing to draw until it answers.
+        // Input that went straight to a shell's program: nothing to draw until it answers,
+        // but the message it cleared.
         let only_to_program = self.typed_to_shell != typed
-            && !had_message
             && self.message.is_none()
             && self.layers.is_empty()
             && !self.dispatcher.prefix_pending();
-        !only_to_program
+        match (only_to_program, had_message) {
+            (true, false) => Changed::Nothing,
+            (true, true) => Changed::StatusBar,
+            (false, _) => Changed::Everything,
+        }
     }
 
     async fn key(&mut self, key: KeyEvent) {

@@ -227,8 +227,70 @@ pub struct WorkspaceStore {
     path: PathBuf,
     /// Held (locked) for the life of the store.
     _lock: File,
-    /// What was last written, to write only changes.
+    /// What was last handed to be written, to write only changes.
     last: Option<Vec<u8>>,
+    /// Writes the file off the loop (a write syncs the file and its directory).
+    writer: Option<Writer>,
+}
+
+/// A thread writing the states it is handed to the workspace file, in order, skipping any
+/// that a newer one replaced before it got to it.
+#[derive(Debug)]
+struct Writer {
+    states: std::sync::mpsc::Sender<Vec<u8>>,
+    /// Why the last write failed, until the next save says so.
+    failed: std::sync::Arc<parking_lot::Mutex<Option<String>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts writing to `path`; `None` when no thread can be started (saves are then
+    /// written where they are asked for).
+    fn start(path: PathBuf) -> Option<Writer> {
+        let (states, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let failed = std::sync::Arc::new(parking_lot::Mutex::new(None));
+        let failure = failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("march-save".to_string())
+            .spawn(move || {
+                while let Ok(mut bytes) = rx.recv() {
+                    while let Ok(newer) = rx.try_recv() {
+                        bytes = newer;
+                    }
+                    if let Err(e) = write_file(&path, &bytes, FileMode::Kept) {
+                        tracing::warn!(
+                            "cannot save the workspace to {}: {}",
+                            path.display(),
+                            e.error
+                        );
+                        *failure.lock() = Some(e.error.to_string());
+                    }
+                }
+            });
+        match thread {
+            Ok(thread) => Some(Writer {
+                states,
+                failed,
+                thread: Some(thread),
+            }),
+            Err(e) => {
+                tracing::warn!("cannot start the workspace writer: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for WorkspaceStore {
+    /// What was handed to be written is on disk before the lock goes.
+    fn drop(&mut self) {
+        if let Some(mut writer) = self.writer.take() {
+            drop(writer.states);
+            if let Some(thread) = writer.thread.take() {
+                let _ = thread.join();
+            }
+        }
+    }
 }
 
 impl WorkspaceStore {
@@ -255,6 +317,7 @@ impl WorkspaceStore {
             Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(lock_path, e)),
         }
         let mut store = WorkspaceStore {
+            writer: Writer::start(path.clone()),
             path,
             _lock: lock,
             last: None,
@@ -302,16 +365,44 @@ impl WorkspaceStore {
         Loaded::Damaged { reason, moved_to }
     }
 
-    /// Writes `saved` when it differs from what was last written, atomically: a crash leaves
-    /// the old file or the new.
+    /// Has `saved` written when it differs from what was last, off the loop and atomically
+    /// (a crash leaves the old file or the new); whether it differed. An earlier write that
+    /// failed is the error (and the next save writes again).
     pub fn save(&mut self, saved: &SavedWorkspace) -> io::Result<bool> {
+        let failed = self.writer.as_ref().and_then(|w| w.failed.lock().take());
+        if let Some(why) = failed {
+            self.last = None;
+            return Err(io::Error::other(why));
+        }
         let bytes = serde_json::to_vec_pretty(saved).map_err(io::Error::other)?;
         if self.last.as_deref() == Some(&bytes[..]) {
             return Ok(false);
         }
-        write_file(&self.path, &bytes, FileMode::Kept).map_err(|e| e.error)?;
+        let unsent = match &self.writer {
+            Some(writer) => writer.states.send(bytes.clone()).err().map(|e| e.0),
+            None => Some(bytes.clone()),
+        };
+        if let Some(bytes) = unsent {
+            write_file(&self.path, &bytes, FileMode::Kept).map_err(|e| e.error)?;
+        }
         self.last = Some(bytes);
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+impl WorkspaceStore {
+    /// Waits until what was handed to be written is written (tests only).
+    fn settle(&mut self) {
+        if let Some(mut writer) = self.writer.take() {
+            drop(writer.states);
+            if let Some(thread) = writer.thread.take() {
+                thread.join().unwrap();
+            }
+            let next = Writer::start(self.path.clone()).unwrap();
+            *next.failed.lock() = writer.failed.lock().take();
+            self.writer = Some(next);
+        }
     }
 }
 
@@ -524,6 +615,38 @@ mod tests {
                 cwd: PathBuf::from("/work/api/src")
             }
         );
+    }
+
+    #[test]
+    fn writes_happen_off_the_caller_and_a_failed_one_is_said_and_retried() {
+        let home = tempfile::tempdir().unwrap();
+        let dirs = vec![PathBuf::from("/work/api")];
+        let (mut store, _) = WorkspaceStore::open(home.path(), &dirs, false).unwrap();
+        let mut saved = sample(&dirs);
+        assert!(store.save(&saved).unwrap());
+        store.settle();
+        let on_disk: SavedWorkspace =
+            serde_json::from_slice(&fs::read(store.path()).unwrap()).unwrap();
+        assert_eq!(on_disk, saved);
+        // A directory where the file goes: the write fails, the next save says so, and the
+        // one after writes again (the same state included).
+        fs::remove_file(store.path()).unwrap();
+        fs::create_dir(store.path()).unwrap();
+        saved.active = 0;
+        saved.tabs[0].name = "renamed".into();
+        assert!(store.save(&saved).unwrap());
+        store.settle();
+        let err = store.save(&saved).unwrap_err();
+        assert!(!err.to_string().is_empty());
+        fs::remove_dir(store.path()).unwrap();
+        assert!(
+            store.save(&saved).unwrap(),
+            "written again after the failure"
+        );
+        store.settle();
+        let on_disk: SavedWorkspace =
+            serde_json::from_slice(&fs::read(store.path()).unwrap()).unwrap();
+        assert_eq!(on_disk.tabs[0].name, "renamed");
     }
 
     #[test]
