@@ -95,6 +95,9 @@ fn main() {
     m.wait_text("f000.txt");
     m.send(PREFIX);
     m.send(b"h");
+    // "Nothing else running" means it: the agent's runner and language-server host finish
+    // starting first.
+    std::thread::sleep(std::time::Duration::from_secs(3));
 
     let idle = m.latency();
     // The same letters while reverts run: each starts one (focus the pane, `R` twice, focus

@@ -654,3 +654,30 @@ pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
     };
     (launcher, bus)
 }
+
+/// A new git repository in a temporary directory, with an identity to commit as (tests
+/// only): the directory, and its canonical path.
+#[cfg(test)]
+pub(crate) fn test_repo() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+    let root = dir
+        .path()
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("canonicalize: {e}"));
+    git_in(&root, &["init", "-q"]);
+    git_in(&root, &["config", "user.email", "t@example.com"]);
+    git_in(&root, &["config", "user.name", "T"]);
+    (dir, root)
+}
+
+/// Runs git with `args` in `root`, which must succeed (tests only).
+#[cfg(test)]
+pub(crate) fn git_in(root: &Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}

@@ -362,20 +362,8 @@ mod tests {
 
     /// A repository with `a.txt` (twenty lines), `gone.txt` and `old.txt` committed.
     fn repo() -> (tempfile::TempDir, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let run = |args: &[&str]| {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(&root)
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
-        };
-        run(&["init", "-q"]);
-        run(&["config", "user.email", "t@example.com"]);
-        run(&["config", "user.name", "T"]);
+        let (dir, root) = crate::workspace::test_repo();
+        let run = |args: &[&str]| crate::workspace::git_in(&root, args);
         let ten: String = (1..=20).map(|n| format!("line {n}\n")).collect();
         std::fs::write(root.join("a.txt"), ten).unwrap();
         std::fs::write(root.join("gone.txt"), "bye\n").unwrap();

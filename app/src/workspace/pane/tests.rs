@@ -2,7 +2,6 @@
 //! each, and each saved to the workspace file and restored from it.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
@@ -29,20 +28,8 @@ const LINES: usize = 300;
 
 /// A git repository with `big.txt` committed and then changed on every line.
 fn changed_repo() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{args:?}: {out:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "t@example.com"]);
-    git(&["config", "user.name", "T"]);
+    let (dir, root) = crate::workspace::test_repo();
+    let git = |args: &[&str]| crate::workspace::git_in(&root, args);
     let text = |tag: &str| -> String { (1..=LINES).map(|n| format!("{tag} {n}\n")).collect() };
     std::fs::write(root.join("big.txt"), text("old")).unwrap();
     git(&["add", "."]);
