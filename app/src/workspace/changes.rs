@@ -3,12 +3,14 @@
 //! data dir, one JSON change a line appended to `changes/<session id>.jsonl`, so it outlives
 //! the runner and March; the transcript is not its store.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+
+use super::jobs::{JobDone, Jobs};
 
 /// The tool call named for a write the client made (`fs/write_text_file`), until the
 /// agent's report says which tool call it was.
@@ -84,21 +86,42 @@ impl FileChange {
     }
 }
 
-/// The changes of every session seen, loaded from the data dir when first asked for.
-#[derive(Debug, Default)]
+/// The changes of every session seen, read from the data dir when first asked for: off
+/// the loop, as a job whose result [`ChangeLog::read_done`] takes (until then a session has
+/// what was recorded meanwhile).
 pub struct ChangeLog {
     /// Where the files are; `None` keeps changes in memory only (tests without a data dir).
     dir: Option<PathBuf>,
     sessions: HashMap<String, Vec<FileChange>>,
+    /// Sessions whose file is being read.
+    reading: HashSet<String>,
+    /// Where the reads run.
+    jobs: Jobs,
 }
 
 impl ChangeLog {
-    /// A log stored under `dir`.
-    pub fn new(dir: Option<PathBuf>) -> ChangeLog {
+    /// A log stored under `dir`, read by `jobs`.
+    pub fn new(dir: Option<PathBuf>, jobs: Jobs) -> ChangeLog {
         ChangeLog {
             dir,
             sessions: HashMap::new(),
+            reading: HashSet::new(),
+            jobs,
         }
+    }
+
+    /// Session `session`'s file was read: what it holds, with what was recorded meanwhile
+    /// (also appended to the file, so perhaps read too) merged in after it.
+    pub fn read_done(&mut self, session: String, from_disk: Vec<FileChange>) {
+        if !self.reading.remove(&session) {
+            return;
+        }
+        let meanwhile = self.sessions.remove(&session).unwrap_or_default();
+        let mut all = from_disk;
+        for change in meanwhile {
+            merge(&mut all, change);
+        }
+        self.sessions.insert(session, all);
     }
 
     /// Records `change` for `session`: the newest, unless it repeats the last report of the
@@ -138,9 +161,15 @@ impl ChangeLog {
     }
 
     fn load(&mut self, session: &str) -> &mut Vec<FileChange> {
-        if !self.sessions.contains_key(session) {
-            let loaded = self.file(session).map(|f| read(&f)).unwrap_or_default();
-            self.sessions.insert(session.to_string(), loaded);
+        if !self.sessions.contains_key(session)
+            && let Some(file) = self.file(session)
+        {
+            self.reading.insert(session.to_string());
+            let id = session.to_string();
+            self.jobs.blocking(move || JobDone::ChangesRead {
+                changes: read(&file),
+                session: id,
+            });
         }
         self.sessions.entry(session.to_string()).or_default()
     }
@@ -222,6 +251,25 @@ fn merge(changes: &mut Vec<FileChange>, change: FileChange) -> bool {
 mod tests {
     use super::*;
 
+    /// A log on `dir`, and its reads handed back to it.
+    fn log_on(dir: &Path) -> (ChangeLog, tokio::sync::mpsc::UnboundedReceiver<JobDone>) {
+        let (jobs, done) = Jobs::channel();
+        (ChangeLog::new(Some(dir.to_path_buf()), jobs), done)
+    }
+
+    /// Hands `log` the reads it started.
+    fn settle(log: &mut ChangeLog, done: &mut tokio::sync::mpsc::UnboundedReceiver<JobDone>) {
+        while log.jobs.running() > 0 {
+            match done.blocking_recv() {
+                Some(JobDone::ChangesRead { session, changes }) => {
+                    log.jobs.handled();
+                    log.read_done(session, changes);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     fn change(call: &str, path: &str, before: Option<&str>, after: &str) -> FileChange {
         FileChange::new(call, Path::new(path), before, after)
     }
@@ -229,7 +277,7 @@ mod tests {
     #[test]
     fn changes_are_kept_in_order_and_outlive_the_log() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        let (mut log, mut done) = log_on(dir.path());
         assert!(log.record("s/1", change("c1", "/p/a.rs", None, "fn a() {}\n")));
         assert!(log.record("s/1", change("c2", "/p/b.rs", Some("x\n"), "y\n")));
         // The same report again changes nothing; a later one with other text replaces it.
@@ -248,16 +296,42 @@ mod tests {
         ];
         assert_eq!(kept(&mut log), expected);
         // A new log on the same directory (March started again) reads the same.
-        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        settle(&mut log, &mut done);
+        let (mut again, mut read) = log_on(dir.path());
+        assert!(again.changes("s/1").is_empty(), "being read");
+        settle(&mut again, &mut read);
         assert_eq!(kept(&mut again), expected);
+        again.changes("other");
+        settle(&mut again, &mut read);
         assert_eq!(again.changes("other").len(), 1);
+        again.changes("never");
+        settle(&mut again, &mut read);
         assert!(again.changes("never").is_empty());
+    }
+
+    #[test]
+    fn what_is_recorded_while_the_file_is_read_comes_after_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, mut done) = log_on(dir.path());
+        assert!(log.record("s", change("c1", "/p/a.rs", None, "1\n")));
+        settle(&mut log, &mut done);
+        // March again: a change comes before the file is read (and is appended to it, so
+        // the read may see it too).
+        let (mut again, mut read) = log_on(dir.path());
+        assert!(again.record("s", change("c2", "/p/b.rs", None, "2\n")));
+        settle(&mut again, &mut read);
+        let calls: Vec<&str> = again
+            .changes("s")
+            .iter()
+            .map(|c| c.tool_call.as_str())
+            .collect();
+        assert_eq!(calls, ["c1", "c2"]);
     }
 
     #[test]
     fn a_damaged_line_is_skipped_and_huge_texts_are_kept_by_size() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        let (mut log, mut done) = log_on(dir.path());
         let huge = "x".repeat(MAX_TEXT + 1);
         assert!(log.record("s", change("c1", "/p/big.txt", Some("small"), &huge)));
         assert!(log.record("s", change("c2", "/p/ok.txt", None, "ok\n")));
@@ -265,7 +339,10 @@ mod tests {
         let mut bytes = std::fs::read(&file).unwrap();
         bytes.extend_from_slice(b"{\"tool_call\": \"c3\", \"pa");
         std::fs::write(&file, bytes).unwrap();
-        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        settle(&mut log, &mut done);
+        let (mut again, mut read) = log_on(dir.path());
+        again.changes("s");
+        settle(&mut again, &mut read);
         let changes = again.changes("s");
         assert_eq!(changes.len(), 2);
         assert_eq!(changes[0].too_large, Some((5, MAX_TEXT + 1)));
@@ -283,7 +360,7 @@ mod tests {
     #[test]
     fn a_client_write_and_the_report_of_its_tool_call_are_one_change() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = ChangeLog::new(Some(dir.path().to_path_buf()));
+        let (mut log, mut done) = log_on(dir.path());
         assert!(log.record("s", change(CLIENT_WRITE, "/p/a.rs", Some("1\n"), "2\n")));
         assert!(log.record("s", change("call_7", "/p/a.rs", Some("1\n"), "2\n")));
         // The report may come first too.
@@ -301,7 +378,10 @@ mod tests {
         let expected = ["call_7", "call_8", CLIENT_WRITE, CLIENT_WRITE];
         assert_eq!(calls(&mut log), expected);
         // Read back from disk the same.
-        let mut again = ChangeLog::new(Some(dir.path().to_path_buf()));
+        settle(&mut log, &mut done);
+        let (mut again, mut read) = log_on(dir.path());
+        again.changes("s");
+        settle(&mut again, &mut read);
         assert_eq!(calls(&mut again), expected);
     }
 }

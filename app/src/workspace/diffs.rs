@@ -113,6 +113,23 @@ impl Workspace {
         shows || worktree
     }
 
+    /// The changes recorded for agent session `session` were read from the data dir: the
+    /// panes of the sessions with that id show them. Whether one is in the active tab.
+    pub(super) fn changes_read(&mut self, session: String, changes: Vec<FileChange>) -> bool {
+        self.changes.read_done(session.clone(), changes);
+        let keys: Vec<SessionKey> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.session_id.as_ref().is_some_and(|id| *id.0 == *session))
+            .map(|(k, _)| *k)
+            .collect();
+        let mut shown = false;
+        for key in keys {
+            shown |= self.refresh_changes(key);
+        }
+        shown
+    }
+
     /// Brings diff pane `id` up to date.
     pub fn refresh_diff_pane(&mut self, id: PaneId) {
         match self.panes.get(&id) {

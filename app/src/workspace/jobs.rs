@@ -37,6 +37,13 @@ pub enum JobDone {
     },
     /// A revert from a diff pane ran.
     Reverted(Reverted),
+    /// A session's recorded changes were read from the data dir.
+    ChangesRead {
+        /// The agent's session id.
+        session: String,
+        /// What the file holds.
+        changes: Vec<FileChange>,
+    },
     /// First-run setup: providers with local servers probed.
     SetupProviders {
         /// The session in setup.

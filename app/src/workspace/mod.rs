@@ -184,6 +184,7 @@ impl Workspace {
             next_id: 1,
             changes: changes::ChangeLog::new(
                 launcher.paths.as_ref().map(|p| p.data_dir.join("changes")),
+                launcher.jobs.clone(),
             ),
             launcher,
             help_text: String::new(),
@@ -525,6 +526,7 @@ impl Workspace {
                 result,
             } => self.worktree_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
+            J::ChangesRead { session, changes } => self.changes_read(session, changes),
             J::SetupProviders { session, providers } => self.setup_providers(session, providers),
             J::SetupModels { session, result } => self.setup_models(session, result),
             J::SetupSaved { session, result } => self.setup_done(session, result),

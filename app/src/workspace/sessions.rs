@@ -548,7 +548,8 @@ mod tests {
         use agent_client_protocol::v1::schema::{
             Diff, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
         };
-        let mut log = ChangeLog::new(None);
+        let (jobs, _done) = crate::workspace::jobs::Jobs::channel();
+        let mut log = ChangeLog::new(None, jobs);
         let diff = |new: &str| {
             ToolCallContent::Diff(Diff::new("/p/a.rs", new).old_text("old\n".to_string()))
         };
