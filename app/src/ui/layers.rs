@@ -156,6 +156,15 @@ impl Layers {
         }
     }
 
+    /// Projects were listed: an open project picker offers them.
+    pub(super) fn projects_listed(&mut self, listed: crate::workspace::jobs::ProjectsListed) {
+        for layer in &mut self.stack {
+            if let Layer::Projects(picker) = layer {
+                picker.listed(listed.clone());
+            }
+        }
+    }
+
     /// Draws the layers over `panes`, bottom first; whether one hides the cursor (a list or
     /// the supervisor view has the user's attention).
     pub(super) fn draw(

@@ -360,6 +360,10 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     shell.message = Some(note);
                     redraw.full = true;
                 }
+                if let Some(listed) = shell.ws.take_projects_listed() {
+                    shell.layers.projects_listed(listed);
+                    redraw.full = true;
+                }
                 only_output &= !redraw.full;
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {

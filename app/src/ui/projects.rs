@@ -9,15 +9,14 @@ use march_panes::switcher::{Switcher, SwitcherEntry, SwitcherKey};
 use march_panes::theme::Slot;
 
 use crate::workspace::Workspace;
-use crate::workspace::persist::recent_projects;
-
-/// Neighbouring directories listed at most.
-const NEARBY_MAX: usize = 200;
+use crate::workspace::jobs::ProjectsListed;
 
 /// The open picker and the directory behind each entry id.
 pub(super) struct ProjectPicker {
     pub(super) view: Switcher,
     dirs: Vec<PathBuf>,
+    /// The projects open in tabs (so marked).
+    open: Vec<PathBuf>,
     /// Where a relative typed path starts.
     base: PathBuf,
     /// The directory a typed path names, pinned first while it exists.
@@ -46,46 +45,40 @@ fn entry(id: u64, dir: &Path, state: &str) -> SwitcherEntry {
 impl ProjectPicker {
     /// Recent projects (those already open marked), then the neighbours of `near`.
     pub(super) fn open(ws: &Workspace, data_dir: &Path, near: &Path) -> Self {
-        let open: Vec<PathBuf> = ws.tabs().0.iter().map(|t| t.project.clone()).collect();
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        let mut entries = Vec::new();
-        let mut add = |dir: PathBuf, state: &str, dirs: &mut Vec<PathBuf>| {
-            if dirs.contains(&dir) {
-                return;
-            }
-            let state = if open.contains(&dir) { "open" } else { state };
-            entries.push(entry(dirs.len() as u64, &dir, state));
-            dirs.push(dir);
-        };
-        for dir in recent_projects(data_dir) {
-            if dir.is_dir() {
-                add(dir, "recent", &mut dirs);
-            }
-        }
-        if let Some(parent) = near.parent()
-            && let Ok(read) = std::fs::read_dir(parent)
-        {
-            let mut nearby: Vec<PathBuf> = read
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                .map(|e| e.path())
-                .take(NEARBY_MAX)
-                .collect();
-            nearby.sort();
-            for dir in nearby {
-                add(dir, "nearby", &mut dirs);
-            }
-        }
+        // What is on disk is listed off the loop and comes in `listed`.
+        ws.list_projects(data_dir, near);
+        let open = ws.tabs().0.iter().map(|t| t.project.clone()).collect();
+        let entries = Vec::new();
         let mut view = Switcher::new(entries);
         view.set_title("Open a project");
         view.set_footer(" type a name or a path · enter opens it in a tab · esc close");
         ProjectPicker {
             view,
-            dirs,
+            dirs: Vec::new(),
+            open,
             base: near.to_path_buf(),
             typed: None,
         }
+    }
+
+    /// The projects listed for it: recent ones first, then those nearby.
+    pub(super) fn listed(&mut self, listed: ProjectsListed) {
+        let mut entries = Vec::new();
+        let recent = listed.recent.into_iter().map(|d| (d, "recent"));
+        let nearby = listed.nearby.into_iter().map(|d| (d, "nearby"));
+        for (dir, state) in recent.chain(nearby) {
+            if self.dirs.contains(&dir) {
+                continue;
+            }
+            let state = if self.open.contains(&dir) {
+                "open"
+            } else {
+                state
+            };
+            entries.push(entry(self.dirs.len() as u64, &dir, state));
+            self.dirs.push(dir);
+        }
+        self.view.extend(entries);
     }
 
     /// The directory the query names as a path, if it is one.

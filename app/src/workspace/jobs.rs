@@ -37,6 +37,8 @@ pub enum JobDone {
     },
     /// A revert from a diff pane ran.
     Reverted(Reverted),
+    /// Projects to offer in the project picker were listed.
+    ProjectsListed(ProjectsListed),
     /// A session's recorded changes were read from the data dir.
     ChangesRead {
         /// The agent's session id.
@@ -106,6 +108,15 @@ pub enum RevertOf {
         /// The project.
         project: PathBuf,
     },
+}
+
+/// Directories the project picker offers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectsListed {
+    /// Projects of saved workspaces, most recent first (those still there).
+    pub recent: Vec<PathBuf>,
+    /// Directories beside the project the picker was opened near, sorted.
+    pub nearby: Vec<PathBuf>,
 }
 
 /// How much lower than the loop's a blocking job's priority is (`nice` steps).

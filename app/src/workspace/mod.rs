@@ -158,6 +158,8 @@ pub struct Workspace {
     listed: Vec<(PathBuf, Vec<agent_client_protocol::v1::schema::SessionInfo>)>,
     /// The session the focused pane showed before the last switch.
     last_session: Option<SessionKey>,
+    /// Projects listed for the project picker, not yet taken.
+    projects_listed: Option<jobs::ProjectsListed>,
 }
 
 impl Workspace {
@@ -194,6 +196,7 @@ impl Workspace {
             status_note: None,
             listed: Vec::new(),
             last_session: None,
+            projects_listed: None,
         }
     }
 
@@ -527,6 +530,10 @@ impl Workspace {
             } => self.worktree_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
             J::ChangesRead { session, changes } => self.changes_read(session, changes),
+            J::ProjectsListed(listed) => {
+                self.projects_listed = Some(listed);
+                false
+            }
             J::SetupProviders { session, providers } => self.setup_providers(session, providers),
             J::SetupModels { session, result } => self.setup_models(session, result),
             J::SetupSaved { session, result } => self.setup_done(session, result),
@@ -536,6 +543,21 @@ impl Workspace {
                 providers,
             } => self.setup_checked(session, reason, providers),
         }
+    }
+
+    /// Lists the projects the project picker offers, off the loop: those of saved
+    /// workspaces under `data_dir`, and the directories beside `near`. They come back
+    /// through [`Workspace::take_projects_listed`].
+    pub fn list_projects(&self, data_dir: &Path, near: &Path) {
+        let (data_dir, near) = (data_dir.to_path_buf(), near.to_path_buf());
+        self.launcher.jobs.blocking(move || {
+            jobs::JobDone::ProjectsListed(persist::list_projects(&data_dir, &near))
+        });
+    }
+
+    /// Projects listed since the last call, if any.
+    pub fn take_projects_listed(&mut self) -> Option<jobs::ProjectsListed> {
+        self.projects_listed.take()
     }
 
     /// Jobs started and not yet reported.

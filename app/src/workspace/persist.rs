@@ -467,6 +467,31 @@ pub fn recent_projects(data_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Directories beside `near` the project picker lists at most.
+const NEARBY_MAX: usize = 200;
+
+/// What the project picker offers: the projects of saved workspaces under `data_dir` that
+/// are still there, and the directories beside `near` (not hidden ones), sorted.
+pub fn list_projects(data_dir: &Path, near: &Path) -> super::jobs::ProjectsListed {
+    let recent = recent_projects(data_dir)
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .collect();
+    let mut nearby: Vec<PathBuf> = near
+        .parent()
+        .and_then(|parent| fs::read_dir(parent).ok())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .take(NEARBY_MAX)
+        .collect();
+    nearby.sort();
+    super::jobs::ProjectsListed { recent, nearby }
+}
+
 impl super::Workspace {
     /// The workspace as saved for `dirs`: tabs, layouts, and what each pane shows (a pane
     /// with nothing left to show is left out of its layout).
