@@ -1,0 +1,335 @@
+//! The messages of this protocol version, each a [`Frame`] of its own kind. Terminal bytes
+//! (input, output) travel as they are; the rest as JSON, so a field can be added without a
+//! new kind.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Frame, WireError};
+
+/// The version of the client–server protocol this build speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// What the client's terminal can show and send, so the server draws for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TermCaps {
+    /// 24-bit colour.
+    #[serde(default)]
+    pub truecolor: bool,
+    /// The kitty keyboard protocol.
+    #[serde(default)]
+    pub kitty_keyboard: bool,
+    /// Clipboard writes through OSC 52.
+    #[serde(default)]
+    pub osc52: bool,
+    /// An image protocol, by name (`kitty`, `sixel`, `iterm2`).
+    #[serde(default)]
+    pub graphics: Option<String>,
+}
+
+/// What a client says to the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientMessage {
+    /// The first message: who it is and what its terminal is.
+    Hello {
+        /// The protocol version it speaks.
+        version: u32,
+        /// Its terminal's size.
+        cols: u16,
+        /// Its terminal's size.
+        rows: u16,
+        /// What its terminal supports.
+        caps: TermCaps,
+        /// It watches only: its keys do nothing.
+        read_only: bool,
+    },
+    /// Bytes the user typed (or pasted, or the mouse), as the terminal sent them.
+    Input(Vec<u8>),
+    /// The terminal changed size.
+    Resize {
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+    },
+    /// The client leaves; the workspace goes on.
+    Detach,
+}
+
+/// What the server says to a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerMessage {
+    /// The answer to a hello that is taken.
+    Welcome {
+        /// The protocol version it speaks.
+        version: u32,
+        /// The workspace attached to.
+        workspace: String,
+    },
+    /// Bytes for the client's terminal.
+    Output(Vec<u8>),
+    /// The hello is refused, and why (shown to the user as it is).
+    Refused(String),
+    /// The server ends this client, and why (detached, the server stops).
+    Exit(String),
+}
+
+const HELLO: u8 = 1;
+const INPUT: u8 = 2;
+const RESIZE: u8 = 3;
+const DETACH: u8 = 4;
+const WELCOME: u8 = 101;
+const OUTPUT: u8 = 102;
+const REFUSED: u8 = 103;
+const EXIT: u8 = 104;
+
+#[derive(Serialize, Deserialize)]
+struct HelloBody {
+    version: u32,
+    cols: u16,
+    rows: u16,
+    #[serde(default)]
+    caps: TermCaps,
+    #[serde(default)]
+    read_only: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SizeBody {
+    cols: u16,
+    rows: u16,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WelcomeBody {
+    version: u32,
+    workspace: String,
+}
+
+fn json<T: Serialize>(kind: u8, body: &T) -> Frame {
+    Frame {
+        kind,
+        // Plain data structs: serialising cannot fail.
+        body: serde_json::to_vec(body).unwrap_or_default(),
+    }
+}
+
+fn parse<'a, T: Deserialize<'a>>(kind: &'static str, body: &'a [u8]) -> Result<T, WireError> {
+    serde_json::from_slice(body).map_err(|e| WireError::Malformed {
+        kind,
+        why: e.to_string(),
+    })
+}
+
+fn text(kind: &'static str, body: Vec<u8>) -> Result<String, WireError> {
+    String::from_utf8(body).map_err(|e| WireError::Malformed {
+        kind,
+        why: e.to_string(),
+    })
+}
+
+impl ClientMessage {
+    /// This message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        match self {
+            ClientMessage::Hello {
+                version,
+                cols,
+                rows,
+                caps,
+                read_only,
+            } => json(
+                HELLO,
+                &HelloBody {
+                    version: *version,
+                    cols: *cols,
+                    rows: *rows,
+                    caps: caps.clone(),
+                    read_only: *read_only,
+                },
+            ),
+            ClientMessage::Input(bytes) => Frame {
+                kind: INPUT,
+                body: bytes.clone(),
+            },
+            ClientMessage::Resize { cols, rows } => json(
+                RESIZE,
+                &SizeBody {
+                    cols: *cols,
+                    rows: *rows,
+                },
+            ),
+            ClientMessage::Detach => Frame {
+                kind: DETACH,
+                body: Vec::new(),
+            },
+        }
+    }
+
+    /// The message `frame` carries.
+    pub fn from_frame(frame: Frame) -> Result<ClientMessage, WireError> {
+        Ok(match frame.kind {
+            HELLO => {
+                let h: HelloBody = parse("hello", &frame.body)?;
+                ClientMessage::Hello {
+                    version: h.version,
+                    cols: h.cols,
+                    rows: h.rows,
+                    caps: h.caps,
+                    read_only: h.read_only,
+                }
+            }
+            INPUT => ClientMessage::Input(frame.body),
+            RESIZE => {
+                let s: SizeBody = parse("resize", &frame.body)?;
+                ClientMessage::Resize {
+                    cols: s.cols,
+                    rows: s.rows,
+                }
+            }
+            DETACH => ClientMessage::Detach,
+            other => return Err(WireError::UnknownKind(other)),
+        })
+    }
+}
+
+impl ServerMessage {
+    /// This message as a frame.
+    pub fn to_frame(&self) -> Frame {
+        match self {
+            ServerMessage::Welcome { version, workspace } => json(
+                WELCOME,
+                &WelcomeBody {
+                    version: *version,
+                    workspace: workspace.clone(),
+                },
+            ),
+            ServerMessage::Output(bytes) => Frame {
+                kind: OUTPUT,
+                body: bytes.clone(),
+            },
+            ServerMessage::Refused(why) => Frame {
+                kind: REFUSED,
+                body: why.as_bytes().to_vec(),
+            },
+            ServerMessage::Exit(why) => Frame {
+                kind: EXIT,
+                body: why.as_bytes().to_vec(),
+            },
+        }
+    }
+
+    /// The message `frame` carries.
+    pub fn from_frame(frame: Frame) -> Result<ServerMessage, WireError> {
+        Ok(match frame.kind {
+            WELCOME => {
+                let w: WelcomeBody = parse("welcome", &frame.body)?;
+                ServerMessage::Welcome {
+                    version: w.version,
+                    workspace: w.workspace,
+                }
+            }
+            OUTPUT => ServerMessage::Output(frame.body),
+            REFUSED => ServerMessage::Refused(text("refused", frame.body)?),
+            EXIT => ServerMessage::Exit(text("exit", frame.body)?),
+            other => return Err(WireError::UnknownKind(other)),
+        })
+    }
+}
+
+/// What to tell a user whose client speaks version `client` to a server speaking `server`:
+/// plainly, with the way out. `None` when they agree.
+pub fn version_mismatch(client: u32, server: u32) -> Option<String> {
+    (client != server).then(|| {
+        format!(
+            "this march speaks workspace protocol {client} and the running server {server} \
+             (one of them is from another build): use the march that started the server, or \
+             end it with `march kill-server` (its turns and shells end) and run march again"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_comes_back_as_it_went() {
+        let client = [
+            ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                cols: 200,
+                rows: 50,
+                caps: TermCaps {
+                    truecolor: true,
+                    kitty_keyboard: true,
+                    osc52: false,
+                    graphics: Some("kitty".into()),
+                },
+                read_only: true,
+            },
+            ClientMessage::Input(b"\x1b[A\x00\xff".to_vec()),
+            ClientMessage::Resize { cols: 80, rows: 24 },
+            ClientMessage::Detach,
+        ];
+        for m in client {
+            assert_eq!(ClientMessage::from_frame(m.to_frame()), Ok(m));
+        }
+        let server = [
+            ServerMessage::Welcome {
+                version: PROTOCOL_VERSION,
+                workspace: "api".into(),
+            },
+            ServerMessage::Output(b"\x1b[2J\xe2\x94\x80".to_vec()),
+            ServerMessage::Refused("no".into()),
+            ServerMessage::Exit("detached".into()),
+        ];
+        for m in server {
+            assert_eq!(ServerMessage::from_frame(m.to_frame()), Ok(m));
+        }
+    }
+
+    #[test]
+    fn bad_messages_say_what_is_wrong() {
+        let bad_hello = Frame {
+            kind: HELLO,
+            body: b"{\"version\": \"one\"}".to_vec(),
+        };
+        assert!(matches!(
+            ClientMessage::from_frame(bad_hello),
+            Err(WireError::Malformed { kind: "hello", .. })
+        ));
+        let unknown = Frame {
+            kind: 99,
+            body: Vec::new(),
+        };
+        assert_eq!(
+            ClientMessage::from_frame(unknown),
+            Err(WireError::UnknownKind(99))
+        );
+        let not_utf8 = Frame {
+            kind: REFUSED,
+            body: vec![0xff, 0xfe],
+        };
+        assert!(ServerMessage::from_frame(not_utf8).is_err());
+        // A hello from a later client with fields this one does not know is still read.
+        let later = Frame {
+            kind: HELLO,
+            body: br#"{"version": 2, "cols": 1, "rows": 1, "colour_space": "p3"}"#.to_vec(),
+        };
+        assert!(matches!(
+            ClientMessage::from_frame(later),
+            Ok(ClientMessage::Hello { version: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_version_mismatch_names_the_way_out() {
+        assert_eq!(version_mismatch(1, 1), None);
+        let said = version_mismatch(1, 2).unwrap();
+        assert!(
+            said.contains("protocol 1") && said.contains("server 2"),
+            "{said}"
+        );
+        assert!(said.contains("march kill-server"), "{said}");
+    }
+}
