@@ -1,7 +1,10 @@
-//! The messages of this protocol version, each a [`Frame`] of its own kind. Terminal bytes
-//! (input, output) travel as they are; the rest as JSON, so a field can be added without a
-//! new kind.
+//! The messages of this protocol version, each a [`Frame`] of its own kind. Output travels
+//! as the terminal bytes it is; the rest as JSON, so a field can be added without a new
+//! kind. The client parses its terminal's input into events (crossterm's, which knows every
+//! terminal's encodings and has no parser to give the server), so keys, the mouse, pastes,
+//! focus and resizes reach the server as what they are.
 
+use crossterm::event::Event;
 use serde::{Deserialize, Serialize};
 
 use crate::{Frame, WireError};
@@ -42,15 +45,8 @@ pub enum ClientMessage {
         /// It watches only: its keys do nothing.
         read_only: bool,
     },
-    /// Bytes the user typed (or pasted, or the mouse), as the terminal sent them.
-    Input(Vec<u8>),
-    /// The terminal changed size.
-    Resize {
-        /// Columns.
-        cols: u16,
-        /// Rows.
-        rows: u16,
-    },
+    /// What the terminal reported, in order: keys, the mouse, pastes, focus, a new size.
+    Events(Vec<Event>),
     /// The client leaves; the workspace goes on.
     Detach,
 }
@@ -74,8 +70,7 @@ pub enum ServerMessage {
 }
 
 const HELLO: u8 = 1;
-const INPUT: u8 = 2;
-const RESIZE: u8 = 3;
+const EVENTS: u8 = 2;
 const DETACH: u8 = 4;
 const WELCOME: u8 = 101;
 const OUTPUT: u8 = 102;
@@ -91,12 +86,6 @@ struct HelloBody {
     caps: TermCaps,
     #[serde(default)]
     read_only: bool,
-}
-
-#[derive(Serialize, Deserialize)]
-struct SizeBody {
-    cols: u16,
-    rows: u16,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -147,17 +136,7 @@ impl ClientMessage {
                     read_only: *read_only,
                 },
             ),
-            ClientMessage::Input(bytes) => Frame {
-                kind: INPUT,
-                body: bytes.clone(),
-            },
-            ClientMessage::Resize { cols, rows } => json(
-                RESIZE,
-                &SizeBody {
-                    cols: *cols,
-                    rows: *rows,
-                },
-            ),
+            ClientMessage::Events(events) => json(EVENTS, events),
             ClientMessage::Detach => Frame {
                 kind: DETACH,
                 body: Vec::new(),
@@ -178,14 +157,7 @@ impl ClientMessage {
                     read_only: h.read_only,
                 }
             }
-            INPUT => ClientMessage::Input(frame.body),
-            RESIZE => {
-                let s: SizeBody = parse("resize", &frame.body)?;
-                ClientMessage::Resize {
-                    cols: s.cols,
-                    rows: s.rows,
-                }
-            }
+            EVENTS => ClientMessage::Events(parse("events", &frame.body)?),
             DETACH => ClientMessage::Detach,
             other => return Err(WireError::UnknownKind(other)),
         })
@@ -251,6 +223,7 @@ pub fn version_mismatch(client: u32, server: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
     #[test]
     fn every_message_comes_back_as_it_went() {
@@ -267,8 +240,18 @@ mod tests {
                 },
                 read_only: true,
             },
-            ClientMessage::Input(b"\x1b[A\x00\xff".to_vec()),
-            ClientMessage::Resize { cols: 80, rows: 24 },
+            ClientMessage::Events(vec![
+                Event::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::CONTROL)),
+                Event::Paste("two\nlines \u{1b}[31m".into()),
+                Event::Mouse(MouseEvent {
+                    kind: MouseEventKind::ScrollUp,
+                    column: 3,
+                    row: 4,
+                    modifiers: KeyModifiers::SHIFT,
+                }),
+                Event::FocusLost,
+                Event::Resize(80, 24),
+            ]),
             ClientMessage::Detach,
         ];
         for m in client {
