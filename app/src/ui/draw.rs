@@ -148,7 +148,9 @@ impl Ui {
                 Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
                 Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
             };
-            execute!(io::stdout(), style)?;
+            let mut bytes = Vec::new();
+            execute!(bytes, style)?;
+            screen.write_between_frames(&bytes)?;
         }
         Ok(())
     }

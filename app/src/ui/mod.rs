@@ -19,7 +19,7 @@ mod supervisor;
 mod switch;
 pub mod terminal;
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -101,6 +101,9 @@ struct Ui {
     /// Quitting or closing the tab was asked for while work would be lost: the same command
     /// again goes ahead.
     confirm_armed: Option<crate::keymap::Command>,
+    /// Bytes for the terminal outside frames (notifications, clipboard writes), written
+    /// through the screen after the event that made them.
+    to_terminal: Vec<u8>,
     quit: bool,
 }
 
@@ -212,6 +215,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         cursor_shape: None,
         revert_armed: None,
         confirm_armed: None,
+        to_terminal: Vec::new(),
         quit: false,
     };
     let help = hints::help_summary(&shell.keymap);
@@ -372,6 +376,12 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             }
             () = sleep_until(wait_tick), if wait_tick.is_some() && !redraw.due() => {
                 redraw.full = true;
+            }
+        }
+        if !shell.to_terminal.is_empty() {
+            let bytes = std::mem::take(&mut shell.to_terminal);
+            if let Err(e) = screen.write_between_frames(&bytes) {
+                tracing::warn!("terminal write outside a frame failed: {e}");
             }
         }
     }
@@ -580,7 +590,8 @@ impl Ui {
     }
 
     /// Tell the terminal about sessions that need the user: a bell and an OSC 9 desktop
-    /// notification, as configured. Written between frames, never inside one.
+    /// notification, as configured. Written between frames, never inside one (queued in
+    /// `to_terminal`).
     fn notify(&mut self) {
         let wanted: Vec<_> = self
             .ws
@@ -600,10 +611,7 @@ impl Ui {
         if self.notifications.bell {
             bytes.push('\x07');
         }
-        let mut out = io::stdout();
-        if let Err(e) = out.write_all(bytes.as_bytes()).and_then(|()| out.flush()) {
-            tracing::warn!("notification not written: {e}");
-        }
+        self.to_terminal.extend_from_slice(bytes.as_bytes());
     }
 
     fn shell_request(&mut self, request: UiRequest) {
@@ -611,15 +619,9 @@ impl Ui {
             UiRequest::None => {}
             UiRequest::Quit => self.quit = true,
             UiRequest::Copy(text) => {
-                let mut out = io::stdout();
                 let sequence = march_panes::osc52::osc52_copy(&text);
-                if out
-                    .write_all(sequence.as_bytes())
-                    .and_then(|()| out.flush())
-                    .is_ok()
-                {
-                    self.message = Some(format!("copied {} characters", text.chars().count()));
-                }
+                self.to_terminal.extend_from_slice(sequence.as_bytes());
+                self.message = Some(format!("copied {} characters", text.chars().count()));
             }
         }
     }

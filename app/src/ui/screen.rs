@@ -44,6 +44,14 @@ impl<W: Write> Screen<W> {
         }
     }
 
+    /// Writes `bytes` for the terminal outside any frame (a notification, a clipboard
+    /// write, a cursor shape): every byte March sends its terminal goes through here or a
+    /// frame, so the screen is the one sink to replace for another terminal.
+    pub fn write_between_frames(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.backend.write_all(bytes)?;
+        Write::flush(&mut self.backend)
+    }
+
     /// Draws a whole frame of `size` (the terminal's size, asked by the caller): `draw`
     /// fills the buffer and says where the cursor goes; what differs from the screen is
     /// written.
