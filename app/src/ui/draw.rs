@@ -133,7 +133,7 @@ impl Ui {
                 message: self.layers.status().or_else(|| self.message.clone()),
                 layers: Some(&self.layers),
             };
-            let (cols, rows) = crossterm::terminal::size()?;
+            let (cols, rows) = self.size;
             screen.frame(Rect::new(0, 0, cols, rows), |buf| {
                 frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
             })?;

@@ -104,6 +104,8 @@ struct Ui {
     /// Bytes for the terminal outside frames (notifications, clipboard writes), written
     /// through the screen after the event that made them.
     to_terminal: Vec<u8>,
+    /// The terminal's size (columns, rows): asked once at start, then told by resize events.
+    size: (u16, u16),
     quit: bool,
 }
 
@@ -216,6 +218,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         revert_armed: None,
         confirm_armed: None,
         to_terminal: Vec::new(),
+        size: crossterm::terminal::size().context("cannot read the terminal's size")?,
         quit: false,
     };
     let help = hints::help_summary(&shell.keymap);
@@ -471,6 +474,7 @@ impl Ui {
                 self.pane_input(input);
             }
             Event::Mouse(m) => self.mouse(m),
+            Event::Resize(cols, rows) => self.size = (cols, rows),
             Event::FocusGained | Event::FocusLost => {
                 let focused = matches!(event, Event::FocusGained);
                 self.ws.set_terminal_focused(focused);
