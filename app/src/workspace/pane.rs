@@ -10,7 +10,7 @@ use crossterm::event::{KeyEvent, KeyModifiers};
 use march_panes::diagnostics::DiagnosticsView;
 use march_panes::diff::DiffView;
 use march_panes::highlight::Highlighter;
-use march_panes::scroll::Scroll;
+use march_panes::scroll::{Scroll, WHEEL_LINES};
 use march_panes::shell::{AgentShellView, ShellKey, ShellPane};
 use march_panes::terminal::MouseReport;
 use march_panes::theme::Theme;
@@ -182,10 +182,7 @@ impl Workspace {
     /// The program pane `id` types into: its shell, or the command its commands pane shows.
     pub fn pane_program(&mut self, id: PaneId) -> Option<&mut ShellPane> {
         match self.panes.get(&id)? {
-            Pane::Shell(_) => match self.panes.get_mut(&id) {
-                Some(Pane::Shell(slot)) => Some(&mut slot.pane),
-                _ => None,
-            },
+            Pane::Shell(_) => self.shell_mut(id),
             Pane::Commands { .. } => self.agent_shell_command(id),
             _ => None,
         }
@@ -301,11 +298,8 @@ impl Workspace {
     /// The wheel turned over pane `id` at screen position `x`, `y`: a program that wants
     /// the mouse gets it; every other pane scrolls.
     pub fn pane_wheel(&mut self, id: PaneId, up: bool, x: u16, y: u16, m: KeyModifiers) {
-        let Scroll::Lines(lines) = Scroll::wheel(up) else {
-            return;
-        };
         match self.pane_program(id) {
-            Some(program) => program.wheel(lines, x, y, m),
+            Some(program) => program.wheel(if up { -WHEEL_LINES } else { WHEEL_LINES }, x, y, m),
             None => self.pane_scroll(id, Scroll::wheel(up)),
         }
     }
@@ -475,21 +469,9 @@ impl Workspace {
                 view: self.diagnostics_view(project),
             },
         };
-        let refresh = match &pane {
-            Pane::Diff { session, .. } => Refresh::Session(*session),
-            Pane::Uncommitted { project, .. } => Refresh::Project(project.clone()),
-            _ => Refresh::Nothing,
-        };
         self.panes.insert(id, pane);
-        match refresh {
-            Refresh::Session(key) => {
-                self.refresh_diffs(key);
-            }
-            Refresh::Project(project) => {
-                self.refresh_worktree(&project);
-            }
-            Refresh::Nothing => {}
-        }
+        // A diff or uncommitted-changes pane asks for its diffs (other kinds ignore this).
+        self.refresh_diff_pane(id);
         true
     }
 
@@ -536,13 +518,6 @@ impl Workspace {
             .iter()
             .any(|(id, p)| is(p) && tab.layout.contains(*id))
     }
-}
-
-/// What a restored pane asks for once it is in place.
-enum Refresh {
-    Session(SessionKey),
-    Project(PathBuf),
-    Nothing,
 }
 
 /// What the UI has to do after a pane's input, if anything.

@@ -82,10 +82,8 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
     // One name per line: a path with a newline in it is asked of `git show` instead.
     let requests: String = paths
         .iter()
-        .map(|p| match p.contains('\n') {
-            true => "HEAD:\n".to_string(),
-            false => format!("HEAD:{p}\n"),
-        })
+        .filter(|p| !p.contains('\n'))
+        .map(|p| format!("HEAD:{p}\n"))
         .collect();
     // Written from a thread of its own: git answers as it reads, and both pipes are finite.
     let writer = std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
@@ -93,6 +91,10 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
     let mut texts = Vec::with_capacity(paths.len());
     let mut header = String::new();
     for path in paths {
+        if path.contains('\n') {
+            texts.push(head_text(top, path));
+            continue;
+        }
         header.clear();
         if out.read_line(&mut header)? == 0 {
             return Err(std::io::Error::other("git ended early"));
@@ -108,7 +110,6 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
                 bytes.pop();
                 (kind == "blob").then(|| String::from_utf8_lossy(&bytes).into_owned())
             }
-            _ if path.contains('\n') => head_text(top, path),
             _ => None,
         };
         texts.push(text);
@@ -372,6 +373,34 @@ mod tests {
         run(&["commit", "-qm", "start"]);
         run(&["mv", "old.txt", "new.txt"]);
         (dir, root)
+    }
+
+    #[test]
+    fn head_texts_come_for_every_file_even_one_with_a_newline_in_its_name() {
+        let (_dir, root) = crate::workspace::test_repo();
+        let git = |args: &[&str]| crate::workspace::git_in(&root, args);
+        for name in ["plain.txt", "two\nlines.txt", "with space.txt"] {
+            std::fs::write(root.join(name), format!("old {name}\n")).unwrap();
+        }
+        git(&["add", "."]);
+        git(&["commit", "-qm", "one"]);
+        for name in ["plain.txt", "two\nlines.txt", "with space.txt"] {
+            std::fs::write(root.join(name), "new\n").unwrap();
+        }
+        let mut inputs = worktree_inputs(&root).unwrap();
+        inputs.sort_by(|a, b| a.shown.cmp(&b.shown));
+        let befores: Vec<(&str, Option<&str>)> = inputs
+            .iter()
+            .map(|i| (i.shown.as_str(), i.before.as_deref()))
+            .collect();
+        assert_eq!(
+            befores,
+            [
+                ("plain.txt", Some("old plain.txt\n")),
+                ("two\nlines.txt", Some("old two\nlines.txt\n")),
+                ("with space.txt", Some("old with space.txt\n")),
+            ]
+        );
     }
 
     #[test]

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::CommandBuilder;
 
-use super::term::ms;
+use super::term::{Pty, ms};
 
 /// Letters timed per latency run.
 pub const SAMPLES: usize = 200;
@@ -72,18 +72,12 @@ impl TextScan {
 
 impl Outer {
     pub fn spawn(cmd: CommandBuilder, rows: u16, cols: u16) -> Outer {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let child = pair.slave.spawn_command(cmd).unwrap();
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
-        let writer = pair.master.take_writer().unwrap();
+        let Pty {
+            child,
+            mut reader,
+            writer,
+            master,
+        } = Pty::spawn(cmd, rows, cols);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let parsing = Arc::new(AtomicBool::new(true));
         let bytes = Arc::new(AtomicU64::new(0));
@@ -95,7 +89,7 @@ impl Outer {
             letters.clone(),
         );
         std::thread::spawn(move || {
-            let _master = pair.master;
+            let _master = master;
             let mut buf = vec![0u8; 65536];
             let mut scan = TextScan::default();
             while let Ok(n) = reader.read(&mut buf) {

@@ -45,26 +45,52 @@ pub struct Term {
     pub bytes: Arc<AtomicU64>,
 }
 
-impl Term {
-    pub fn spawn(cmd: CommandBuilder) -> Term {
+/// `cmd` running on a new PTY of `rows` × `cols`: its child, and the master's reader,
+/// writer and the master itself (to keep alive as long as the reader runs).
+pub struct Pty {
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub reader: Box<dyn Read + Send>,
+    pub writer: Box<dyn Write + Send>,
+    pub master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Pty {
+    pub fn spawn(cmd: CommandBuilder, rows: u16, cols: u16) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
             .unwrap();
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().unwrap();
+        let reader = pair.master.try_clone_reader().unwrap();
         let writer = pair.master.take_writer().unwrap();
+        Pty {
+            child,
+            reader,
+            writer,
+            master: pair.master,
+        }
+    }
+}
+
+impl Term {
+    pub fn spawn(cmd: CommandBuilder) -> Term {
+        let Pty {
+            child,
+            mut reader,
+            writer,
+            master,
+        } = Pty::spawn(cmd, ROWS, COLS);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
         let bytes = Arc::new(AtomicU64::new(0));
         let (s, b) = (screen.clone(), bytes.clone());
         std::thread::spawn(move || {
             // Keep the master alive as long as the reader runs.
-            let _master = pair.master;
+            let _master = master;
             let mut buf = [0u8; 16384];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
