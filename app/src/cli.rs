@@ -85,6 +85,85 @@ pub enum Command {
         /// The project directory.
         project: PathBuf,
     },
+    /// Start a workspace named NAME on the directories and attach to it.
+    New(NewArgs),
+    /// Attach this terminal to a running workspace.
+    Attach(AttachArgs),
+    /// List the running workspaces.
+    #[command(visible_alias = "list-sessions")]
+    Ls(LsArgs),
+    /// Close a workspace: its turns, shells and runners end (its layout is kept).
+    Kill(KillArgs),
+    /// Close every workspace.
+    KillServer(ForceArg),
+    /// Serve one workspace to its terminals (`march` starts it when needed).
+    #[command(hide = true)]
+    Server(ServerArgs),
+}
+
+/// Options of `march new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The workspace's name (default: its first directory's).
+    #[arg(short = 's', long = "name", value_name = "NAME")]
+    pub name: Option<String>,
+    /// Start with a fresh layout instead of the one saved for these directories.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Its project directories (default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+}
+
+/// Options of `march attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The workspace (default: the one used most recently).
+    #[arg(short = 't', long = "target", value_name = "NAME")]
+    pub target: Option<String>,
+    /// Watch only: keys typed here do nothing.
+    #[arg(short = 'r', long = "read-only")]
+    pub read_only: bool,
+}
+
+/// Options of `march ls`.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// Print one JSON object per workspace.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `march kill`.
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// The workspace to close.
+    #[arg(short = 't', long = "target", value_name = "NAME", required = true)]
+    pub target: String,
+    #[command(flatten)]
+    pub force: ForceArg,
+}
+
+/// Whether to go ahead without asking.
+#[derive(Debug, Args)]
+pub struct ForceArg {
+    /// Close even while turns run, without asking.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Options of `march server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// The workspace's name.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// Start with a fresh layout.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Its project directories, canonical.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
 }
 
 /// `march config` subcommands.
@@ -164,6 +243,32 @@ mod tests {
             panic!("expected models");
         };
         assert!(args.discover && args.json);
+    }
+
+    #[test]
+    fn parses_the_workspace_commands() {
+        let cli = Cli::try_parse_from(["march", "new", "-s", "api", "a", "b"]).unwrap();
+        let Some(Command::New(new)) = cli.command else {
+            panic!("expected new");
+        };
+        assert_eq!(new.name.as_deref(), Some("api"));
+        assert_eq!(new.dirs.len(), 2);
+        let cli = Cli::try_parse_from(["march", "attach", "-r", "-t", "api"]).unwrap();
+        let Some(Command::Attach(attach)) = cli.command else {
+            panic!("expected attach");
+        };
+        assert!(attach.read_only);
+        assert_eq!(attach.target.as_deref(), Some("api"));
+        let cli = Cli::try_parse_from(["march", "kill", "-t", "api", "--force"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Kill(k)) if k.force.force && k.target == "api")
+        );
+        assert!(
+            Cli::try_parse_from(["march", "kill"]).is_err(),
+            "kill needs -t"
+        );
+        let cli = Cli::try_parse_from(["march", "kill-server"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::KillServer(f)) if !f.force));
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! `march`: the terminal workspace for coding agents.
 
 mod cli;
+mod client;
 mod config_cmd;
 mod headless;
 mod history_cmd;
 mod keymap;
 mod logging;
 mod models_cmd;
+mod server;
 mod ui;
 mod workspace;
+mod workspaces_cmd;
 
 use std::process::ExitCode;
 
@@ -16,9 +19,6 @@ use clap::Parser;
 use march_core::paths::MarchPaths;
 
 use cli::{Cli, Command, ConfigCommand};
-
-/// Exit code when the requested mode cannot run here (the workspace without a terminal).
-const EXIT_UNAVAILABLE: u8 = 2;
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -41,29 +41,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return headless::run(&cli.headless);
     }
     let Some(command) = cli.command else {
-        use std::io::IsTerminal as _;
-        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-            eprintln!(
-                "march: the workspace needs a terminal (stdin and stdout are not one).\n\
-                 march: without one: `march -p PROMPT` runs one turn headless, \
-                 `march models` lists providers and models."
-            );
-            return Ok(ExitCode::from(EXIT_UNAVAILABLE));
-        }
         let paths = MarchPaths::from_env()?;
         let _log_guard = logging::init(&paths.log_dir(), logging::MAIN_LOG)?;
-        tracing::info!(version = env!("CARGO_PKG_VERSION"), dirs = ?cli.dirs, "workspace started");
-        logging::prune_runner_logs(&paths.log_dir());
-        // One thread: the loop, the agents' connections and their forwarders hand events to
-        // each other without waking other threads (measured: a third of the CPU of sixteen
-        // streaming sessions went to cross-thread wake-ups); nothing here blocks.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        runtime.block_on(ui::run(paths, cli.dirs, cli.fresh))?;
-        // Agent tasks still winding down must not hold the exit.
-        runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-        return Ok(ExitCode::SUCCESS);
+        return workspaces_cmd::open(&cli.dirs, None, cli.fresh);
     };
     // PathsError already says what is missing and what to set.
     let paths = MarchPaths::from_env()?;
@@ -85,6 +65,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(command) => history_cmd::run(&paths, &command)?,
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
+        Command::New(args) => {
+            return workspaces_cmd::open(&args.dirs, args.name.as_deref(), args.fresh);
+        }
+        Command::Attach(args) => return workspaces_cmd::attach(&args),
+        Command::Ls(args) => return workspaces_cmd::ls(&args),
+        Command::Kill(args) => return workspaces_cmd::kill(&args),
+        Command::KillServer(args) => return workspaces_cmd::kill_server(args.force),
+        Command::Server(args) => {
+            tracing::info!(
+                version = env!("CARGO_PKG_VERSION"),
+                "workspace server started"
+            );
+            logging::prune_runner_logs(&paths.log_dir());
+            server::run(paths, &args.name, args.dirs, args.fresh)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

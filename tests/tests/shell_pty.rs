@@ -114,7 +114,7 @@ fn a_shell_pane_runs_commands_and_closes_when_its_shell_exits() {
     // A successful exit closes the pane: the agent pane is alone again.
     m.type_line("exit");
     m.wait_for("the shell pane closed", |t| !t.contains("sh · "));
-    assert!(shells(m.pid()).is_empty(), "the shell was reaped");
+    assert!(shells(m.server_pid()).is_empty(), "the shell was reaped");
     m.quit();
 }
 
@@ -126,7 +126,7 @@ fn quitting_hangs_up_every_shell_and_kills_what_ignores_it() {
     // A foreground program that ignores SIGHUP, and a background job.
     m.type_line("sleep 1000 & trap '' HUP; echo started; sleep 1001");
     m.wait_text("started");
-    let march = m.pid();
+    let march = m.server_pid();
     // `started` shows before the second sleep has started: wait for it.
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut before = alive(&descendants(march));
@@ -297,7 +297,7 @@ fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     open_shell(&mut m);
     m.type_line("timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))");
     m.wait_text("alive-42");
-    let status = std::fs::read_to_string(format!("/proc/{}/status", m.pid())).unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", m.server_pid())).unwrap();
     let rss_kb: u64 = status
         .lines()
         .find(|l| l.starts_with("VmRSS:"))

@@ -24,7 +24,7 @@ fn prompt_and_see_the_streamed_answer_then_quit_leaving_no_process() {
     m.type_line("say hello");
     let screen = m.wait_text("Hello from the scripted model.");
     assert!(screen.contains("say hello"), "{screen}");
-    let pid = m.pid();
+    let pid = m.server_pid();
     let children = descendants(pid);
     assert!(!children.is_empty(), "no runner child");
     m.quit();
@@ -384,7 +384,7 @@ fn two_projects_attention_crash_restart_and_restore() {
     assert_eq!(std::fs::read_to_string(web.join("note.txt")).unwrap(), "hi");
 
     // Kill the web runner while api streams: api goes on, web comes back with its past.
-    let web_runner = runner_in(m.pid(), &web);
+    let web_runner = runner_in(m.server_pid(), &web);
     m.send(PREFIX);
     m.send(b"1");
     m.wait_text("Answer from api.");
@@ -405,7 +405,7 @@ fn two_projects_attention_crash_restart_and_restore() {
             && t.contains("write it")
             && t.contains("Wrote the note.")
     });
-    let new_runner = runner_in(m.pid(), &web);
+    let new_runner = runner_in(m.server_pid(), &web);
     assert_ne!(new_runner, web_runner);
     // The supervisor lists both projects, the web runner restarted once: ready, with the
     // new runner's pid.
@@ -443,10 +443,21 @@ fn two_projects_attention_crash_restart_and_restore() {
     m.send(PREFIX);
     m.send(b"1");
     m.wait_text("Part two done.");
-    // A second march on the same workspace says so and does not save.
-    let mut second = spawn_in(&h, &root, &["api", "web"]);
-    second.wait_text("another march has this workspace open");
-    second.quit();
+    // A second march on the same directories attaches to the same workspace: what one
+    // terminal does the other shows.
+    let mut second = spawn_in(&h, &root, &["web", "api"]);
+    second.wait_text("Part two done.");
+    second.send(PREFIX);
+    second.send(b"2");
+    m.wait_text("Wrote the note.");
+    // It detaches; the workspace goes on in the first.
+    second.send(PREFIX);
+    second.send(b"d");
+    assert_eq!(second.wait_exit(), 0);
+    second.wait_text("[detached from api]");
+    m.send(PREFIX);
+    m.send(b"1");
+    m.wait_text("Part two done.");
     m.quit();
     // --fresh starts clean.
     let mut m = spawn_in(&h, &root, &["--fresh", "api", "web"]);
@@ -572,7 +583,7 @@ fn an_idle_session_out_of_sight_stops_its_runner_and_starts_again_when_shown() {
     m.wait_for("the first session in both panes", |t| {
         t.matches("First answer.").count() == 2
     });
-    let pid = m.pid();
+    let pid = m.server_pid();
     let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
     while live_runners(pid) != 1 {
         assert!(

@@ -82,7 +82,7 @@ fn an_edit_that_breaks_the_code_is_reported_reviewed_and_undone() {
 
     // The diff pane shows the change.
     m.send(PREFIX);
-    m.send(b"d");
+    m.send(b"v");
     m.wait_text("+print(undefined_name)");
     // The diagnostics pane (below the diff pane) shows the error and the unused import.
     m.send(PREFIX);

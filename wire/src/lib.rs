@@ -10,7 +10,9 @@ pub mod message;
 pub mod rendezvous;
 
 pub use frame::{Frame, FrameReader, MAX_FRAME};
-pub use message::{ClientMessage, PROTOCOL_VERSION, ServerMessage, TermCaps};
+pub use message::{
+    ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, TermCaps, WorkspaceInfo,
+};
 
 /// Why a message on the socket cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -49,6 +49,53 @@ pub enum ClientMessage {
     Events(Vec<Event>),
     /// The client leaves; the workspace goes on.
     Detach,
+    /// A request of the control CLI instead of a terminal (the first and only message of
+    /// its connection, answered by one [`ServerMessage::Reply`]).
+    Control {
+        /// The protocol version it speaks.
+        version: u32,
+        /// What it asks.
+        request: ControlRequest,
+    },
+}
+
+/// What the control CLI asks a workspace server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "kebab-case")]
+pub enum ControlRequest {
+    /// What the workspace is ([`WorkspaceInfo`]): `march ls`, and finding the workspace of
+    /// some directories.
+    Info,
+    /// End the workspace, its turns and shells; refused while turns run unless `force`.
+    Kill {
+        /// End it even while turns run.
+        #[serde(default)]
+        force: bool,
+    },
+}
+
+/// One workspace as `march ls --json` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceInfo {
+    /// Its name (`march attach -t NAME`).
+    pub name: String,
+    /// The project directories it was opened on.
+    pub dirs: Vec<std::path::PathBuf>,
+    /// The server's process id.
+    pub pid: u32,
+    /// Terminals attached now.
+    pub clients: usize,
+    /// Agent sessions in its panes.
+    pub sessions: usize,
+    /// Of them, those running a turn.
+    pub working: usize,
+    /// Of them, those waiting for the user (a permission asked, a failure unseen).
+    pub needs_you: usize,
+    /// When the server started, in seconds since the Unix epoch.
+    pub started: u64,
+    /// When a client last attached or typed, in milliseconds since the Unix epoch (the
+    /// most recent workspace is the one `march attach` picks).
+    pub last_active: u64,
 }
 
 /// What the server says to a client.
@@ -67,15 +114,19 @@ pub enum ServerMessage {
     Refused(String),
     /// The server ends this client, and why (detached, the server stops).
     Exit(String),
+    /// The answer to a [`ClientMessage::Control`]: a JSON value, or what went wrong.
+    Reply(Result<serde_json::Value, String>),
 }
 
 const HELLO: u8 = 1;
 const EVENTS: u8 = 2;
 const DETACH: u8 = 4;
+const CONTROL: u8 = 5;
 const WELCOME: u8 = 101;
 const OUTPUT: u8 = 102;
 const REFUSED: u8 = 103;
 const EXIT: u8 = 104;
+const REPLY: u8 = 105;
 
 #[derive(Serialize, Deserialize)]
 struct HelloBody {
@@ -86,6 +137,19 @@ struct HelloBody {
     caps: TermCaps,
     #[serde(default)]
     read_only: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ControlBody {
+    version: u32,
+    request: ControlRequest,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ReplyBody {
+    Ok(serde_json::Value),
+    Error(String),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -141,6 +205,13 @@ impl ClientMessage {
                 kind: DETACH,
                 body: Vec::new(),
             },
+            ClientMessage::Control { version, request } => json(
+                CONTROL,
+                &ControlBody {
+                    version: *version,
+                    request: request.clone(),
+                },
+            ),
         }
     }
 
@@ -159,6 +230,13 @@ impl ClientMessage {
             }
             EVENTS => ClientMessage::Events(parse("events", &frame.body)?),
             DETACH => ClientMessage::Detach,
+            CONTROL => {
+                let c: ControlBody = parse("control", &frame.body)?;
+                ClientMessage::Control {
+                    version: c.version,
+                    request: c.request,
+                }
+            }
             other => return Err(WireError::UnknownKind(other)),
         })
     }
@@ -187,6 +265,13 @@ impl ServerMessage {
                 kind: EXIT,
                 body: why.as_bytes().to_vec(),
             },
+            ServerMessage::Reply(reply) => json(
+                REPLY,
+                &match reply {
+                    Ok(value) => ReplyBody::Ok(value.clone()),
+                    Err(why) => ReplyBody::Error(why.clone()),
+                },
+            ),
         }
     }
 
@@ -203,6 +288,10 @@ impl ServerMessage {
             OUTPUT => ServerMessage::Output(frame.body),
             REFUSED => ServerMessage::Refused(text("refused", frame.body)?),
             EXIT => ServerMessage::Exit(text("exit", frame.body)?),
+            REPLY => ServerMessage::Reply(match parse("reply", &frame.body)? {
+                ReplyBody::Ok(value) => Ok(value),
+                ReplyBody::Error(why) => Err(why),
+            }),
             other => return Err(WireError::UnknownKind(other)),
         })
     }
@@ -253,6 +342,14 @@ mod tests {
                 Event::Resize(80, 24),
             ]),
             ClientMessage::Detach,
+            ClientMessage::Control {
+                version: PROTOCOL_VERSION,
+                request: ControlRequest::Kill { force: true },
+            },
+            ClientMessage::Control {
+                version: PROTOCOL_VERSION,
+                request: ControlRequest::Info,
+            },
         ];
         for m in client {
             assert_eq!(ClientMessage::from_frame(m.to_frame()), Ok(m));
@@ -265,6 +362,8 @@ mod tests {
             ServerMessage::Output(b"\x1b[2J\xe2\x94\x80".to_vec()),
             ServerMessage::Refused("no".into()),
             ServerMessage::Exit("detached".into()),
+            ServerMessage::Reply(Ok(serde_json::json!({"name": "api"}))),
+            ServerMessage::Reply(Err("turns are running".into())),
         ];
         for m in server {
             assert_eq!(ServerMessage::from_frame(m.to_frame()), Ok(m));
@@ -280,6 +379,17 @@ mod tests {
         assert!(matches!(
             ClientMessage::from_frame(bad_hello),
             Err(WireError::Malformed { kind: "hello", .. })
+        ));
+        let unknown_command = Frame {
+            kind: CONTROL,
+            body: br#"{"version": 1, "request": {"command": "teleport"}}"#.to_vec(),
+        };
+        assert!(matches!(
+            ClientMessage::from_frame(unknown_command),
+            Err(WireError::Malformed {
+                kind: "control",
+                ..
+            })
         ));
         let unknown = Frame {
             kind: 99,

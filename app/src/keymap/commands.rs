@@ -35,10 +35,11 @@ macro_rules! commands {
 }
 
 commands! {
-    AppQuit = "app.quit", "Quit March, stopping every agent.";
+    AppQuit = "app.quit", "Close the workspace, stopping every agent and shell.";
     AppHelp = "app.help", "Show the key bindings and commands.";
     AppSupervisor = "app.supervisor", "Show every session's runner: restart, stop, read its log.";
     PrefixSend = "prefix.send", "Send the prefix key itself to the focused pane.";
+    AppDetach = "app.detach", "Detach this terminal; the workspace goes on (`march attach`).";
     PaneSplitRight = "pane.split-right", "Split the focused pane, opening a new agent on the right.";
     PaneSplitDown = "pane.split-down", "Split the focused pane, opening a new agent below.";
     PaneClose = "pane.close", "Close the focused pane and stop its agent (the transcript stays on disk).";

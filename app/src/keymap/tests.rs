@@ -151,7 +151,7 @@ bogus = \"prompt.submit\"
         errors,
         vec![
             "keymap.toml:1: `prefix-key`: bad key `hyper-a`: unknown modifier `hyper` (use ctrl, alt, shift or super, joined with `-`); keeping ctrl-a",
-            "keymap.toml:3: [prefix] `q`: unknown command `app.exit` (did you mean app.quit, app.help, app.supervisor?)",
+            "keymap.toml:3: [prefix] `q`: unknown command `app.exit` (did you mean app.quit, app.help, app.supervisor, app.detach?)",
             "keymap.toml:4: [prefix] bad key `ctrl+x`: unknown key `ctrl+x` (a single character, or one of: enter, esc, tab, backspace, delete, insert, home, end, pageup, pagedown, up, down, left, right, space, f1-f24); join modifiers with `-`, e.g. ctrl-a",
             "keymap.toml:5: [prefix] `z` should name a command, or \"none\"",
             "keymap.toml:8: [agent] bad key `bogus`: unknown key `bogus` (a single character, or one of: enter, esc, tab, backspace, delete, insert, home, end, pageup, pagedown, up, down, left, right, space, f1-f24)",

@@ -53,6 +53,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 return UiRequest::Quit;
             }
         }
+        C::AppDetach => return UiRequest::Detach,
         C::AppHelp => shell.layers.open(Layer::Help(std::cell::Cell::new(0))),
         C::AppSupervisor => shell
             .layers

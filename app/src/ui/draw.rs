@@ -1,21 +1,14 @@
 //! Drawing the workspace: what waits to be drawn, and each draw as a patch of shells' rows
-//! or a whole frame through [`Screen`], timed when a benchmark asks.
+//! or a whole frame for the attached [`Clients`](super::clients::Clients), timed when a
+//! benchmark asks.
 
-use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::cursor::SetCursorStyle;
-use crossterm::execute;
-use march_panes::terminal::CursorShape;
 use ratatui::layout::Rect;
 
-use super::screen::Screen;
 use super::{Ui, frame};
 use crate::workspace::layout::PaneId;
-
-/// The terminal March draws on.
-pub(super) type Out = Screen<io::BufWriter<io::Stdout>>;
 
 /// What waits to be drawn.
 pub(super) struct Redraw {
@@ -88,13 +81,18 @@ fn thread_cpu() -> Duration {
 
 impl Ui {
     /// Draws what changed: the rows programs wrote in shell panes `shells` when that is all
-    /// (and no overlay covers the panes), else a whole frame.
-    pub(super) fn draw(&mut self, screen: &mut Out, redraw: &mut Redraw) -> io::Result<()> {
+    /// (and no overlay covers the panes), else a whole frame. Nothing while no terminal is
+    /// attached (the next to attach gets a whole frame).
+    pub(super) fn draw(&mut self, redraw: &mut Redraw) {
+        if self.clients.is_empty() {
+            redraw.done();
+            return;
+        }
         let timed = self
             .frame_stats
             .is_some()
             .then(|| (Instant::now(), thread_cpu()));
-        let result = self.draw_frame(screen, redraw);
+        self.draw_frame(redraw);
         redraw.done();
         if let (Some((wall, cpu)), Some(stats)) = (timed, self.frame_stats.as_mut()) {
             let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
@@ -103,15 +101,19 @@ impl Ui {
                 micros(thread_cpu().saturating_sub(cpu)),
             ));
         }
-        result
     }
 
-    fn draw_frame(&mut self, screen: &mut Out, redraw: &Redraw) -> io::Result<()> {
+    fn draw_frame(&mut self, redraw: &Redraw) {
         let covered = self.layers.covers_panes() || self.dispatcher.prefix_pending();
-        let screen_cursor = screen.cursor();
+        let (cols, rows) = self.clients.size();
+        let size = Rect::new(0, 0, cols, rows);
+        let screen_cursor = self.clients.cursor();
         let patched = !redraw.full
             && !covered
-            && screen.patch(|buf| {
+            && self.clients.patch(|buf| {
+                if buf.area != size {
+                    return None;
+                }
                 let mut areas = self
                     .ws
                     .render_shell_rows(&redraw.shells, buf, &self.theme)?;
@@ -125,7 +127,7 @@ impl Ui {
                     None => screen_cursor,
                 };
                 Some((areas, cursor))
-            })?;
+            });
         if !patched {
             let overlays = frame::Overlays {
                 keymap: &self.keymap,
@@ -133,25 +135,12 @@ impl Ui {
                 message: self.layers.status().or_else(|| self.message.clone()),
                 layers: Some(&self.layers),
             };
-            let (cols, rows) = self.size;
-            screen.frame(Rect::new(0, 0, cols, rows), |buf| {
+            self.clients.frame(size, |buf| {
                 frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
-            })?;
+            });
         }
         // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
         let shape = self.ws.focused_program().map(|p| p.cursor_shape());
-        if shape != self.cursor_shape {
-            self.cursor_shape = shape;
-            let style = match shape {
-                None => SetCursorStyle::DefaultUserShape,
-                Some(CursorShape::Block) => SetCursorStyle::SteadyBlock,
-                Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
-                Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
-            };
-            let mut bytes = Vec::new();
-            execute!(bytes, style)?;
-            screen.write_between_frames(&bytes)?;
-        }
-        Ok(())
+        self.clients.set_cursor_shape(shape);
     }
 }

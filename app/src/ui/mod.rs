@@ -1,15 +1,17 @@
-//! The UI: the terminal, the event loop and rendering of the workspace.
+//! The UI: the workspace server's event loop and the rendering of the workspace for the
+//! terminals attached to it.
 //!
-//! One loop waits on three things: terminal input, agent events, and the next frame.
-//! Nothing is drawn when nothing changed; changes within one frame interval are drawn
-//! together; each frame is wrapped in synchronized output so the terminal never shows half of
-//! one.
+//! One loop waits on the clients' input, agent events, shells' output, finished jobs and
+//! the next frame. Nothing is drawn when nothing changed or nobody is attached; changes
+//! within one frame interval are drawn together; each frame is wrapped in synchronized
+//! output so a terminal never shows half of one.
 
+mod clients;
 mod commands;
+mod control;
 mod draw;
 mod frame;
 mod hints;
-mod input;
 mod layers;
 mod mouse;
 mod projects;
@@ -17,9 +19,7 @@ mod rename;
 mod screen;
 mod supervisor;
 mod switch;
-pub mod terminal;
 
-use std::io;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,7 @@ use march_panes::theme::{Theme, load_theme};
 use tokio::sync::mpsc;
 
 use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
+use crate::server::connection::{ClientId, Finished, Incoming};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
 use crate::workspace::jobs::Jobs;
 use crate::workspace::layout::PaneId;
@@ -40,17 +41,18 @@ use crate::workspace::persist::{Loaded, WorkspaceStore};
 use crate::workspace::router::Notify;
 use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, UiRequest, Workspace};
-use draw::{FrameStats, Out, Redraw};
-use input::TerminalInput;
+use clients::Clients;
+use control::Control;
+use draw::{FrameStats, Redraw};
 use layers::{Layers, Step};
-use screen::Screen;
-use terminal::TerminalGuard;
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
 const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 
 /// Agent events handled in one pass of the loop at most.
 const EVENT_BATCH: usize = 256;
+/// How long closing waits for the clients to be told.
+const LAST_WORDS: Duration = Duration::from_secs(1);
 /// How long quitting waits for a revert or a setup save under way.
 const JOBS_AT_QUIT: Duration = Duration::from_secs(5);
 
@@ -93,38 +95,33 @@ struct Ui {
     /// When a key last went to the focused shell: its echo is drawn at once, not at the
     /// next frame tick.
     typed_to_shell: Option<Instant>,
-    /// The cursor shape last set on the terminal.
-    cursor_shape: Option<march_panes::terminal::CursorShape>,
     /// A diff pane's revert pressed once (the pane, whether of the whole file): the same key
     /// again does it.
     revert_armed: Option<(PaneId, bool)>,
     /// Quitting or closing the tab was asked for while work would be lost: the same command
     /// again goes ahead.
     confirm_armed: Option<crate::keymap::Command>,
-    /// Bytes for the terminal outside frames (notifications, clipboard writes), written
-    /// through the screen after the event that made them.
-    to_terminal: Vec<u8>,
-    /// The terminal's size (columns, rows): asked once at start, then told by resize events.
-    size: (u16, u16),
+    /// The terminals attached, and what each shows.
+    clients: Clients,
+    /// What the control CLI asks of this workspace.
+    control: Control,
     quit: bool,
 }
 
-/// Open the workspace on `dirs` (a tab for each; the current directory without any), as
-/// it was left unless `fresh`, and run until the user quits.
-pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::Result<()> {
-    let mut projects = Vec::new();
-    for dir in &dirs {
-        let dir = dir
-            .canonicalize()
-            .with_context(|| format!("cannot open {}", dir.display()))?;
-        anyhow::ensure!(dir.is_dir(), "{} is not a directory", dir.display());
-        if !projects.contains(&dir) {
-            projects.push(dir);
-        }
-    }
-    if projects.is_empty() {
-        projects.push(std::env::current_dir().context("cannot read the current directory")?);
-    }
+/// How the server was asked to end, told to its clients.
+pub const CLOSED: &str = "the workspace was closed";
+
+/// Serves the workspace of `projects` (canonical directories, a tab for each), as it was
+/// left unless `fresh`, to the clients `incoming` brings, until it is closed.
+pub async fn serve(
+    paths: MarchPaths,
+    name: String,
+    projects: Vec<PathBuf>,
+    fresh: bool,
+    mut incoming: mpsc::UnboundedReceiver<Incoming>,
+    mut socket_gone: impl std::future::Future<Output = ()> + Unpin,
+) -> anyhow::Result<()> {
+    anyhow::ensure!(!projects.is_empty(), "a workspace needs a directory");
     let mut problems = Vec::new();
     let config = match Config::load(&paths) {
         Ok(config) => config,
@@ -193,10 +190,6 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         }
     };
 
-    let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
-    // No `clear()`: it asks the terminal where the cursor is, which some never answer; the
-    // alternate screen starts empty and the first frame draws every cell.
-    let mut screen: Out = Screen::new(io::BufWriter::with_capacity(1 << 16, io::stdout()));
     let mut shell = Ui {
         ws: workspace,
         store,
@@ -214,16 +207,16 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         stop_idle_after: Duration::from_secs(config.workspace.stop_idle_after),
         log_dir: paths.log_dir(),
         typed_to_shell: None,
-        cursor_shape: None,
         revert_armed: None,
         confirm_armed: None,
-        to_terminal: Vec::new(),
-        size: crossterm::terminal::size().context("cannot read the terminal's size")?,
+        clients: Clients::new(),
+        control: Control::new(name),
         quit: false,
     };
+    // Nobody looks until a terminal attaches.
+    shell.ws.set_terminal_focused(false);
     let help = hints::help_summary(&shell.keymap);
     shell.ws.set_help_text(help);
-    let mut input = TerminalInput::new();
     // When to look for idle background sessions whose runners may stop.
     let mut idle_check: Option<tokio::time::Instant> = None;
     let mut redraw = Redraw {
@@ -250,12 +243,11 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             .map(tokio::time::Instant::from_std);
         tokio::select! {
             biased;
-            event = input.next() => match event {
-                Some(Ok(event)) => {
-                    // A key that only went to a program changes nothing on screen until
-                    // the program answers (its echo is drawn at once), but the message it
-                    // cleared: the status bar is drawn with the echo, not a whole frame.
-                    match shell.terminal_event(event).await {
+            Some(first) = incoming.recv() => {
+                let mut next = Some(first);
+                let mut handled = 0;
+                while let Some(message) = next.take() {
+                    match shell.incoming(message, &mut redraw).await {
                         Changed::Nothing => {}
                         Changed::StatusBar => {
                             only_output = false;
@@ -271,16 +263,15 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                             idle_check = shell.stop_idle();
                         }
                     }
+                    handled += 1;
+                    if handled < EVENT_BATCH && !shell.quit {
+                        next = incoming.try_recv().ok();
+                    }
                 }
-                Some(Err(e)) => {
-                    tracing::error!("terminal input failed: {e}");
-                    break;
-                }
-                None => break,
             },
             // A due frame goes before more events, so a flood of them cannot hold it back.
             () = sleep_until(next_frame), if next_frame.is_some() => {
-                shell.draw(&mut screen, &mut redraw)?;
+                shell.draw(&mut redraw);
                 only_output = false;
                 last_frame = Instant::now();
             }
@@ -345,7 +336,7 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
                     // An echo of what the user typed: drawn now, not at the next tick (a
                     // timer would add up to a millisecond of its own granularity).
                     shell.typed_to_shell = None;
-                    shell.draw(&mut screen, &mut redraw)?;
+                    shell.draw(&mut redraw);
                     last_frame = Instant::now();
                 }
                 if shell.ws.pane_count() != panes_before {
@@ -380,11 +371,11 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
             () = sleep_until(wait_tick), if wait_tick.is_some() && !redraw.due() => {
                 redraw.full = true;
             }
-        }
-        if !shell.to_terminal.is_empty() {
-            let bytes = std::mem::take(&mut shell.to_terminal);
-            if let Err(e) = screen.write_between_frames(&bytes) {
-                tracing::warn!("terminal write outside a frame failed: {e}");
+            () = &mut socket_gone => {
+                // Nobody can attach any more: the workspace is saved and ends, and the next
+                // march restores it from its file.
+                tracing::warn!("the server's socket was removed: the workspace ends");
+                break;
             }
         }
     }
@@ -403,13 +394,18 @@ pub async fn run(paths: MarchPaths, dirs: Vec<PathBuf>, fresh: bool) -> anyhow::
         }
     }
     shell.ws.shutdown().await;
-    drop(screen);
-    drop(guard);
+    // The clients restore their terminals now that everything has ended, as March did
+    // before it was a server; control requests answered just before are sent too. A
+    // client that does not read is not waited for long.
+    let mut told = shell.clients.exit_all(CLOSED);
+    told.append(&mut shell.control.replies);
+    let all_told = futures_util::future::join_all(told.into_iter().map(Finished::wait));
+    let _ = tokio::time::timeout(LAST_WORDS, all_told).await;
     Ok(())
 }
 
-/// What a terminal event changed on screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a terminal event changed on screen, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Changed {
     /// Nothing yet (a key went to a program, which answers on its own).
     Nothing,
@@ -457,6 +453,80 @@ fn agent_spec(config: &Config) -> anyhow::Result<AgentSpec> {
 }
 
 impl Ui {
+    /// Handles what a connection brought; what on screen may have changed.
+    async fn incoming(&mut self, message: Incoming, redraw: &mut Redraw) -> Changed {
+        match message {
+            Incoming::Attach { id, hello, outbox } => {
+                tracing::info!(
+                    id,
+                    cols = hello.cols,
+                    rows = hello.rows,
+                    read_only = hello.read_only,
+                    "a client attached"
+                );
+                self.clients.attach(id, hello, outbox);
+                self.ws.set_terminal_focused(true);
+                Changed::Everything
+            }
+            Incoming::Events { id, events } => {
+                let mut changed = Changed::Nothing;
+                for event in events {
+                    changed = changed.max(self.client_event(id, event, redraw).await);
+                    if self.quit {
+                        break;
+                    }
+                }
+                changed
+            }
+            Incoming::Gone { id, why } => {
+                tracing::info!(id, "a client left: {why}");
+                let resized = self.clients.remove(id, "detached");
+                if self.clients.is_empty() {
+                    self.ws.set_terminal_focused(false);
+                }
+                if resized {
+                    Changed::Everything
+                } else {
+                    Changed::Nothing
+                }
+            }
+            Incoming::Drained { id } => {
+                self.clients.drained(id);
+                Changed::Nothing
+            }
+            Incoming::Control {
+                request,
+                reply,
+                written,
+            } => {
+                let answer = control::answer(self, request);
+                let _ = reply.send(answer);
+                self.control.answered(written);
+                Changed::Everything
+            }
+        }
+    }
+
+    /// An event from client `id`'s terminal.
+    async fn client_event(&mut self, id: ClientId, event: Event, redraw: &mut Redraw) -> Changed {
+        if let Event::Resize(cols, rows) = event {
+            return if self.clients.resize(id, cols, rows) {
+                Changed::Everything
+            } else {
+                // Its own frame is made again from the canvas.
+                redraw.full = true;
+                Changed::Nothing
+            };
+        }
+        if self.clients.read_only(id) {
+            return Changed::Nothing;
+        }
+        if self.clients.typed(id) {
+            redraw.full = true;
+        }
+        self.terminal_event(event).await
+    }
+
     /// Handles a terminal event; what on screen may have changed.
     async fn terminal_event(&mut self, event: Event) -> Changed {
         let typed = self.typed_to_shell;
@@ -474,7 +544,8 @@ impl Ui {
                 self.pane_input(input);
             }
             Event::Mouse(m) => self.mouse(m),
-            Event::Resize(cols, rows) => self.size = (cols, rows),
+            // Taken by `incoming`, which knows whose terminal it is.
+            Event::Resize(..) => {}
             Event::FocusGained | Event::FocusLost => {
                 let focused = matches!(event, Event::FocusGained);
                 self.ws.set_terminal_focused(focused);
@@ -593,9 +664,9 @@ impl Ui {
         }
     }
 
-    /// Tell the terminal about sessions that need the user: a bell and an OSC 9 desktop
-    /// notification, as configured. Written between frames, never inside one (queued in
-    /// `to_terminal`).
+    /// Tell the terminals about sessions that need the user: a bell and an OSC 9 desktop
+    /// notification, as configured, between frames (kept for the next terminal to attach
+    /// when none is).
     fn notify(&mut self) {
         let wanted: Vec<_> = self
             .ws
@@ -615,16 +686,24 @@ impl Ui {
         if self.notifications.bell {
             bytes.push('\x07');
         }
-        self.to_terminal.extend_from_slice(bytes.as_bytes());
+        self.clients.send_all(bytes.as_bytes());
     }
 
     fn shell_request(&mut self, request: UiRequest) {
         match request {
             UiRequest::None => {}
             UiRequest::Quit => self.quit = true,
+            UiRequest::Detach => {
+                if let Some(id) = self.clients.current() {
+                    self.clients.remove(id, "detached");
+                    if self.clients.is_empty() {
+                        self.ws.set_terminal_focused(false);
+                    }
+                }
+            }
             UiRequest::Copy(text) => {
                 let sequence = march_panes::osc52::osc52_copy(&text);
-                self.to_terminal.extend_from_slice(sequence.as_bytes());
+                self.clients.send_current(sequence.as_bytes());
                 self.message = Some(format!("copied {} characters", text.chars().count()));
             }
         }

@@ -44,14 +44,6 @@ impl<W: Write> Screen<W> {
         }
     }
 
-    /// Writes `bytes` for the terminal outside any frame (a notification, a clipboard
-    /// write, a cursor shape): every byte March sends its terminal goes through here or a
-    /// frame, so the screen is the one sink to replace for another terminal.
-    pub fn write_between_frames(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.backend.write_all(bytes)?;
-        Write::flush(&mut self.backend)
-    }
-
     /// Draws a whole frame of `size` (the terminal's size, asked by the caller): `draw`
     /// fills the buffer and says where the cursor goes; what differs from the screen is
     /// written.
@@ -117,8 +109,14 @@ impl<W: Write> Screen<W> {
     }
 
     /// Where the cursor was left, `None` when hidden.
+    #[cfg(test)]
     pub fn cursor(&self) -> Option<Position> {
         self.cursor
+    }
+
+    /// Forgets what the terminal shows (it missed output): the next frame writes it all.
+    pub fn forget(&mut self) {
+        self.shown = Buffer::empty(Rect::default());
     }
 
     /// Places or hides the cursor and ends the update.
@@ -146,6 +144,27 @@ impl<W: Write> Screen<W> {
     }
 }
 
+/// What a screen wrote, kept in memory until taken (for a client's socket).
+#[derive(Clone, Default)]
+pub struct Captured(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Captured {
+    /// The bytes written since the last call.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Makes `to` a copy of `area` of `from`.
 fn copy_area(from: &Buffer, area: Rect, to: &mut Buffer) {
     to.area = area;
@@ -162,40 +181,26 @@ mod tests {
     use super::*;
     use ratatui::style::{Color, Style};
 
-    /// Collects what the screen writes.
-    #[derive(Clone, Default)]
-    struct Written(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-    impl Write for Written {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
     struct Probe {
-        screen: Screen<Written>,
-        out: Written,
+        screen: Screen<Captured>,
+        out: Captured,
     }
 
     impl std::ops::Deref for Probe {
-        type Target = Screen<Written>;
-        fn deref(&self) -> &Screen<Written> {
+        type Target = Screen<Captured>;
+        fn deref(&self) -> &Screen<Captured> {
             &self.screen
         }
     }
 
     impl std::ops::DerefMut for Probe {
-        fn deref_mut(&mut self) -> &mut Screen<Written> {
+        fn deref_mut(&mut self) -> &mut Screen<Captured> {
             &mut self.screen
         }
     }
 
     fn screen() -> Probe {
-        let out = Written::default();
+        let out = Captured::default();
         Probe {
             screen: Screen::new(out.clone()),
             out,
@@ -203,7 +208,7 @@ mod tests {
     }
 
     fn written(s: &mut Probe) -> String {
-        String::from_utf8(std::mem::take(&mut *s.out.0.borrow_mut())).unwrap()
+        String::from_utf8(s.out.take()).unwrap()
     }
 
     /// Feeds what was written into an outer terminal model and returns its rows.

@@ -120,8 +120,10 @@ pub struct Notification {
 pub enum UiRequest {
     /// Nothing more.
     None,
-    /// Leave March.
+    /// Close the workspace.
     Quit,
+    /// Detach the terminal whose key asked.
+    Detach,
     /// Put this text on the clipboard (OSC 52).
     Copy(String),
 }

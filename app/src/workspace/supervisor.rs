@@ -111,7 +111,28 @@ impl Sessions {
     }
 }
 
+/// How many sessions there are and what they want, for `march ls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttentionCounts {
+    /// Every session.
+    pub sessions: usize,
+    /// Those running a turn.
+    pub working: usize,
+    /// Those waiting for the user: a question asked, a failure unseen.
+    pub needs_you: usize,
+}
+
 impl Workspace {
+    /// How many sessions there are and what they want.
+    pub fn attention_counts(&self) -> AttentionCounts {
+        let router = self.sessions.router();
+        AttentionCounts {
+            sessions: self.sessions.keys().count(),
+            working: router.count(Attention::Working),
+            needs_you: router.count(Attention::NeedsYou) + router.count(Attention::Error),
+        }
+    }
+
     /// Every session, grouped by project (projects and sessions in the order opened).
     pub fn supervisor_rows(&self) -> Vec<SessionRow> {
         let mut rows: Vec<SessionRow> = self

@@ -23,12 +23,16 @@ struct Screen {
     signals: Mutex<Vec<Vec<u8>>>,
 }
 
-/// `march` in a PTY.
+/// `march` in a PTY: a client of the workspace server it starts (or attaches to).
 pub struct PtyMarch {
     child: Box<dyn Child + Send + Sync>,
     master: Box<dyn MasterPty + Send>,
     writer: Box<dyn Write + Send>,
     screen: Arc<Screen>,
+    /// The environment it was started with, for the CLI commands a test runs beside it.
+    env: Vec<(String, std::ffi::OsString)>,
+    /// Where it was started.
+    cwd: std::path::PathBuf,
 }
 
 impl PtyMarch {
@@ -105,7 +109,54 @@ impl PtyMarch {
             master: pair.master,
             writer,
             screen,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_os_string()))
+                .collect(),
+            cwd: cwd.to_path_buf(),
         }
+    }
+
+    /// `march ARGS` run to its end beside this one (same environment and directory): its
+    /// exit code and stdout.
+    pub fn cli(&self, args: &[&str]) -> (i32, String) {
+        let out = std::process::Command::new(march_e2e::march_bin())
+            .args(args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("run march {args:?}: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
+    }
+
+    /// The running workspaces, as `march ls --json` prints them.
+    pub fn workspaces(&self) -> Vec<serde_json::Value> {
+        let (code, out) = self.cli(&["ls", "--json"]);
+        assert_eq!(code, 0, "march ls: {out}");
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+
+    /// The process id of the workspace server this client is attached to (the one of its
+    /// directory, else the only one).
+    pub fn server_pid(&self) -> u32 {
+        let all = self.workspaces();
+        let cwd = self.cwd.canonicalize().unwrap_or_else(|_| self.cwd.clone());
+        let mine = all
+            .iter()
+            .find(|w| {
+                w["dirs"]
+                    .as_array()
+                    .is_some_and(|d| d.iter().any(|d| d.as_str() == cwd.to_str()))
+            })
+            .or(all.first())
+            .unwrap_or_else(|| panic!("no workspace server runs"));
+        mine["pid"].as_u64().unwrap_or(0) as u32
     }
 
     /// The screen's text, rows joined by newlines.
@@ -143,8 +194,8 @@ impl PtyMarch {
         self.wait_for(&format!("`{needle}` on screen"), |t| t.contains(needle))
     }
 
-    /// `march ARGS` in `cwd` at 120×40 with a clean environment: PATH, HOME, MARCH_HOME and
-    /// `extra` only.
+    /// `march ARGS` in `cwd` at 120×40 with a clean environment: PATH, HOME, MARCH_HOME,
+    /// XDG_RUNTIME_DIR (`run` in MARCH_HOME, so its servers are its own) and `extra` only.
     pub fn spawn_clean(
         args: &[&str],
         cwd: &Path,
@@ -152,14 +203,30 @@ impl PtyMarch {
         march_home: &Path,
         extra: &[(&str, &std::ffi::OsStr)],
     ) -> PtyMarch {
+        Self::spawn_sized(args, cwd, home, march_home, extra, 120, 40)
+    }
+
+    /// [`Self::spawn_clean`] at `cols`×`rows`.
+    pub fn spawn_sized(
+        args: &[&str],
+        cwd: &Path,
+        home: &Path,
+        march_home: &Path,
+        extra: &[(&str, &std::ffi::OsStr)],
+        cols: u16,
+        rows: u16,
+    ) -> PtyMarch {
         let path = std::env::var_os("PATH").unwrap_or_default();
+        let runtime = march_home.join("run");
+        std::fs::create_dir_all(&runtime).unwrap_or_else(|e| panic!("runtime dir: {e}"));
         let mut env: Vec<(&str, &std::ffi::OsStr)> = vec![
             ("PATH", path.as_os_str()),
             ("HOME", home.as_os_str()),
             ("MARCH_HOME", march_home.as_os_str()),
+            ("XDG_RUNTIME_DIR", runtime.as_os_str()),
         ];
         env.extend_from_slice(extra);
-        PtyMarch::spawn(args, cwd, &env, 120, 40)
+        PtyMarch::spawn(args, cwd, &env, cols, rows)
     }
 
     /// Types `text` and Enter.
@@ -260,6 +327,10 @@ impl PtyMarch {
 impl Drop for PtyMarch {
     fn drop(&mut self) {
         let _ = self.child.kill();
+        // The servers a test started end with it (when it has a runtime dir of its own).
+        if self.env.iter().any(|(k, _)| k == "XDG_RUNTIME_DIR") {
+            let _ = self.cli(&["kill-server", "--force"]);
+        }
     }
 }
 

@@ -1,0 +1,336 @@
+//! One connection to the workspace server: the first message says what it is (a terminal
+//! attaching, or one request of the control CLI), then a reader hands the client's input to
+//! the loop as [`Incoming`] and a writer sends what the loop queued in its [`Outbox`].
+//!
+//! The loop never waits on a socket: it queues frames and goes on. A client that stops
+//! reading fills its queue up to [`BEHIND_AT`]; then its frames are dropped (the loop is told
+//! when it reads again, and draws it whole), so it slows neither the server nor the others.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crossterm::event::Event;
+use march_wire::{ClientMessage, ControlRequest, Frame, FrameReader, ServerMessage, TermCaps};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// A client of this server, numbered from 1 in the order they connected.
+pub type ClientId = u64;
+
+/// Bytes queued for a client past which it is behind: its frames are dropped until it has
+/// read them (a few whole frames of a large terminal).
+pub const BEHIND_AT: usize = 1 << 20;
+
+/// How long a new connection may take to say what it is.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A terminal attaching, as its hello described it.
+#[derive(Debug, Clone)]
+pub struct Hello {
+    /// Its size.
+    pub cols: u16,
+    /// Its size.
+    pub rows: u16,
+    /// What it can show.
+    pub caps: TermCaps,
+    /// It only watches.
+    pub read_only: bool,
+}
+
+/// What the connections tell the loop.
+pub enum Incoming {
+    /// A terminal attached.
+    Attach {
+        /// Which.
+        id: ClientId,
+        /// What it is.
+        hello: Hello,
+        /// Where its output goes.
+        outbox: Outbox,
+    },
+    /// What a terminal reported: keys, the mouse, pastes, focus, resizes.
+    Events {
+        /// Which.
+        id: ClientId,
+        /// In order.
+        events: Vec<Event>,
+    },
+    /// A terminal left (detached, closed, or sent what cannot be read).
+    Gone {
+        /// Which.
+        id: ClientId,
+        /// Why, for the log.
+        why: String,
+    },
+    /// A client that was behind has read everything queued: draw it whole.
+    Drained {
+        /// Which.
+        id: ClientId,
+    },
+    /// A request of the control CLI, answered on `reply`.
+    Control {
+        /// What it asks.
+        request: ControlRequest,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Result<serde_json::Value, String>>,
+        /// Done once the answer is written.
+        written: Finished,
+    },
+}
+
+/// Done when what was queued for a connection has been written (or it is gone): a
+/// server that ends waits on it so its last words arrive.
+pub struct Finished(watch::Receiver<bool>);
+
+impl Finished {
+    /// A pair: the side that says so, and this.
+    fn channel() -> (watch::Sender<bool>, Finished) {
+        let (tx, rx) = watch::channel(false);
+        (tx, Finished(rx))
+    }
+
+    /// Whether it is done.
+    pub fn is_done(&self) -> bool {
+        *self.0.borrow() || self.0.has_changed().is_err()
+    }
+
+    /// Waits until it is done.
+    pub async fn wait(mut self) {
+        // An error means the sender is gone, which is done too.
+        let _ = self.0.wait_for(|done| *done).await;
+    }
+}
+
+/// Sends the loop's frames to one client without waiting on its socket.
+pub struct Outbox {
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+    /// Bytes queued and not yet written.
+    queued: Arc<AtomicUsize>,
+    /// Output was dropped: the writer says when the queue is empty again.
+    stalled: Arc<AtomicBool>,
+    /// Done when the writer has ended.
+    finished: Finished,
+}
+
+impl Outbox {
+    /// Queues terminal output; `false` when the client is behind and it was dropped.
+    pub fn output(&self, bytes: Vec<u8>) -> bool {
+        if self.queued.load(Ordering::Acquire) >= BEHIND_AT {
+            self.stalled.store(true, Ordering::Release);
+            return false;
+        }
+        self.send(&ServerMessage::Output(bytes))
+    }
+
+    /// Queues the last message: the writer closes the connection after it (then the
+    /// returned [`Finished`] is done).
+    pub fn exit(self, why: &str) -> Finished {
+        self.send(&ServerMessage::Exit(why.to_string()));
+        self.finished
+    }
+
+    fn send(&self, message: &ServerMessage) -> bool {
+        let bytes = message.to_frame().encode();
+        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
+        // A closed writer means the client is gone; the reader says so.
+        self.frames.send(bytes).is_ok()
+    }
+}
+
+/// Serves connection `id` on `stream`: refused when its peer is another user; otherwise
+/// whatever its first message asks.
+pub async fn serve(
+    id: ClientId,
+    stream: UnixStream,
+    workspace: String,
+    incoming: mpsc::UnboundedSender<Incoming>,
+) {
+    let (mut read, mut write) = stream.into_split();
+    let mut frames = FrameReader::default();
+    let first =
+        match tokio::time::timeout(HELLO_TIMEOUT, next_message(&mut read, &mut frames)).await {
+            Ok(Ok(Some(message))) => message,
+            Ok(Ok(None)) => return,
+            Ok(Err(why)) => {
+                tracing::warn!("client {id}: {why}");
+                refuse(&mut write, &why).await;
+                return;
+            }
+            Err(_) => {
+                tracing::warn!("client {id} said nothing for {HELLO_TIMEOUT:?}: dropped");
+                return;
+            }
+        };
+    match first {
+        ClientMessage::Hello {
+            version,
+            cols,
+            rows,
+            caps,
+            read_only,
+        } => {
+            if let Some(why) =
+                march_wire::message::version_mismatch(version, march_wire::PROTOCOL_VERSION)
+            {
+                refuse(&mut write, &why).await;
+                return;
+            }
+            let hello = Hello {
+                cols,
+                rows,
+                caps,
+                read_only,
+            };
+            attach(id, hello, read, write, frames, workspace, incoming).await;
+        }
+        ClientMessage::Control { version, request } => {
+            if let Some(why) =
+                march_wire::message::version_mismatch(version, march_wire::PROTOCOL_VERSION)
+            {
+                reply(&mut write, Err(why)).await;
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            let (written_tx, written) = Finished::channel();
+            let asked = Incoming::Control {
+                request,
+                reply: tx,
+                written,
+            };
+            let answer = match incoming.send(asked) {
+                Ok(()) => rx
+                    .await
+                    .unwrap_or_else(|_| Err("the workspace is closing".to_string())),
+                Err(_) => Err("the workspace is closing".to_string()),
+            };
+            reply(&mut write, answer).await;
+            let _ = written_tx.send(true);
+        }
+        ClientMessage::Events(_) | ClientMessage::Detach => {
+            refuse(&mut write, "a connection starts with a hello").await;
+        }
+    }
+}
+
+/// The attached terminal's life: its writer and its reader, until either ends.
+async fn attach(
+    id: ClientId,
+    hello: Hello,
+    mut read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    mut frames: FrameReader,
+    workspace: String,
+    incoming: mpsc::UnboundedSender<Incoming>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (finished_tx, finished) = Finished::channel();
+    let mut closed = finished_tx.subscribe();
+    let outbox = Outbox {
+        frames: tx,
+        queued: Arc::new(AtomicUsize::new(0)),
+        stalled: Arc::new(AtomicBool::new(false)),
+        finished,
+    };
+    outbox.send(&ServerMessage::Welcome {
+        version: march_wire::PROTOCOL_VERSION,
+        workspace,
+    });
+    let (queued, stalled) = (outbox.queued.clone(), outbox.stalled.clone());
+    if incoming
+        .send(Incoming::Attach { id, hello, outbox })
+        .is_err()
+    {
+        return;
+    }
+    let drained = incoming.clone();
+    tokio::spawn(async move {
+        write_frames(id, write, rx, queued, stalled, drained).await;
+        let _ = finished_tx.send(true);
+    });
+    let why = loop {
+        tokio::select! {
+            // The loop ended this client (its outbox dropped, the last frame written).
+            _ = closed.wait_for(|done| *done) => return,
+            message = next_message(&mut read, &mut frames) => match message {
+                Ok(Some(ClientMessage::Events(events))) => {
+                    if incoming.send(Incoming::Events { id, events }).is_err() {
+                        return;
+                    }
+                }
+                Ok(Some(ClientMessage::Detach)) => break "detached".to_string(),
+                Ok(Some(_)) => break "sent a second hello".to_string(),
+                Ok(None) => break "closed its connection".to_string(),
+                Err(why) => {
+                    tracing::warn!("client {id}: {why}; dropped");
+                    break why;
+                }
+            },
+        }
+    };
+    let _ = incoming.send(Incoming::Gone { id, why });
+}
+
+/// Writes queued frames until the outbox is dropped, then closes the connection.
+async fn write_frames(
+    id: ClientId,
+    mut write: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    stalled: Arc<AtomicBool>,
+    incoming: mpsc::UnboundedSender<Incoming>,
+) {
+    while let Some(bytes) = rx.recv().await {
+        if let Err(e) = write.write_all(&bytes).await {
+            tracing::info!("client {id}: write failed ({e}); it is gone");
+            return;
+        }
+        let left = queued.fetch_sub(bytes.len(), Ordering::AcqRel) - bytes.len();
+        if left == 0 && stalled.swap(false, Ordering::AcqRel) {
+            let _ = incoming.send(Incoming::Drained { id });
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+/// The next message from the client; `None` when it closed the connection.
+async fn next_message(
+    read: &mut OwnedReadHalf,
+    frames: &mut FrameReader,
+) -> Result<Option<ClientMessage>, String> {
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match frames.next_frame() {
+            Ok(Some(frame)) => {
+                return ClientMessage::from_frame(frame)
+                    .map(Some)
+                    .map_err(|e| e.to_string());
+            }
+            Ok(None) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+        match read.read(&mut buf).await {
+            Ok(0) if frames.pending() > 0 => {
+                return Err("the connection closed in the middle of a message".to_string());
+            }
+            Ok(0) => return Ok(None),
+            Ok(n) => frames.push(&buf[..n]),
+            Err(e) => return Err(format!("read failed: {e}")),
+        }
+    }
+}
+
+async fn refuse(write: &mut OwnedWriteHalf, why: &str) {
+    send_now(write, &ServerMessage::Refused(why.to_string()).to_frame()).await;
+}
+
+async fn reply(write: &mut OwnedWriteHalf, answer: Result<serde_json::Value, String>) {
+    send_now(write, &ServerMessage::Reply(answer).to_frame()).await;
+}
+
+async fn send_now(write: &mut OwnedWriteHalf, frame: &Frame) {
+    let _ = write.write_all(&frame.encode()).await;
+    let _ = write.shutdown().await;
+}

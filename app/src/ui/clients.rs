@@ -1,0 +1,451 @@
+//! The terminals attached to the workspace, as the loop draws for them. The workspace is
+//! drawn once, into a canvas of its size (that of the client that typed last, as tmux's
+//! `window-size latest`); each client's [`Screen`] is made from the canvas, clipped to a
+//! smaller terminal or with the unused part of a larger one marked, and in the colours its
+//! terminal shows. What the screen writes goes to the client's [`Outbox`] as one message.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crossterm::cursor::SetCursorStyle;
+use march_panes::terminal::CursorShape;
+use march_wire::TermCaps;
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Style};
+
+use super::screen::{Captured, Screen};
+use crate::server::connection::{ClientId, Finished, Hello, Outbox};
+
+/// What a cell outside the workspace shows on a terminal larger than it.
+const UNUSED: &str = "·";
+
+/// One attached terminal.
+struct Client {
+    id: ClientId,
+    size: (u16, u16),
+    caps: TermCaps,
+    read_only: bool,
+    screen: Screen<Captured>,
+    /// What its screen wrote.
+    written: Captured,
+    outbox: Outbox,
+    /// Frames were dropped: nothing more is sent until it has read what was queued.
+    behind: bool,
+    /// The cursor shape last set on it (`None` inside: the user's own).
+    shape: Option<Option<CursorShape>>,
+}
+
+/// The attached terminals.
+pub(super) struct Clients {
+    list: Vec<Client>,
+    /// Whose size the workspace takes.
+    latest: Option<ClientId>,
+    /// The client whose input is being handled.
+    current: Option<ClientId>,
+    /// The workspace as last drawn, patches included.
+    canvas: Buffer,
+    /// Where the cursor is on the canvas.
+    cursor: Option<Position>,
+    /// Bells and notifications made while nobody was attached, for the next client.
+    held: Vec<u8>,
+    /// When a client last attached or typed.
+    last_active: SystemTime,
+}
+
+impl Clients {
+    pub(super) fn new() -> Clients {
+        Clients {
+            list: Vec::new(),
+            latest: None,
+            current: None,
+            canvas: Buffer::empty(Rect::default()),
+            cursor: None,
+            held: Vec::new(),
+            last_active: SystemTime::now(),
+        }
+    }
+
+    /// Whether no terminal is attached.
+    pub(super) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// How many are attached.
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// When a client last attached or typed, in milliseconds since the epoch.
+    pub(super) fn last_active_ms(&self) -> u64 {
+        let since = self
+            .last_active
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The workspace's size: that of the client that typed or attached last.
+    pub(super) fn size(&self) -> (u16, u16) {
+        self.latest
+            .and_then(|id| self.get(id))
+            .map_or((80, 24), |c| c.size)
+    }
+
+    fn get(&self, id: ClientId) -> Option<&Client> {
+        self.list.iter().find(|c| c.id == id)
+    }
+
+    fn get_mut(&mut self, id: ClientId) -> Option<&mut Client> {
+        self.list.iter_mut().find(|c| c.id == id)
+    }
+
+    /// A terminal attached: the workspace takes its size, and what was held for nobody is
+    /// written to it.
+    pub(super) fn attach(&mut self, id: ClientId, hello: Hello, outbox: Outbox) {
+        let written = Captured::default();
+        let client = Client {
+            id,
+            size: (hello.cols, hello.rows),
+            caps: hello.caps,
+            read_only: hello.read_only,
+            screen: Screen::new(written.clone()),
+            written,
+            outbox,
+            behind: false,
+            shape: None,
+        };
+        if !self.held.is_empty() {
+            client.outbox.output(std::mem::take(&mut self.held));
+        }
+        self.list.push(client);
+        if !hello.read_only || self.latest.is_none() {
+            self.latest = Some(id);
+        }
+        self.last_active = SystemTime::now();
+    }
+
+    /// Client `id` is gone (it detached or its connection ended): told `why` when it can
+    /// still read. Whether the workspace's size changed.
+    pub(super) fn remove(&mut self, id: ClientId, why: &str) -> bool {
+        let before = self.size();
+        let Some(at) = self.list.iter().position(|c| c.id == id) else {
+            return false;
+        };
+        // Nothing waits for its last words: the loop goes on and the writer sends them.
+        drop(self.list.remove(at).outbox.exit(why));
+        if self.latest == Some(id) {
+            // The one attached last of those left (they are in attach order).
+            self.latest = self
+                .list
+                .iter()
+                .rev()
+                .find(|c| !c.read_only)
+                .or(self.list.last())
+                .map(|c| c.id);
+        }
+        if self.current == Some(id) {
+            self.current = None;
+        }
+        !self.list.is_empty() && self.size() != before
+    }
+
+    /// Ends every client, telling it `why`; done when each has been told.
+    pub(super) fn exit_all(&mut self, why: &str) -> Vec<Finished> {
+        self.latest = None;
+        self.current = None;
+        self.list.drain(..).map(|c| c.outbox.exit(why)).collect()
+    }
+
+    /// Whether client `id` only watches (or is not attached).
+    pub(super) fn read_only(&self, id: ClientId) -> bool {
+        self.get(id).is_none_or(|c| c.read_only)
+    }
+
+    /// Input from client `id` is being handled: it becomes the one whose size the
+    /// workspace takes. Whether that size changed.
+    pub(super) fn typed(&mut self, id: ClientId) -> bool {
+        let before = self.size();
+        self.current = Some(id);
+        self.latest = Some(id);
+        self.last_active = SystemTime::now();
+        self.size() != before
+    }
+
+    /// The client whose input is being handled.
+    pub(super) fn current(&self) -> Option<ClientId> {
+        self.current
+    }
+
+    /// Client `id`'s terminal is now `cols`×`rows`. Whether the workspace's size changed.
+    pub(super) fn resize(&mut self, id: ClientId, cols: u16, rows: u16) -> bool {
+        let before = self.size();
+        if let Some(client) = self.get_mut(id) {
+            client.size = (cols, rows);
+        }
+        self.size() != before
+    }
+
+    /// Client `id` has read what was queued after falling behind: it is drawn whole again.
+    pub(super) fn drained(&mut self, id: ClientId) {
+        let (canvas, cursor) = (&self.canvas, self.cursor);
+        if let Some(client) = self.list.iter_mut().find(|c| c.id == id) {
+            client.behind = false;
+            client.screen.forget();
+            if !canvas.area.is_empty() {
+                client.show_whole(canvas, cursor);
+            }
+        }
+    }
+
+    /// Bytes for every terminal outside frames (a bell, a notification), kept for the
+    /// next one to attach when none is.
+    pub(super) fn send_all(&mut self, bytes: &[u8]) {
+        if self.list.is_empty() {
+            self.held.extend_from_slice(bytes);
+            return;
+        }
+        for client in &self.list {
+            client.outbox.output(bytes.to_vec());
+        }
+    }
+
+    /// Bytes for the terminal whose input is being handled (a clipboard write).
+    pub(super) fn send_current(&mut self, bytes: &[u8]) {
+        if let Some(client) = self.current.and_then(|id| self.get(id)) {
+            client.outbox.output(bytes.to_vec());
+        }
+    }
+
+    /// Draws a whole frame of `size`: `draw` fills the canvas and says where the cursor
+    /// goes; each client is shown what of it differs from what it shows.
+    pub(super) fn frame(&mut self, size: Rect, draw: impl FnOnce(&mut Buffer) -> Option<Position>) {
+        if self.canvas.area == size {
+            self.canvas.reset();
+        } else {
+            self.canvas = Buffer::empty(size);
+        }
+        self.cursor = draw(&mut self.canvas);
+        for client in &mut self.list {
+            client.show_whole(&self.canvas, self.cursor);
+        }
+    }
+
+    /// Draws again some rows only: `draw` fills them on the canvas and returns their
+    /// areas and the cursor, or `None` when a whole frame is needed instead (then `false`
+    /// is returned and nothing sent).
+    pub(super) fn patch(
+        &mut self,
+        draw: impl FnOnce(&mut Buffer) -> Option<(Vec<Rect>, Option<Position>)>,
+    ) -> bool {
+        if self.canvas.area.is_empty() {
+            return false;
+        }
+        let Some((areas, cursor)) = draw(&mut self.canvas) else {
+            return false;
+        };
+        self.cursor = cursor;
+        for client in &mut self.list {
+            client.show_patch(&self.canvas, &areas, cursor);
+        }
+        true
+    }
+
+    /// Where the cursor was left on the canvas.
+    pub(super) fn cursor(&self) -> Option<Position> {
+        self.cursor
+    }
+
+    /// Sets the cursor's shape on every client that has another.
+    pub(super) fn set_cursor_shape(&mut self, shape: Option<CursorShape>) {
+        for client in &mut self.list {
+            if client.shape == Some(shape) {
+                continue;
+            }
+            client.shape = Some(shape);
+            let style = match shape {
+                None => SetCursorStyle::DefaultUserShape,
+                Some(CursorShape::Block) => SetCursorStyle::SteadyBlock,
+                Some(CursorShape::Underline) => SetCursorStyle::SteadyUnderScore,
+                Some(CursorShape::Bar) => SetCursorStyle::SteadyBar,
+            };
+            let mut bytes = Vec::new();
+            if crossterm::execute!(bytes, style).is_ok() {
+                client.outbox.output(bytes);
+            }
+        }
+    }
+}
+
+impl Client {
+    fn area(&self) -> Rect {
+        Rect::new(0, 0, self.size.0, self.size.1)
+    }
+
+    /// Shows the whole canvas.
+    fn show_whole(&mut self, canvas: &Buffer, cursor: Option<Position>) {
+        if self.behind {
+            return;
+        }
+        let area = self.area();
+        let caps = &self.caps;
+        let drawn = self.screen.frame(area, |buf| {
+            compose(canvas, canvas.area, buf, caps);
+            mark_unused(canvas.area, buf);
+            cursor.filter(|p| area.contains(*p))
+        });
+        self.send(drawn);
+    }
+
+    /// Shows `areas` of the canvas (or all of it, when this client has no frame yet).
+    fn show_patch(&mut self, canvas: &Buffer, areas: &[Rect], cursor: Option<Position>) {
+        if self.behind {
+            return;
+        }
+        let area = self.area();
+        let caps = &self.caps;
+        let patched = self.screen.patch(|buf| {
+            if buf.area != area {
+                return None;
+            }
+            let mut shown = Vec::with_capacity(areas.len());
+            for a in areas {
+                let a = a.intersection(area).intersection(canvas.area);
+                compose(canvas, a, buf, caps);
+                shown.push(a);
+            }
+            Some((shown, cursor.filter(|p| area.contains(*p))))
+        });
+        match patched {
+            Ok(true) => self.send(Ok(())),
+            Ok(false) => self.show_whole(canvas, cursor),
+            Err(e) => self.send(Err(e)),
+        }
+    }
+
+    /// Sends what the screen wrote; falls behind when its queue is full.
+    fn send(&mut self, drawn: std::io::Result<()>) {
+        let bytes = self.written.take();
+        if let Err(e) = drawn {
+            // Writing into memory does not fail; if it did, the next frame starts over.
+            tracing::warn!("client {}: frame not made: {e}", self.id);
+            self.screen.forget();
+            return;
+        }
+        if !bytes.is_empty() && !self.outbox.output(bytes) {
+            self.behind = true;
+            self.screen.forget();
+        }
+    }
+}
+
+/// Copies `area` of `canvas` into `buf`, in colours the terminal shows.
+fn compose(canvas: &Buffer, area: Rect, buf: &mut Buffer, caps: &TermCaps) {
+    let area = area.intersection(buf.area).intersection(canvas.area);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &canvas[(x, y)];
+            let to = &mut buf[(x, y)];
+            to.clone_from(cell);
+            if !caps.truecolor {
+                to.fg = indexed(cell.fg);
+                to.bg = indexed(cell.bg);
+            }
+        }
+    }
+}
+
+/// Marks the cells of `buf` outside the workspace's `used` area.
+fn mark_unused(used: Rect, buf: &mut Buffer) {
+    let area = buf.area;
+    if used.contains(Position::new(
+        area.right().saturating_sub(1),
+        area.bottom().saturating_sub(1),
+    )) {
+        return;
+    }
+    let style = Style::default().fg(Color::DarkGray);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            if !used.contains(Position::new(x, y)) {
+                let cell: &mut Cell = &mut buf[(x, y)];
+                cell.set_symbol(UNUSED).set_style(style);
+            }
+        }
+    }
+}
+
+/// `color` for a terminal without 24-bit colour: the nearest of the 256 indexed ones.
+fn indexed(color: Color) -> Color {
+    let Color::Rgb(r, g, b) = color else {
+        return color;
+    };
+    // The 6×6×6 cube (16–231) and the 24 greys (232–255), as xterm defines them.
+    let level = |v: u8| -> (u8, u8) {
+        let steps = [0u8, 95, 135, 175, 215, 255];
+        let (i, s) = steps
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, s)| (i32::from(**s) - i32::from(v)).abs())
+            .map_or((0, 0), |(i, s)| (i, *s));
+        (u8::try_from(i).unwrap_or(0), s)
+    };
+    let ((ri, rv), (gi, gv), (bi, bv)) = (level(r), level(g), level(b));
+    let distance = |a: (u8, u8, u8)| -> i32 {
+        let d = |x: u8, y: u8| (i32::from(x) - i32::from(y)).pow(2);
+        d(a.0, r) + d(a.1, g) + d(a.2, b)
+    };
+    let cube = 16 + 36 * ri + 6 * gi + bi;
+    let average = (u16::from(r) + u16::from(g) + u16::from(b)) / 3;
+    let grey_index = u8::try_from((average.saturating_sub(3) / 10).min(23)).unwrap_or(23);
+    let grey = 8 + 10 * grey_index;
+    if distance((grey, grey, grey)) < distance((rv, gv, bv)) {
+        Color::Indexed(232 + grey_index)
+    } else {
+        Color::Indexed(cube)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_come_down_to_the_nearest_indexed_one() {
+        assert_eq!(indexed(Color::Rgb(0, 0, 0)), Color::Indexed(16));
+        assert_eq!(indexed(Color::Rgb(255, 0, 0)), Color::Indexed(196));
+        assert_eq!(indexed(Color::Rgb(255, 255, 255)), Color::Indexed(231));
+        assert_eq!(indexed(Color::Rgb(128, 128, 128)), Color::Indexed(244));
+        assert_eq!(indexed(Color::Rgb(95, 135, 175)), Color::Indexed(67));
+        // Other colours stay as they are.
+        assert_eq!(indexed(Color::Red), Color::Red);
+        assert_eq!(indexed(Color::Indexed(3)), Color::Indexed(3));
+    }
+
+    #[test]
+    fn a_larger_terminal_marks_what_the_workspace_does_not_use() {
+        let mut canvas = Buffer::empty(Rect::new(0, 0, 4, 2));
+        canvas.set_string(0, 0, "abcd", Style::default().fg(Color::Rgb(255, 0, 0)));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 6, 3));
+        compose(&canvas, canvas.area, &mut buf, &TermCaps::default());
+        mark_unused(canvas.area, &mut buf);
+        assert_eq!(buf[(0, 0)].symbol(), "a");
+        assert_eq!(buf[(0, 0)].fg, Color::Indexed(196));
+        assert_eq!(buf[(4, 0)].symbol(), UNUSED);
+        assert_eq!(buf[(0, 2)].symbol(), UNUSED);
+        assert_eq!(buf[(3, 1)].symbol(), " ");
+        // A smaller one is clipped: nothing to mark.
+        let mut small = Buffer::empty(Rect::new(0, 0, 3, 1));
+        compose(
+            &canvas,
+            canvas.area,
+            &mut small,
+            &TermCaps {
+                truecolor: true,
+                ..TermCaps::default()
+            },
+        );
+        mark_unused(canvas.area, &mut small);
+        assert_eq!(small[(2, 0)].symbol(), "c");
+        assert_eq!(small[(2, 0)].fg, Color::Rgb(255, 0, 0));
+    }
+}
