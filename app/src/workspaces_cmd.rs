@@ -32,9 +32,6 @@ pub fn open(dirs: &[PathBuf], name: Option<&str>, fresh: bool) -> anyhow::Result
 
 /// `march attach`.
 pub fn attach(args: &AttachArgs) -> anyhow::Result<ExitCode> {
-    if let Some(code) = needs_terminal() {
-        return Ok(code);
-    }
     let all = servers::list()?;
     let server = match &args.target {
         Some(name) => servers::named(&all, name)
@@ -43,6 +40,9 @@ pub fn attach(args: &AttachArgs) -> anyhow::Result<ExitCode> {
             .first()
             .context("no workspace is running: `march` in a project directory starts one")?,
     };
+    if let Some(code) = needs_terminal() {
+        return Ok(code);
+    }
     Ok(ended(client::attach(&server.socket, args.read_only)?))
 }
 

@@ -217,6 +217,13 @@ pub(crate) async fn write_stream<W: AsyncWrite + Unpin>(
                 writer.flush().await?;
             }
             Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+            Step::WaitForFile(path) => {
+                // Bounded, so a test that never opens its gate fails instead of hanging.
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+                while !path.exists() && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
             Step::Drop => return writer.shutdown().await,
             Step::CutChunk => {
                 writer.write_all(b"40\r\ndata: {\"id").await?;

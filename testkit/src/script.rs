@@ -217,6 +217,12 @@ pub enum Event {
         /// How long to sleep.
         ms: u64,
     },
+    /// Wait until a file exists at `path` before the next event: a gate the test opens
+    /// when it has seen what it waits for, so nothing depends on timing.
+    WaitForFile {
+        /// The file to wait for.
+        path: std::path::PathBuf,
+    },
     /// Close the connection now, without finishing the stream.
     Drop,
     /// Announce a 64-byte chunk, send 10 bytes of it, then close.

@@ -11,6 +11,8 @@ pub(crate) enum Step {
     Chunk(Vec<u8>),
     /// Sleep this many milliseconds.
     Sleep(u64),
+    /// Wait until this file exists.
+    WaitForFile(std::path::PathBuf),
     /// Close the connection without finishing the body.
     Drop,
     /// Announce a 64-byte chunk, send 10 bytes of it, close.
@@ -97,6 +99,7 @@ pub(crate) fn render(
             Event::RawLine { line } => out.push(Step::Chunk(format!("{line}\n\n").into_bytes())),
             Event::RawBytes { bytes } => out.push(Step::Chunk(bytes.clone())),
             Event::Pause { ms } => out.push(Step::Sleep(*ms)),
+            Event::WaitForFile { path } => out.push(Step::WaitForFile(path.clone())),
             // Nothing after a broken connection can reach the client.
             Event::Drop => {
                 out.push(Step::Drop);

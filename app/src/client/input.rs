@@ -66,8 +66,12 @@ impl TerminalInput {
                     Ok(mut guard) => guard.clear_ready(),
                     Err(e) => return Some(Err(e)),
                 },
-                // crossterm turns the signal into its resize event.
-                got = resized.recv() => got?,
+                // The size is asked here: crossterm sees the signal only once its own
+                // reader exists, and one that came before would be lost.
+                got = resized.recv() => {
+                    got?;
+                    return Some(crossterm::terminal::size().map(|(c, r)| Event::Resize(c, r)));
+                }
             }
             *more = true;
         }

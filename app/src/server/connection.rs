@@ -140,6 +140,29 @@ impl Outbox {
     }
 }
 
+#[cfg(test)]
+impl Outbox {
+    /// An outbox with no connection: what is queued stays in the receiver, as with a
+    /// client that does not read.
+    pub fn unread() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (_, finished) = Finished::channel();
+        let outbox = Outbox {
+            frames: tx,
+            queued: Arc::new(AtomicUsize::new(0)),
+            stalled: Arc::new(AtomicBool::new(false)),
+            finished,
+        };
+        (outbox, rx)
+    }
+
+    /// The client has read everything queued; whether output had been dropped.
+    pub fn read_all(&self) -> bool {
+        self.queued.store(0, Ordering::Release);
+        self.stalled.swap(false, Ordering::AcqRel)
+    }
+}
+
 /// Serves connection `id` on `stream`: refused when its peer is another user; otherwise
 /// whatever its first message asks.
 pub async fn serve(

@@ -7,6 +7,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crossterm::cursor::SetCursorStyle;
+use crossterm::event::KeyEvent;
 use march_panes::terminal::CursorShape;
 use march_wire::TermCaps;
 use ratatui::buffer::{Buffer, Cell};
@@ -14,6 +15,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Style};
 
 use super::screen::{Captured, Screen};
+use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Hello, Outbox};
 
 /// What a cell outside the workspace shows on a terminal larger than it.
@@ -33,6 +35,8 @@ struct Client {
     behind: bool,
     /// The cursor shape last set on it (`None` inside: the user's own).
     shape: Option<Option<CursorShape>>,
+    /// A read-only client's own prefix state: its keys reach nothing but its detach.
+    watcher_keys: KeyDispatcher,
 }
 
 /// The attached terminals.
@@ -113,6 +117,7 @@ impl Clients {
             outbox,
             behind: false,
             shape: None,
+            watcher_keys: KeyDispatcher::new(),
         };
         if !self.held.is_empty() {
             client.outbox.output(std::mem::take(&mut self.held));
@@ -159,6 +164,23 @@ impl Clients {
     /// Whether client `id` only watches (or is not attached).
     pub(super) fn read_only(&self, id: ClientId) -> bool {
         self.get(id).is_none_or(|c| c.read_only)
+    }
+
+    /// What `key` from read-only client `id` asks for, in its own prefix state.
+    pub(super) fn watcher_key(
+        &mut self,
+        id: ClientId,
+        keymap: &Keymap,
+        key: KeyEvent,
+    ) -> Option<Command> {
+        let client = self.get_mut(id)?;
+        match client
+            .watcher_keys
+            .dispatch(keymap, KeyContext::Direct, key)
+        {
+            Dispatch::Command(command) => Some(command),
+            _ => None,
+        }
     }
 
     /// Input from client `id` is being handled: it becomes the one whose size the
@@ -408,6 +430,98 @@ fn indexed(color: Color) -> Color {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::connection::BEHIND_AT;
+    use march_wire::{FrameReader, ServerMessage};
+    use tokio::sync::mpsc::UnboundedReceiver;
+
+    fn hello(cols: u16, rows: u16) -> Hello {
+        Hello {
+            cols,
+            rows,
+            caps: TermCaps {
+                truecolor: true,
+                ..TermCaps::default()
+            },
+            read_only: false,
+        }
+    }
+
+    /// The terminal output queued in `rx`, as one string.
+    fn output(rx: &mut UnboundedReceiver<Vec<u8>>) -> String {
+        let mut frames = FrameReader::default();
+        while let Ok(bytes) = rx.try_recv() {
+            frames.push(&bytes);
+        }
+        let mut out = Vec::new();
+        while let Some(frame) = frames.next_frame().unwrap() {
+            if let ServerMessage::Output(bytes) = ServerMessage::from_frame(frame).unwrap() {
+                out.extend(bytes);
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn rows(bytes: &str, cols: u16, rows: u16) -> Vec<String> {
+        let mut parser = vt100::Parser::new(rows, cols, 0);
+        parser.process(bytes.as_bytes());
+        parser.screen().rows(0, cols).collect()
+    }
+
+    #[test]
+    fn each_client_is_drawn_at_its_size_and_one_that_falls_behind_is_drawn_whole_later() {
+        let mut clients = Clients::new();
+        let (big, mut big_rx) = Outbox::unread();
+        let (small, mut small_rx) = Outbox::unread();
+        clients.attach(1, hello(12, 3), big);
+        clients.attach(2, hello(6, 2), small);
+        // The one attached last gives the workspace its size; typing takes it back.
+        assert_eq!(clients.size(), (6, 2));
+        assert!(clients.typed(1));
+        assert_eq!(clients.size(), (12, 3));
+        clients.frame(Rect::new(0, 0, 12, 3), |b| {
+            b.set_string(0, 0, "hello world!", Style::default());
+            None
+        });
+        let mut shown_big = output(&mut big_rx);
+        let shown_small = output(&mut small_rx);
+        assert_eq!(rows(&shown_big, 12, 3)[0], "hello world!");
+        assert_eq!(rows(&shown_small, 6, 2)[0].trim_end(), "hello");
+        // A patch reaches both; the small one sees what falls in its area.
+        assert!(clients.patch(|b| {
+            b.set_string(0, 0, "HELLO", Style::default());
+            Some((vec![Rect::new(0, 0, 12, 1)], None))
+        }));
+        shown_big.push_str(&output(&mut big_rx));
+        assert_eq!(rows(&shown_big, 12, 3)[0], "HELLO world!");
+        let mut all_small = shown_small.clone();
+        all_small.push_str(&output(&mut small_rx));
+        assert_eq!(rows(&all_small, 6, 2)[0].trim_end(), "HELLO");
+
+        // The small one stops reading: its queue is full, so frames are dropped for it
+        // while the other goes on.
+        {
+            let client = clients.get_mut(2).unwrap();
+            let filler = vec![b'.'; BEHIND_AT];
+            client.outbox.output(filler);
+        }
+        let _ = small_rx.try_recv();
+        clients.frame(Rect::new(0, 0, 12, 3), |b| {
+            b.set_string(0, 0, "third frame", Style::default());
+            None
+        });
+        assert!(output(&mut small_rx).is_empty(), "dropped while behind");
+        shown_big.push_str(&output(&mut big_rx));
+        assert_eq!(rows(&shown_big, 12, 3)[0].trim_end(), "third frame");
+        // It reads again: drawn whole from the canvas, as if it had seen nothing.
+        assert!(clients.get(2).unwrap().outbox.read_all());
+        clients.drained(2);
+        let whole = output(&mut small_rx);
+        assert!(whole.contains("\x1b[2J"), "{whole:?}");
+        assert_eq!(rows(&whole, 6, 2)[0].trim_end(), "third");
+        // Gone: nothing more for it, and the workspace keeps the other's size.
+        assert!(!clients.remove(2, "detached"));
+        assert_eq!(clients.len(), 1);
+    }
 
     #[test]
     fn colours_come_down_to_the_nearest_indexed_one() {

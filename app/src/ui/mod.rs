@@ -31,7 +31,7 @@ use march_panes::highlight::Highlighter;
 use march_panes::theme::{Theme, load_theme};
 use tokio::sync::mpsc;
 
-use crate::keymap::{Dispatch, KeyContext, KeyDispatcher, Keymap};
+use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Incoming};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
 use crate::workspace::jobs::Jobs;
@@ -519,6 +519,13 @@ impl Ui {
             };
         }
         if self.clients.read_only(id) {
+            // A watcher's keys do nothing but detach it.
+            if let Event::Key(key) = event
+                && key.kind != KeyEventKind::Release
+                && self.clients.watcher_key(id, &self.keymap, key) == Some(Command::AppDetach)
+            {
+                self.clients.remove(id, "detached");
+            }
             return Changed::Nothing;
         }
         if self.clients.typed(id) {

@@ -133,6 +133,25 @@ impl PtyMarch {
         (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
     }
 
+    /// Hangs up its terminal: SIGHUP to `march`, as the kernel sends the session leader
+    /// when a terminal goes away; waits for it to exit.
+    pub fn hang_up(&mut self) {
+        self.signal(rustix::process::Signal::HUP);
+        self.wait_exit();
+    }
+
+    /// Kills `march` with SIGKILL, giving it no chance to restore anything; waits for it.
+    pub fn kill9(&mut self) {
+        self.signal(rustix::process::Signal::KILL);
+        self.wait_exit();
+    }
+
+    fn signal(&self, signal: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32)
+            .unwrap_or_else(|| panic!("march has no pid"));
+        rustix::process::kill_process(pid, signal).unwrap_or_else(|e| panic!("kill: {e}"));
+    }
+
     /// The running workspaces, as `march ls --json` prints them.
     pub fn workspaces(&self) -> Vec<serde_json::Value> {
         let (code, out) = self.cli(&["ls", "--json"]);

@@ -1,0 +1,339 @@
+//! The workspace server end to end: `march` in real PTYs as its clients, the scripted
+//! model server behind its runners. A turn goes on while no terminal is attached; several
+//! terminals of different sizes share one workspace; a read-only one only watches; a
+//! client or the server killed; bad bytes on the socket; a socket directory open to others;
+//! a stale socket; two `march` started at once.
+
+#![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
+
+#[path = "support/acp_client.rs"]
+mod acp_client;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/workspace.rs"]
+mod workspace;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acp_client::Harness;
+use march_testkit::{Event, Turn};
+use pty::PtyMarch;
+use workspace::*;
+
+/// Another terminal of `cols`×`rows` running `march ARGS` in the harness's project.
+fn terminal(h: &Harness, args: &[&str], cols: u16, rows: u16) -> PtyMarch {
+    let home = h.dir.path().join("home");
+    PtyMarch::spawn_sized(args, &h.project(), &home, &h.march_home(), &[], cols, rows)
+}
+
+/// The directory of the harness's workspace sockets.
+fn socket_dir(h: &Harness) -> PathBuf {
+    h.march_home().join("run").join("march")
+}
+
+/// The socket of the harness's workspace (named after its project directory).
+fn socket(h: &Harness) -> PathBuf {
+    socket_dir(h).join("project.sock")
+}
+
+/// A frame as the wire has it: length, kind, body.
+fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = ((body.len() + 1) as u32).to_be_bytes().to_vec();
+    out.push(kind);
+    out.extend_from_slice(body);
+    out
+}
+
+/// A hello of a `cols`×`rows` terminal.
+fn hello(cols: u16, rows: u16) -> Vec<u8> {
+    let body = serde_json::json!({ "version": 1, "cols": cols, "rows": rows });
+    frame(1, body.to_string().as_bytes())
+}
+
+/// Everything the server sends until it closes the connection (or 30 s pass).
+fn read_to_end(stream: &mut UnixStream) -> Vec<u8> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    out
+}
+
+#[test]
+fn a_turn_streams_on_after_a_hang_up_and_attach_shows_it_to_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("go-on");
+    let h = tokio_harness(vec![Turn::stream(vec![
+        Event::text("Part one, "),
+        Event::WaitForFile { path: gate.clone() },
+        Event::text("part two, "),
+        Event::text("streamed to the end."),
+    ])]);
+    let mut m = start(&h);
+    m.type_line("tell me slowly");
+    m.wait_text("Part one,");
+    // The terminal goes away mid-turn: a detach, not the end.
+    m.hang_up();
+    let all = m.workspaces();
+    assert_eq!(all.len(), 1, "{all:?}");
+    let ws = &all[0];
+    assert_eq!(ws["name"], "project");
+    assert_eq!(ws["clients"], 0, "{ws}");
+    assert_eq!(ws["sessions"], 1, "{ws}");
+    assert_eq!(ws["working"], 1, "the turn runs on: {ws}");
+    assert_eq!(ws["dirs"][0].as_str(), h.project().to_str());
+    assert!(ws["pid"].as_u64().unwrap() > 0 && ws["started"].as_u64().unwrap() > 0);
+    let (code, table) = m.cli(&["ls"]);
+    assert_eq!(code, 0, "{table}");
+    let row = table.lines().find(|l| l.starts_with("project")).unwrap();
+    assert!(row.contains(h.project().to_str().unwrap()), "{table}");
+    // The model goes on; whatever streams while nobody watches is kept.
+    std::fs::write(&gate, "").unwrap();
+    let mut back = terminal(&h, &["attach"], 120, 40);
+    back.wait_text("Part one, part two, streamed to the end.");
+    let screen = back.text();
+    assert!(screen.contains("tell me slowly"), "{screen}");
+    back.quit();
+}
+
+#[test]
+fn terminals_of_different_sizes_share_one_workspace_and_a_read_only_one_only_watches() {
+    let h = tokio_harness(vec![Turn::text("Seen by both.")]);
+    let mut big = start(&h);
+    let mut small = terminal(&h, &["attach"], 80, 24);
+    small.wait_text("March · project");
+    // The workspace takes the size of the terminal that came last; the larger one marks
+    // what it does not use.
+    big.wait_for("the unused part marked", |t| {
+        t.lines()
+            .nth(30)
+            .is_some_and(|l| l.starts_with("··········"))
+    });
+    small.type_line("typed in the small one");
+    big.wait_text("Seen by both.");
+    small.wait_text("Seen by both.");
+    // Typing in the large one gives the workspace its size again.
+    big.send(b"x");
+    big.wait_for("the whole terminal used", |t| {
+        !t.contains("···") && t.contains("› x")
+    });
+    // A read-only terminal shows the workspace and its keys do nothing.
+    let mut watcher = terminal(&h, &["attach", "-r"], 100, 30);
+    watcher.wait_text("Seen by both.");
+    watcher.type_line("ignored words");
+    watcher.send(PREFIX);
+    watcher.send(b"%");
+    // A resize comes after those keys on the same connection: once its frame is drawn,
+    // the keys were handled.
+    watcher.resize(130, 30);
+    watcher.wait_for("the resized watcher's frame", |t| {
+        t.lines().next().is_some_and(|l| l.ends_with("··········"))
+    });
+    let screen = big.text();
+    assert!(!screen.contains("ignored words"), "{screen}");
+    assert_eq!(
+        screen.matches("March · project").count(),
+        1,
+        "no split: {screen}"
+    );
+    assert_eq!(big.workspaces()[0]["clients"], 3);
+    // Detaching is the one thing it can do.
+    watcher.send(PREFIX);
+    watcher.send(b"d");
+    assert_eq!(watcher.wait_exit(), 0);
+    watcher.wait_text("[detached from project]");
+    small.send(PREFIX);
+    small.send(b"d");
+    assert_eq!(small.wait_exit(), 0);
+    small.wait_text("[detached from project]");
+    big.quit();
+}
+
+#[test]
+fn a_client_killed_leaves_the_others_and_the_server_killed_restores_every_terminal() {
+    let h = tokio_harness(vec![
+        Turn::text("First answer."),
+        Turn::text("Second answer."),
+    ]);
+    let mut m = start(&h);
+    m.type_line("remember this");
+    m.wait_text("First answer.");
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · ");
+    let mut other = terminal(&h, &["attach"], 120, 40);
+    other.wait_text("First answer.");
+    other.kill9();
+    // The server and the first terminal go on.
+    m.send(PREFIX);
+    m.send(b"h");
+    m.type_line("still there?");
+    m.wait_text("Second answer.");
+    assert_eq!(m.workspaces()[0]["clients"], 1);
+
+    // The server is killed: the terminal is restored and told why.
+    let server = m.server_pid();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(server as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    assert_ne!(m.wait_exit(), 0);
+    let screen = m.wait_text("the workspace server ended unexpectedly");
+    assert!(screen.contains("run march again"), "{screen}");
+    m.with_screen(|s| {
+        assert!(!s.alternate_screen(), "still on the alternate screen");
+        assert_eq!(s.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+        assert!(!s.hide_cursor(), "the cursor stays hidden");
+    });
+    // The next march restores the layout and the session.
+    let mut again = start(&h);
+    again.wait_for("the restored split and transcript", |t| {
+        t.contains("Second answer.") && t.contains("sh · ")
+    });
+    again.quit();
+}
+
+#[test]
+fn bad_bytes_on_the_socket_drop_that_connection_and_a_client_that_stops_reading_slows_nothing() {
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    let path = socket(&h);
+    // A frame longer than any March sends.
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(b"\xff\xff\xff\xffgarbage").unwrap();
+    let said = String::from_utf8_lossy(&read_to_end(&mut s)).into_owned();
+    assert!(said.contains("limit"), "{said:?}");
+    // Half a hello, then the connection closes.
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(&hello(80, 24)[..7]).unwrap();
+    drop(s);
+    // A hello, then JSON that is not UTF-8 where events belong: that client is dropped.
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(&hello(80, 24)).unwrap();
+    s.write_all(&frame(2, b"[\xff\xfe]")).unwrap();
+    let got = read_to_end(&mut s);
+    assert!(!got.is_empty(), "it was welcomed first");
+    // A hello from another protocol version is refused with the way out.
+    let mut s = UnixStream::connect(&path).unwrap();
+    s.write_all(&frame(1, br#"{"version": 99, "cols": 80, "rows": 24}"#))
+        .unwrap();
+    let said = String::from_utf8_lossy(&read_to_end(&mut s)).into_owned();
+    assert!(said.contains("kill-server"), "{said:?}");
+
+    // A terminal that attaches and never reads, while a shell floods the screen.
+    let mut stalled = UnixStream::connect(&path).unwrap();
+    stalled.write_all(&hello(200, 60)).unwrap();
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("sh · ");
+    m.type_line("seq 1 200000; echo flood-$((40+2))");
+    m.wait_text("flood-42");
+    m.type_line("echo after-$((1+1))");
+    m.wait_text("after-2");
+    assert_eq!(m.workspaces()[0]["clients"], 2);
+    // Once it reads, it is drawn whole again: what it got ends with a frame that shows
+    // the end of the flood.
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut parser = vt100::Parser::new(60, 200, 0);
+    let mut frames = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    loop {
+        let n = stalled.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed the stalled client");
+        frames.extend_from_slice(&buf[..n]);
+        // Whole frames only: length, kind 102 (output), bytes.
+        while frames.len() >= 4 {
+            let len = u32::from_be_bytes([frames[0], frames[1], frames[2], frames[3]]) as usize;
+            if frames.len() < 4 + len {
+                break;
+            }
+            if frames[4] == 102 {
+                parser.process(&frames[5..4 + len]);
+            }
+            frames.drain(..4 + len);
+        }
+        if parser.screen().contents().contains("after-2") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stalled client never caught up: {}",
+            parser.screen().contents()
+        );
+    }
+    m.quit();
+}
+
+#[test]
+fn a_socket_directory_open_to_others_is_refused_and_a_stale_socket_is_replaced() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = tokio_harness(vec![]);
+    let dir = socket_dir(&h);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut m = terminal(&h, &[], 120, 40);
+    assert_ne!(m.wait_exit(), 0);
+    let screen = m.wait_text("chmod 700");
+    assert!(screen.contains(dir.to_str().unwrap()), "{screen}");
+    let (code, said) = m.cli(&["ls"]);
+    assert_ne!(code, 0);
+    assert!(said.contains("chmod 700"), "{said}");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A socket left by a server that died: bound, then nobody listens.
+    drop(std::os::unix::net::UnixListener::bind(socket(&h)).unwrap());
+    assert!(socket(&h).exists());
+    let mut m = start(&h);
+    assert_eq!(m.workspaces().len(), 1);
+    m.quit();
+}
+
+#[test]
+fn two_march_started_at_once_make_one_server_and_kill_asks_while_a_turn_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("never");
+    let h = tokio_harness(vec![Turn::stream(vec![
+        Event::text("Thinking it over"),
+        Event::WaitForFile { path: gate.clone() },
+        Event::text(" done."),
+    ])]);
+    let mut first = terminal(&h, &[], 120, 40);
+    let mut second = terminal(&h, &[], 100, 30);
+    first.wait_text("March · project");
+    second.wait_text("March · project");
+    let all = first.workspaces();
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(all[0]["clients"], 2);
+    second.send(PREFIX);
+    second.send(b"d");
+    assert_eq!(second.wait_exit(), 0);
+
+    first.type_line("take your time");
+    first.wait_text("Thinking it over");
+    // Without a terminal to ask on, kill says what would stop and how to go ahead.
+    let (code, said) = first.cli(&["kill", "-t", "project"]);
+    assert_ne!(code, 0);
+    assert!(
+        said.contains("a turn in") && said.contains("--force"),
+        "{said}"
+    );
+    let (code, said) = first.cli(&["kill", "-t", "nope"]);
+    assert_ne!(code, 0);
+    assert!(said.contains("running: project"), "{said}");
+    let (code, said) = first.cli(&["kill", "-t", "project", "--force"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("closed workspace `project`"), "{said}");
+    assert_eq!(first.wait_exit(), 0, "the workspace was closed");
+    assert!(first.workspaces().is_empty());
+    let (code, said) = first.cli(&["attach"]);
+    assert_ne!(code, 0);
+    assert!(said.contains("no workspace is running"), "{said}");
+    std::fs::write(&gate, "").unwrap();
+}
