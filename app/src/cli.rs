@@ -96,6 +96,18 @@ pub enum Command {
     Kill(KillArgs),
     /// Close every workspace.
     KillServer(ForceArg),
+    /// Show every session of every workspace: attention, model, tokens, cost.
+    Status(StatusArgs),
+    /// Send a prompt to a session (queued after its turn when one runs).
+    Send(SendArgs),
+    /// Open an agent pane on a directory in a workspace.
+    NewPane(NewPaneArgs),
+    /// Print a session's transcript as markdown.
+    Capture(CaptureArgs),
+    /// Wait until a session's turn ends; the exit status says how, as with `march -p`.
+    Wait(TargetArg),
+    /// Answer a session's open permission request.
+    Answer(AnswerArgs),
     /// Serve one workspace to its terminals (`march` starts it when needed).
     #[command(hide = true)]
     Server(ServerArgs),
@@ -150,6 +162,79 @@ pub struct ForceArg {
     /// Close even while turns run, without asking.
     #[arg(long)]
     pub force: bool,
+}
+
+/// A session, as `march status` names it: `WORKSPACE:N`, `N` when one workspace runs,
+/// or (a prefix of) the agent's session id.
+#[derive(Debug, Args)]
+pub struct TargetArg {
+    /// The session.
+    #[arg(short = 't', long = "target", value_name = "SESSION", required = true)]
+    pub target: String,
+}
+
+/// Options of `march status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print one JSON object per session.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `march send`.
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub target: TargetArg,
+    /// The prompt.
+    #[arg(value_name = "TEXT", required = true)]
+    pub text: Vec<String>,
+}
+
+/// Options of `march new-pane`.
+#[derive(Debug, Args)]
+pub struct NewPaneArgs {
+    /// The workspace (default: the one of DIR, else the one used most recently).
+    #[arg(short = 't', long = "target", value_name = "WORKSPACE")]
+    pub target: Option<String>,
+    /// The agent from config.toml's `[agents]` (default: the workspace's).
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// A first prompt, sent once the session is open.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// The project directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
+/// Options of `march capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    #[command(flatten)]
+    pub target: TargetArg,
+    /// Only the last N turns (a prompt and what followed).
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
+}
+
+/// What `march answer` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AnswerChoice {
+    /// Allow the tool call, once.
+    Allow,
+    /// Reject it.
+    Reject,
+}
+
+/// Options of `march answer`.
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    #[command(flatten)]
+    pub target: TargetArg,
+    /// The answer.
+    #[arg(value_enum)]
+    pub choice: AnswerChoice,
 }
 
 /// Options of `march server`.
@@ -266,6 +351,19 @@ mod tests {
         assert!(
             Cli::try_parse_from(["march", "kill"]).is_err(),
             "kill needs -t"
+        );
+        let cli = Cli::try_parse_from(["march", "send", "-t", "api:2", "fix", "it"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Send(s)) if s.text == ["fix", "it"]));
+        let cli = Cli::try_parse_from(["march", "answer", "-t", "2", "reject"]).unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::Answer(a)) if a.choice == AnswerChoice::Reject)
+        );
+        let cli = Cli::try_parse_from([
+            "march", "new-pane", "--agent", "claude", "web", "--prompt", "hi",
+        ])
+        .unwrap();
+        assert!(
+            matches!(cli.command, Some(Command::NewPane(n)) if n.agent.as_deref() == Some("claude"))
         );
         let cli = Cli::try_parse_from(["march", "kill-server"]).unwrap();
         assert!(matches!(cli.command, Some(Command::KillServer(f)) if !f.force));

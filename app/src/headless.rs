@@ -394,7 +394,8 @@ fn reject_request(request: AgentRequest) {
     };
 }
 
-fn exit_code(stop: &StopReason) -> u8 {
+/// The exit status of a turn that stopped for `stop` (said on stderr when not a success).
+pub(crate) fn exit_code(stop: &StopReason) -> u8 {
     match stop {
         StopReason::EndTurn => EXIT_OK,
         StopReason::MaxTokens | StopReason::MaxTurnRequests => {

@@ -3,6 +3,7 @@
 mod cli;
 mod client;
 mod config_cmd;
+mod control_cmd;
 mod headless;
 mod history_cmd;
 mod keymap;
@@ -72,6 +73,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ls(args) => return workspaces_cmd::ls(&args),
         Command::Kill(args) => return workspaces_cmd::kill(&args),
         Command::KillServer(args) => return workspaces_cmd::kill_server(args.force),
+        Command::Status(args) => return control_cmd::status(&args),
+        Command::Send(args) => return control_cmd::send(&args),
+        Command::NewPane(args) => return control_cmd::new_pane(&args),
+        Command::Capture(args) => return control_cmd::capture(&args),
+        Command::Wait(args) => return control_cmd::wait(&args.target),
+        Command::Answer(args) => return control_cmd::answer(&args),
         Command::Server(args) => {
             tracing::info!(
                 version = env!("CARGO_PKG_VERSION"),

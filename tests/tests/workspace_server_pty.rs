@@ -337,3 +337,112 @@ fn two_march_started_at_once_make_one_server_and_kill_asks_while_a_turn_runs() {
     assert!(said.contains("no workspace is running"), "{said}");
     std::fs::write(&gate, "").unwrap();
 }
+
+/// Polls `march status --json` until session `target` is in `state`.
+fn wait_state(m: &PtyMarch, target: &str, state: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    loop {
+        let (code, out) = m.cli(&["status", "--json"]);
+        assert_eq!(code, 0, "{out}");
+        let found = out
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|s| s["target"] == target);
+        if let Some(s) = found.filter(|s| s["attention"] == state) {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{target} never {state}: {out}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_control_cli_sends_waits_captures_answers_and_opens_panes() {
+    let h = tokio_harness(vec![
+        Turn::text("Answer to the script."),
+        Turn::stream(vec![acp_client::bash_call("c1", "echo from-the-tool")]),
+        Turn::text("Ran it."),
+        Turn::text("Helper answer."),
+    ]);
+    let mut m = start(&h);
+    let (code, out) = m.cli(&["status", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let target = first["target"].as_str().unwrap().to_string();
+    assert!(target.starts_with("project:"), "{first}");
+    assert_eq!(first["workspace"], "project");
+    assert_eq!(first["attention"], "idle");
+    assert_eq!(first["shown"], true);
+    assert_eq!(first["project"].as_str(), h.project().to_str());
+    for field in [
+        "key",
+        "session_id",
+        "title",
+        "model",
+        "tokens",
+        "cost",
+        "question",
+    ] {
+        assert!(first.get(field).is_some(), "{field} missing: {first}");
+    }
+
+    // A prompt from a script, waited for, and the transcript read back.
+    let (code, out) = m.cli(&["send", "-t", &target, "hello", "from a script"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = m.cli(&["wait", "-t", &target]);
+    assert_eq!(code, 0, "{out}");
+    m.wait_text("Answer to the script.");
+    let (code, markdown) = m.cli(&["capture", "-t", &target, "--last", "1"]);
+    assert_eq!(code, 0, "{markdown}");
+    assert_eq!(markdown, "> hello from a script\n\nAnswer to the script.\n");
+    // The session id names it too.
+    let id = first["session_id"].as_str().unwrap();
+    let (code, again) = m.cli(&["capture", "-t", &id[..8]]);
+    assert_eq!(code, 0, "{again}");
+    assert!(again.contains("Answer to the script."), "{again}");
+
+    // A tool call that asks: the question shows in status, answered from the CLI.
+    let (code, out) = m.cli(&["answer", "-t", &target, "allow"]);
+    assert_ne!(code, 0);
+    assert!(out.contains("asks nothing"), "{out}");
+    m.cli(&["send", "-t", &target, "run the tool"]);
+    let asking = wait_state(&m, &target, "needs-you");
+    assert!(asking["question"].as_str().is_some(), "{asking}");
+    let (code, out) = m.cli(&["answer", "-t", &target, "allow"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = m.cli(&["wait", "-t", &target]);
+    assert_eq!(code, 0, "{out}");
+    m.wait_text("Ran it.");
+
+    // A new pane with a first prompt: its target printed, waited on, read.
+    let project = h.project();
+    let (code, out) = m.cli(&["new-pane", project.to_str().unwrap(), "--prompt", "help me"]);
+    assert_eq!(code, 0, "{out}");
+    let helper = out.trim().to_string();
+    assert!(helper.starts_with("project:") && helper != target, "{out}");
+    let (code, out) = m.cli(&["wait", "-t", &helper]);
+    assert_eq!(code, 0, "{out}");
+    let (_, markdown) = m.cli(&["capture", "-t", &helper]);
+    assert_eq!(markdown, "> help me\n\nHelper answer.\n");
+    m.wait_for("two agent panes", |t| {
+        t.matches("March · project").count() == 2
+    });
+    let (code, table) = m.cli(&["status"]);
+    assert_eq!(code, 0);
+    assert!(
+        table.starts_with("SESSION") && table.contains(&helper),
+        "{table}"
+    );
+
+    // What cannot be done says why.
+    let (code, out) = m.cli(&["send", "-t", "project:99", "x"]);
+    assert_ne!(code, 0);
+    assert!(out.contains(&target) && out.contains(&helper), "{out}");
+    let (code, out) = m.cli(&["new-pane", "--agent", "nobody", project.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(out.contains("no agent `nobody`"), "{out}");
+    m.quit();
+}

@@ -11,7 +11,8 @@ pub mod rendezvous;
 
 pub use frame::{Frame, FrameReader, MAX_FRAME};
 pub use message::{
-    ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, TermCaps, WorkspaceInfo,
+    ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, SessionStatus, TermCaps,
+    WorkspaceInfo,
 };
 
 /// Why a message on the socket cannot be used.

@@ -72,6 +72,79 @@ pub enum ControlRequest {
         #[serde(default)]
         force: bool,
     },
+    /// Every session ([`SessionStatus`]).
+    Status,
+    /// A prompt for session `session` (queued after the running turn, if one runs).
+    Send {
+        /// The session's key.
+        session: u64,
+        /// The prompt.
+        text: String,
+    },
+    /// A new agent pane on `dir` (beside the focused pane of its tab, else in a new tab).
+    NewPane {
+        /// The project directory.
+        dir: std::path::PathBuf,
+        /// The agent from the config's `[agents]` (default: the workspace's).
+        #[serde(default)]
+        agent: Option<String>,
+        /// A first prompt, sent once the session is open.
+        #[serde(default)]
+        prompt: Option<String>,
+    },
+    /// Session `session`'s transcript as markdown, its last `last` turns only when given.
+    Capture {
+        /// The session's key.
+        session: u64,
+        /// How many of the last turns.
+        #[serde(default)]
+        last: Option<usize>,
+    },
+    /// Answered when session `session`'s running turn ends (at once when none runs).
+    Wait {
+        /// The session's key.
+        session: u64,
+    },
+    /// Answers session `session`'s open permission request.
+    Answer {
+        /// The session's key.
+        session: u64,
+        /// Allow it (once) or reject it.
+        allow: bool,
+    },
+}
+
+/// One session as `march status --json` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStatus {
+    /// The workspace it is in.
+    pub workspace: String,
+    /// How commands name it: `WORKSPACE:KEY`.
+    pub target: String,
+    /// Its number in the workspace, for the life of the server.
+    pub key: u64,
+    /// The agent's session id, once the session is open.
+    pub session_id: Option<String>,
+    /// Its project directory.
+    pub project: std::path::PathBuf,
+    /// Its title.
+    pub title: String,
+    /// What it wants: `idle`, `working`, `needs-you`, `done` or `error`.
+    pub attention: String,
+    /// The question it asks, while one waits.
+    pub question: Option<String>,
+    /// The model, as the agent names it.
+    pub model: Option<String>,
+    /// Tokens in its context, from the last usage update.
+    pub tokens: Option<u64>,
+    /// Its context window.
+    pub context_size: Option<u64>,
+    /// Its cost so far, in `currency`.
+    pub cost: Option<f64>,
+    /// The cost's currency.
+    pub currency: Option<String>,
+    /// Whether a pane shows it.
+    pub shown: bool,
 }
 
 /// One workspace as `march ls --json` shows it.
@@ -349,6 +422,21 @@ mod tests {
             ClientMessage::Control {
                 version: PROTOCOL_VERSION,
                 request: ControlRequest::Info,
+            },
+            ClientMessage::Control {
+                version: PROTOCOL_VERSION,
+                request: ControlRequest::NewPane {
+                    dir: "/src/api".into(),
+                    agent: None,
+                    prompt: Some("hi".into()),
+                },
+            },
+            ClientMessage::Control {
+                version: PROTOCOL_VERSION,
+                request: ControlRequest::Capture {
+                    session: 3,
+                    last: Some(1),
+                },
             },
         ];
         for m in client {

@@ -32,9 +32,22 @@ pub struct Server {
 
 /// Sends `request` to the server at `socket` and returns its answer.
 pub fn ask(socket: &Path, request: ControlRequest) -> anyhow::Result<serde_json::Value> {
+    ask_within(socket, request, Some(ANSWER_TIMEOUT))
+}
+
+/// [`ask`] for a request answered when something happens (`wait`): no time limit.
+pub fn ask_waiting(socket: &Path, request: ControlRequest) -> anyhow::Result<serde_json::Value> {
+    ask_within(socket, request, None)
+}
+
+fn ask_within(
+    socket: &Path,
+    request: ControlRequest,
+    limit: Option<Duration>,
+) -> anyhow::Result<serde_json::Value> {
     let mut stream = UnixStream::connect(socket)
         .with_context(|| format!("cannot connect to {}", socket.display()))?;
-    stream.set_read_timeout(Some(ANSWER_TIMEOUT))?;
+    stream.set_read_timeout(limit)?;
     let message = ClientMessage::Control {
         version: PROTOCOL_VERSION,
         request,

@@ -1,15 +1,22 @@
-//! What the control CLI asks of the workspace (`march ls`, `march kill`…), answered from
-//! the loop's own state. The JSON shapes are documented in docs/CONTROL.md.
+//! What the control CLI asks of the workspace (`march ls`, `status`, `send`, `new-pane`,
+//! `capture`, `wait`, `answer`, `kill`), answered from the loop's own state. A `wait` is
+//! answered when its turn ends. The JSON shapes are documented in docs/CONTROL.md.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use march_wire::{ControlRequest, WorkspaceInfo};
+use march_wire::{ControlRequest, SessionStatus, WorkspaceInfo};
 use serde_json::{Value, json};
+use tokio::sync::oneshot;
 
 use super::Ui;
 use crate::server::connection::Finished;
+use crate::workspace::router::{Attention, SessionKey};
+use crate::workspace::supervisor::TurnEnd;
 
-/// Who this workspace is, for the control CLI.
+/// Where an answer goes.
+type Reply = oneshot::Sender<Result<Value, String>>;
+
+/// Who this workspace is, and the requests still to answer.
 pub(super) struct Control {
     /// Its name.
     name: String,
@@ -18,6 +25,8 @@ pub(super) struct Control {
     /// Answers the loop gave and their connections may not have written yet: a server
     /// that ends waits for them.
     pub(super) replies: Vec<Finished>,
+    /// `march wait`s, by session, answered when its turn ends.
+    waiting: Vec<(SessionKey, Reply)>,
 }
 
 impl Control {
@@ -26,6 +35,7 @@ impl Control {
             name,
             started: SystemTime::now(),
             replies: Vec::new(),
+            waiting: Vec::new(),
         }
     }
 
@@ -34,21 +44,129 @@ impl Control {
         self.replies.retain(|f| !f.is_done());
         self.replies.push(written);
     }
+
+    /// Session `key`'s turn ended: whoever waits on it is told how.
+    pub(super) fn turn_ended(&mut self, key: SessionKey, end: &TurnEnd) {
+        let (done, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(k, _)| *k == key);
+        self.waiting = waiting;
+        for (_, reply) in done {
+            let _ = reply.send(Ok(turn_json(Some(end))));
+        }
+    }
+
+    /// Sessions that closed: whoever waits on one is told.
+    pub(super) fn sessions_closed(&mut self, open: impl Fn(SessionKey) -> bool) {
+        let (gone, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(k, _)| !open(*k));
+        self.waiting = waiting;
+        for (_, reply) in gone {
+            let _ = reply.send(Err("the session was closed".to_string()));
+        }
+    }
+
+    /// Whether a `wait` is pending.
+    pub(super) fn has_waiting(&self) -> bool {
+        !self.waiting.is_empty()
+    }
 }
 
-/// The answer to `request`.
-pub(super) fn answer(ui: &mut Ui, request: ControlRequest) -> Result<Value, String> {
-    match request {
+/// Answers `request` on `reply`, now or (a `wait`) when its turn ends.
+pub(super) fn answer(ui: &mut Ui, request: ControlRequest, reply: Reply) {
+    let answer = match request {
         ControlRequest::Info => serde_json::to_value(info(ui)).map_err(|e| e.to_string()),
         ControlRequest::Kill { force } => {
             let running = ui.ws.running_work(None);
             if !force && !running.is_empty() {
                 // The CLI asks the user, then asks again with force.
-                return Ok(json!({ "closed": false, "running": running }));
+                Ok(json!({ "closed": false, "running": running }))
+            } else {
+                ui.quit = true;
+                Ok(json!({ "closed": true, "running": running }))
             }
-            ui.quit = true;
-            Ok(json!({ "closed": true, "running": running }))
         }
+        ControlRequest::Status => Ok(json!({ "sessions": statuses(ui) })),
+        ControlRequest::Send { session, text } => {
+            match ui.ws.prompt_session(SessionKey(session), text) {
+                Some(queued) => Ok(json!({ "queued": queued })),
+                None => Err(no_session(ui, session)),
+            }
+        }
+        ControlRequest::NewPane { dir, agent, prompt } => ui
+            .ws
+            .open_agent_pane(dir, agent.as_deref(), prompt)
+            .map(|key| json!({ "key": key.0, "target": format!("{}:{}", ui.control.name, key.0) })),
+        ControlRequest::Capture { session, last } => {
+            match ui.ws.capture(SessionKey(session), last) {
+                Some(markdown) => Ok(json!({ "markdown": markdown })),
+                None => Err(no_session(ui, session)),
+            }
+        }
+        ControlRequest::Wait { session } => {
+            let key = SessionKey(session);
+            match ui.ws.turn_pending(key) {
+                None => Err(no_session(ui, session)),
+                Some(true) => {
+                    ui.control.waiting.push((key, reply));
+                    return;
+                }
+                Some(false) => Ok(turn_json(ui.ws.last_turn(key).as_ref())),
+            }
+        }
+        ControlRequest::Answer { session, allow } => ui
+            .ws
+            .answer_permission(SessionKey(session), allow)
+            .map(|question| json!({ "answered": question, "allowed": allow })),
+    };
+    let _ = reply.send(answer);
+}
+
+fn no_session(ui: &Ui, key: u64) -> String {
+    format!("workspace `{}` has no session {key}", ui.control.name)
+}
+
+/// How a turn ended, as `march wait` reads it.
+fn turn_json(end: Option<&TurnEnd>) -> Value {
+    match end {
+        None => json!({ "stop_reason": null, "error": null }),
+        Some(Ok(stop)) => json!({ "stop_reason": stop, "error": null }),
+        Some(Err(e)) => json!({ "stop_reason": null, "error": e }),
+    }
+}
+
+/// Every session of the workspace.
+fn statuses(ui: &Ui) -> Vec<SessionStatus> {
+    ui.ws
+        .supervisor_rows()
+        .into_iter()
+        .map(|row| SessionStatus {
+            workspace: ui.control.name.clone(),
+            target: format!("{}:{}", ui.control.name, row.key.0),
+            key: row.key.0,
+            session_id: ui.ws.session_id(row.key),
+            project: row.project,
+            title: row.title,
+            attention: attention_name(row.attention).to_string(),
+            question: row.question,
+            model: row.pane.model,
+            tokens: row.pane.context_used,
+            context_size: row.pane.context_size,
+            cost: row.pane.cost.as_ref().map(|(amount, _)| *amount),
+            currency: row.pane.cost.map(|(_, currency)| currency),
+            shown: row.shown,
+        })
+        .collect()
+}
+
+fn attention_name(attention: Attention) -> &'static str {
+    match attention {
+        Attention::Idle => "idle",
+        Attention::Working => "working",
+        Attention::NeedsYou => "needs-you",
+        Attention::Done => "done",
+        Attention::Error => "error",
     }
 }
 

@@ -153,7 +153,13 @@ pub async fn serve(
         Some(_) => crate::workspace::setup::providers(&paths),
         None => Vec::new(),
     };
+    let agents = config
+        .agents
+        .iter()
+        .map(|(name, agent)| (name.clone(), AgentSpec::configured(name, agent)))
+        .collect();
     let launcher = AgentLauncher {
+        agents,
         jobs,
         setup_needed,
         setup_providers,
@@ -293,6 +299,10 @@ pub async fn serve(
                     }
                 }
                 shell.layers.absorb(&mut shell.ws);
+                for (key, end) in shell.ws.take_turn_ends() {
+                    shell.control.turn_ended(key, &end);
+                }
+
                 if let Some(note) = shell.ws.take_status_note() {
                     shell.message = Some(note);
                     redraw.full = true;
@@ -377,6 +387,13 @@ pub async fn serve(
                 tracing::warn!("the server's socket was removed: the workspace ends");
                 break;
             }
+        }
+        if shell.control.has_waiting() {
+            // A session closed by a key or by its agent: whoever waits on it is told.
+            let ws = &shell.ws;
+            shell
+                .control
+                .sessions_closed(|key| ws.turn_pending(key).is_some());
         }
     }
     shell.persist();
@@ -499,8 +516,7 @@ impl Ui {
                 reply,
                 written,
             } => {
-                let answer = control::answer(self, request);
-                let _ = reply.send(answer);
+                control::answer(self, request, reply);
                 self.control.answered(written);
                 Changed::Everything
             }

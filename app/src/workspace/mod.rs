@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod changes;
+mod control;
 pub mod diagnostics;
 pub mod diffs;
 mod first_run;
@@ -79,6 +80,10 @@ pub struct AgentSlot {
     pub crash: Option<String>,
     /// Consecutive restarts, as the supervisor last reported.
     pub restarts: u32,
+    /// The configured agent it runs, when not the workspace's own (`[agents.NAME]`).
+    pub agent: Option<String>,
+    /// How its last turn ended (the stop reason, or why it failed), once one has.
+    pub last_turn: Option<Result<agent_client_protocol::v1::schema::StopReason, String>>,
 }
 
 /// What starting a session needs besides its project.
@@ -86,6 +91,8 @@ pub struct AgentSlot {
 pub struct AgentLauncher {
     /// The agent new sessions run.
     pub spec: AgentSpec,
+    /// The agents of the config's `[agents]` by name, for a pane that names one.
+    pub agents: std::collections::BTreeMap<String, AgentSpec>,
     /// The permission mode new sessions start in.
     pub mode: Option<&'static str>,
     /// Where drivers send their events.
@@ -230,7 +237,7 @@ impl Workspace {
         project: &Path,
         resume: Option<agent_client_protocol::v1::schema::SessionId>,
     ) -> PaneId {
-        let key = self.spawn_session(project, resume);
+        let key = self.spawn_session(project, resume, None);
         let pane = PaneId(self.next_id());
         self.panes.insert(pane, Pane::Agent(key));
         pane
@@ -664,6 +671,7 @@ pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
     let (jobs, jobs_rx) = jobs::Jobs::channel();
     let launcher = AgentLauncher {
         spec: agent::AgentSpec::march(Path::new("/usr/bin/march")),
+        agents: std::collections::BTreeMap::new(),
         mode: None,
         events,
         paths: None,

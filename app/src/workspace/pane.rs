@@ -394,7 +394,12 @@ impl Workspace {
         Some(match self.panes.get(&id)? {
             Pane::Agent(key) => {
                 let (project, session) = session_of(key)?;
-                SavedPane::Agent { project, session }
+                let agent = self.sessions.get(key).and_then(|s| s.agent.clone());
+                SavedPane::Agent {
+                    project,
+                    session,
+                    agent,
+                }
             }
             Pane::Shell(slot) => SavedPane::Shell {
                 project: slot.project.clone(),
@@ -427,9 +432,11 @@ impl Workspace {
                 .map(agent_client_protocol::v1::schema::SessionId::new)
         };
         let pane = match saved {
-            SavedPane::Agent { project, session } => {
-                Pane::Agent(self.spawn_session(project, session_id(session)))
-            }
+            SavedPane::Agent {
+                project,
+                session,
+                agent,
+            } => Pane::Agent(self.spawn_session(project, session_id(session), agent.as_deref())),
             SavedPane::Shell { project, cwd } => {
                 let cwd = if cwd.is_dir() { cwd } else { project };
                 match self.spawn_shell(id, project, cwd) {
@@ -447,7 +454,7 @@ impl Workspace {
                 };
                 let key = match self.open_with_id(&session) {
                     Some(key) => key,
-                    None => self.spawn_session(project, Some(session)),
+                    None => self.spawn_session(project, Some(session), None),
                 };
                 match saved {
                     SavedPane::Diff { .. } => Pane::Diff {

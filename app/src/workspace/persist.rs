@@ -61,6 +61,9 @@ pub enum SavedPane {
         project: PathBuf,
         /// The agent's session id.
         session: Option<String>,
+        /// The configured agent it runs, when not the workspace's own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// A shell pane, restored as a new shell where the old one last was.
     Shell {
@@ -125,7 +128,11 @@ fn read_panes<'de, D: serde::Deserializer<'de>>(
                 } => SavedPane::Shell { project, cwd },
                 FilePane::Version1 {
                     project, session, ..
-                } => SavedPane::Agent { project, session },
+                } => SavedPane::Agent {
+                    project,
+                    session,
+                    agent: None,
+                },
             };
             (id, pane)
         })
@@ -582,6 +589,7 @@ mod tests {
                 SavedPane::Agent {
                     project: dirs[0].clone(),
                     session: Some(format!("s{id}")),
+                    agent: (id == 2).then(|| "claude".to_string()),
                 },
             );
         }
@@ -630,7 +638,8 @@ mod tests {
             back.panes[&1],
             SavedPane::Agent {
                 project: dirs[0].clone(),
-                session: Some("s1".into())
+                session: Some("s1".into()),
+                agent: None,
             }
         );
         assert_eq!(

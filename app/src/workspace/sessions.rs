@@ -24,14 +24,20 @@ impl Workspace {
         &mut self,
         project: &Path,
         resume: Option<SessionId>,
+        agent: Option<&str>,
     ) -> SessionKey {
         let key = SessionKey(self.next_id());
         let l = &self.launcher;
-        let view = AgentPane::new(format!("{} · {}", l.spec.name, project_name(project)));
+        // A named agent the config no longer has runs as the workspace's own.
+        let (agent, spec) = match agent.and_then(|n| l.agents.get(n).map(|s| (n, s))) {
+            Some((name, spec)) => (Some(name.to_string()), spec),
+            None => (None, &l.spec),
+        };
+        let view = AgentPane::new(format!("{} · {}", spec.name, project_name(project)));
         // March's runner with no model to use is set up first (known since March started,
         // or since the last setup, so opening a pane reads no file).
         let needs_setup = match &l.paths {
-            Some(_) if l.spec.name == "march" => l.setup_needed.clone(),
+            Some(_) if spec.name == "march" => l.setup_needed.clone(),
             _ => None,
         };
         let (driver, setup) = match (&l.paths, needs_setup) {
@@ -49,7 +55,7 @@ impl Workspace {
                 };
                 let driver = AgentDriver::start(
                     key,
-                    l.spec.clone(),
+                    spec.clone(),
                     project.to_path_buf(),
                     open,
                     l.events.clone(),
@@ -74,6 +80,8 @@ impl Workspace {
                 pending_prompt: None,
                 crash: None,
                 restarts: 0,
+                agent,
+                last_turn: None,
             },
         );
         key
@@ -136,7 +144,7 @@ impl Workspace {
 
     /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
     /// not up yet sends it once it is (starting a stopped one).
-    fn send_prompt(&mut self, key: SessionKey, text: String) {
+    pub(super) fn send_prompt(&mut self, key: SessionKey, text: String) {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
@@ -183,6 +191,8 @@ impl Workspace {
         let view = &mut slot.view;
         let mut notify = None;
         let mut next_prompt = None;
+        // How a turn ended, for whoever waits on it (`march wait`).
+        let mut ended = None;
         match event {
             AgentEvent::Ready {
                 agent,
@@ -231,6 +241,8 @@ impl Workspace {
                 // Requests the agent left open die with the turn.
                 view.clear_permissions();
                 let ok = result.is_ok();
+                slot.last_turn = Some(result.clone());
+                ended = Some(result.clone());
                 view.turn_ended(match result {
                     Ok(stop) => TurnOutcome::from(stop),
                     Err(e) => TurnOutcome::Error(e),
@@ -242,6 +254,9 @@ impl Workspace {
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => {
+                if view.status().busy {
+                    ended = Some(Err(text.clone()));
+                }
                 view.set_error(text.clone());
                 view.clear_permissions();
                 slot.crash = Some(text);
@@ -296,6 +311,9 @@ impl Workspace {
             },
             // Taken above.
             AgentEvent::Terminal(_) | AgentEvent::Diagnostics(_) => {}
+        }
+        if let Some(result) = ended {
+            self.sessions.turn_ended(key, result);
         }
         if let Some(text) = next_prompt {
             self.send_prompt(key, text);

@@ -39,9 +39,19 @@ pub struct SessionRow {
 pub struct Sessions {
     slots: BTreeMap<SessionKey, AgentSlot>,
     router: OutputRouter,
+    /// Turns that ended and whoever waits on them has not been told.
+    ended: Vec<(SessionKey, TurnEnd)>,
 }
 
+/// How a turn ended: its stop reason, or why it failed.
+pub type TurnEnd = Result<agent_client_protocol::v1::schema::StopReason, String>;
+
 impl Sessions {
+    /// Session `key`'s turn ended.
+    pub fn turn_ended(&mut self, key: SessionKey, end: TurnEnd) {
+        self.ended.push((key, end));
+    }
+
     /// Opens session `key`, idle.
     pub fn add(&mut self, key: SessionKey, slot: AgentSlot) {
         self.slots.insert(key, slot);
@@ -123,6 +133,17 @@ pub struct AttentionCounts {
 }
 
 impl Workspace {
+    /// Turns that ended since the last call, with how (for `march wait`).
+    pub fn take_turn_ends(&mut self) -> Vec<(SessionKey, TurnEnd)> {
+        std::mem::take(&mut self.sessions.ended)
+    }
+
+    /// The agent's session id of session `key`, once open.
+    pub fn session_id(&self, key: SessionKey) -> Option<String> {
+        let slot = self.sessions.get(&key)?;
+        slot.session_id.as_ref().map(|s| s.0.to_string())
+    }
+
     /// How many sessions there are and what they want.
     pub fn attention_counts(&self) -> AttentionCounts {
         let router = self.sessions.router();

@@ -137,7 +137,7 @@ impl Workspace {
     pub fn open_saved(&mut self, saved: &SavedSession) -> SessionKey {
         match self.open_with_id(&saved.id) {
             Some(key) => key,
-            None => self.spawn_session(&saved.project, Some(saved.id.clone())),
+            None => self.spawn_session(&saved.project, Some(saved.id.clone()), None),
         }
     }
 

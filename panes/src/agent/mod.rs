@@ -7,6 +7,7 @@
 //! calls a method for each mapped command, and acts on the [`PaneEvent`]s that come back.
 
 mod blocks;
+mod capture;
 mod completion;
 mod content;
 mod diff;
@@ -340,6 +341,17 @@ impl AgentPane {
     /// The latest agent message, for copying.
     pub fn last_message_text(&self) -> Option<String> {
         self.transcript.last_agent_text().map(str::to_string)
+    }
+
+    /// Queues a prompt from outside the editor to run after the running turn, as one
+    /// typed during it does.
+    pub fn queue(&mut self, text: String) {
+        self.queued.push_back(text);
+    }
+
+    /// The transcript as markdown text, only its last `last_turns` turns when given.
+    pub fn capture(&self, last_turns: Option<usize>) -> String {
+        self.transcript.markdown(last_turns)
     }
 
     /// The last code block of the latest agent message that has one, for copying.

@@ -274,6 +274,7 @@ async fn every_pane_kind_is_saved_and_restored_through_the_workspace_file() {
         PaneKind::Agent | PaneKind::Setup => SavedPane::Agent {
             project: project.clone(),
             session: session.clone(),
+            agent: None,
         },
         PaneKind::Shell => SavedPane::Shell {
             project: project.clone(),
