@@ -171,7 +171,11 @@ fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
 fn runner_command(cwd: &Path) -> Result<RunnerCommand, Failure> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Error(format!("cannot find the march executable: {e}")))?;
-    Ok(RunnerCommand::new(exe).arg("runner").cwd(cwd))
+    // Headless runs have no workspace, even when started from inside one.
+    Ok(RunnerCommand::new(exe)
+        .arg("runner")
+        .cwd(cwd)
+        .env_remove(march_wire::rendezvous::WORKSPACE_VAR))
 }
 
 /// `session/new` in `cwd`, then the model and permission mode asked for; any failure is

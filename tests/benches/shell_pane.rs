@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use march_testkit::workload;
 use portable_pty::CommandBuilder;
-use term::{march_command, median, ms, proc_stats};
+use term::{kill_servers, march_command, median, ms, proc_stats, server_pid};
 
 const RUNS: usize = 3;
 
@@ -183,12 +183,14 @@ fn main() {
     let t = tmux_client("att", 51);
     std::thread::sleep(Duration::from_millis(800));
     let server = tmux_server_pid();
+    // March's work is done in its workspace server; its client relays.
+    let march_server = server_pid(dir.path());
 
     // Memory: 10,050 full-width lines into a fresh pane.
-    let before = rss_kb(m.pid());
+    let before = rss_kb(march_server);
     march_time(&mut m, &format!("cat {}", lines.display()), &fifo);
     std::thread::sleep(Duration::from_millis(500));
-    let march_mem = rss_kb(m.pid()).saturating_sub(before);
+    let march_mem = rss_kb(march_server).saturating_sub(before);
     tmux(&["new-window", "-d", "-t", "att:5", "sleep 1000000"]);
     std::thread::sleep(Duration::from_millis(300));
     let before = rss_kb(server);
@@ -209,15 +211,19 @@ fn main() {
         workloads.iter().map(|_| Default::default()).collect();
     let mut cpu: Vec<(Vec<f64>, Vec<f64>)> = workloads.iter().map(|_| Default::default()).collect();
     let tick = 0.01;
+    // CPU of server and client on both sides.
+    let (march_client, tmux_client_pid) = (m.pid(), t.pid());
+    let march_cpu = || proc_stats(march_server).0 + proc_stats(march_client).0;
+    let tmux_cpu = || proc_stats(server).0 + proc_stats(tmux_client_pid).0;
     for _ in 0..RUNS {
         for (i, (_, command)) in workloads.iter().enumerate() {
-            let c0 = proc_stats(m.pid()).0;
+            let c0 = march_cpu();
             let a = march_time(&mut m, command, &fifo);
-            cpu[i].0.push((proc_stats(m.pid()).0 - c0) as f64 * tick);
+            cpu[i].0.push((march_cpu() - c0) as f64 * tick);
             std::thread::sleep(Duration::from_millis(400));
-            let c0 = proc_stats(server).0;
+            let c0 = tmux_cpu();
             let b = tmux_time("att:0.0", command);
-            cpu[i].1.push((proc_stats(server).0 - c0) as f64 * tick);
+            cpu[i].1.push((tmux_cpu() - c0) as f64 * tick);
             std::thread::sleep(Duration::from_millis(400));
             results[i].0.push(a);
             results[i].1.push(b);
@@ -318,4 +324,5 @@ fn main() {
     drop(t);
     tmux(&["kill-server"]);
     drop(m);
+    kill_servers(dir.path());
 }

@@ -18,7 +18,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use march_testkit::{Script, ScriptedServer};
-use term::{ANSWER_END, Term, march_command, proc_stats, streamed_answer, write_scripted_config};
+use term::{
+    ANSWER_END, Term, kill_servers, march_command, march_stats, streamed_answer,
+    write_scripted_config,
+};
 
 const PROJECTS: usize = 8;
 const SESSIONS: usize = 16;
@@ -119,16 +122,17 @@ fn run(projects: usize, sessions: usize) -> Measured {
     t.send(PREFIX);
     t.send(b"1");
     t.wait_for("March · p0", 1);
-    let before = proc_stats(t.pid()).0;
+    let before = march_stats(home.path(), t.pid()).0;
     let start = Instant::now();
     t.send(b"go\r");
     t.wait_for(ANSWER_END, 1);
     let elapsed = start.elapsed();
-    let cpu_ms = (proc_stats(t.pid()).0 - before) as f64 * 10.0;
+    let cpu_ms = (march_stats(home.path(), t.pid()).0 - before) as f64 * 10.0;
     // Quit so the stats are written.
     t.send(PREFIX);
     t.send(b"Q");
     let _ = t.wait_exit(Duration::from_secs(20));
+    kill_servers(home.path());
     let frames = frame_stats(&stats);
     let mut wall: Vec<u64> = frames.iter().map(|f| f.0).collect();
     let mut cpu: Vec<u64> = frames.iter().map(|f| f.1).collect();

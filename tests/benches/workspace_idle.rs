@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use march_testkit::{Script, ScriptedServer, Turn};
 use portable_pty::CommandBuilder;
 use term::{
-    Term, march_command, median, ms, proc_stats, streamed_answer, tree_stats, write_scripted_config,
+    Term, kill_servers, march_command, march_stats, median, ms, proc_stats, streamed_answer,
+    tree_stats, write_scripted_config,
 };
 
 const IDLE: Duration = Duration::from_secs(30);
@@ -66,6 +67,7 @@ fn main() {
         std::thread::sleep(Duration::from_millis(500));
         one_pane_rss.push(tree_stats(term.pid()).1);
         drop(term);
+        kill_servers(dir.path());
         if have_tmux {
             let start = Instant::now();
             let mut cmd = CommandBuilder::new("tmux");
@@ -92,15 +94,16 @@ fn main() {
     }
     std::thread::sleep(Duration::from_secs(2));
     let pid = term.pid();
-    let (march_ticks0, _) = proc_stats(pid);
+    let (march_ticks0, _) = march_stats(dir.path(), pid);
     let (tree_ticks0, _) = tree_stats(pid);
     let bytes0 = term.bytes.load(Ordering::Relaxed);
     std::thread::sleep(IDLE);
     let bytes = term.bytes.load(Ordering::Relaxed) - bytes0;
-    let (march_ticks1, march_rss) = proc_stats(pid);
+    let (march_ticks1, march_rss) = march_stats(dir.path(), pid);
     let (tree_ticks1, tree_rss) = tree_stats(pid);
     let tick_ms = 10.0; // USER_HZ = 100 on Linux
     drop(term);
+    kill_servers(dir.path());
 
     // A 2,000-token answer streamed over 30 s, then 50 short rounds: CPU and memory.
     let mut term = Term::spawn(march_command(dir.path(), &project));
@@ -108,7 +111,7 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     let pid = term.pid();
     let (stream_ticks0, _) = tree_stats(pid);
-    let (stream_march0, _) = proc_stats(pid);
+    let (stream_march0, _) = march_stats(dir.path(), pid);
     let start = Instant::now();
     term.send(b"explain the parser changes\r");
     // 500 deltas 60 ms apart: the answer ends after about 30 s.
@@ -116,7 +119,7 @@ fn main() {
     std::thread::sleep(Duration::from_secs(2));
     let stream_wall = start.elapsed();
     let (stream_ticks1, rss_after_first) = tree_stats(pid);
-    let (stream_march1, _) = proc_stats(pid);
+    let (stream_march1, _) = march_stats(dir.path(), pid);
     for i in 0..ROUNDS {
         term.send(format!("round {i}\r").as_bytes());
         term.wait_for(&format!("Answer {i}:"), 1);
@@ -129,6 +132,7 @@ fn main() {
     let (idle_ticks1, _) = tree_stats(pid);
     let idle_bytes = term.bytes.load(Ordering::Relaxed) - idle_bytes0;
     drop(term);
+    kill_servers(dir.path());
 
     // tmux idle, four windows with an idle shell each.
     let mut tmux_idle = None;
@@ -172,7 +176,7 @@ fn main() {
         ms(median(ready))
     );
     println!(
-        "idle 30 s, four agent panes 200x50: {bytes} bytes written to the terminal; CPU march {:.0} ms, march + runners {:.0} ms",
+        "idle 30 s, four agent panes 200x50: {bytes} bytes written to the terminal; CPU march (server + client) {:.0} ms, march + runners {:.0} ms",
         (march_ticks1 - march_ticks0) as f64 * tick_ms,
         (tree_ticks1 - tree_ticks0) as f64 * tick_ms,
     );
@@ -182,7 +186,7 @@ fn main() {
         one_pane_rss[one_pane_rss.len() / 2] as f64 / 1024.0
     );
     println!(
-        "memory, four agent panes: march {:.1} MiB, march + 4 runners {:.1} MiB",
+        "memory, four agent panes: march (server + client) {:.1} MiB, march + 4 runners {:.1} MiB",
         march_rss as f64 / 1024.0,
         tree_rss as f64 / 1024.0
     );

@@ -23,7 +23,7 @@ use std::path::Path;
 use std::process::Command;
 
 use outer::{Outer, describe, quantile};
-use term::{march_command, ms};
+use term::{kill_servers, march_command, ms};
 
 const PREFIX: &[u8] = b"\x01";
 const FILES: usize = 600;
@@ -149,4 +149,6 @@ fn main() {
         ms(stall),
         left
     );
+    drop(m);
+    kill_servers(dir.path());
 }

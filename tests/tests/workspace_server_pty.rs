@@ -446,3 +446,43 @@ fn the_control_cli_sends_waits_captures_answers_and_opens_panes() {
     assert!(out.contains("no agent `nobody`"), "{out}");
     m.quit();
 }
+
+#[test]
+fn the_workspace_tool_opens_a_helper_session_and_returns_its_answer() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![Event::tool_call(
+            "w1",
+            "workspace",
+            &[&serde_json::json!({ "prompt": "count the modules" }).to_string()],
+        )]),
+        Turn::text("Helper says 42."),
+        Turn::text("The helper counted 42."),
+    ]);
+    let mut m = start(&h);
+    m.type_line("ask a helper");
+    // It asks first, as a write does.
+    let asking = wait_state(&m, "project:1", "needs-you");
+    assert!(
+        asking["question"].as_str().unwrap().contains("workspace"),
+        "{asking}"
+    );
+    let (code, out) = m.cli(&["answer", "-t", "project:1", "allow"]);
+    assert_eq!(code, 0, "{out}");
+    m.wait_text("The helper counted 42.");
+    // The helper has a pane of its own with its answer, and the model got that answer.
+    let screen = m.wait_text("Helper says 42.");
+    assert_eq!(screen.matches("March · project").count(), 2, "{screen}");
+    let requests = h.server.requests();
+    let last = serde_json::to_string(&requests.last().unwrap().body).unwrap();
+    assert!(last.contains("Helper says 42."), "{last}");
+    let (_, status) = m.cli(&["status", "--json"]);
+    let helper: Vec<serde_json::Value> = status
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|s: &serde_json::Value| s["target"] != "project:1")
+        .collect();
+    assert_eq!(helper.len(), 1, "{status}");
+    let (_, markdown) = m.cli(&["capture", "-t", helper[0]["target"].as_str().unwrap()]);
+    assert_eq!(markdown, "> count the modules\n\nHelper says 42.\n");
+    m.quit();
+}

@@ -39,6 +39,8 @@ pub struct ToolContext {
     pub memory: Option<Memory>,
     /// The project's language servers; `None` when diagnostics are off.
     pub lsp: Option<LspAccess>,
+    /// The socket of the workspace server the session runs in; `None` outside one.
+    pub workspace: Option<PathBuf>,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -94,6 +96,7 @@ impl ToolContext {
             writer: None,
             memory: None,
             lsp: None,
+            workspace: None,
         }
     }
 
@@ -118,6 +121,12 @@ impl ToolContext {
     /// The same context, with the project's language servers.
     pub fn with_lsp(mut self, lsp: LspAccess) -> Self {
         self.lsp = Some(lsp);
+        self
+    }
+
+    /// The same context, in the workspace served at `socket`.
+    pub fn with_workspace(mut self, socket: PathBuf) -> Self {
+        self.workspace = Some(socket);
         self
     }
 

@@ -21,6 +21,7 @@ mod task;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub mod truncate;
+pub mod workspace;
 pub mod write;
 
 pub use context::ToolContext;

@@ -16,10 +16,11 @@ use crate::ls::LsTool;
 use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
 use crate::read::ReadTool;
+use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 10] = [
     "read",
     "bash",
     "edit",
@@ -29,6 +30,7 @@ pub const ALL: [&str; 9] = [
     "ls",
     "memory",
     "diagnostics",
+    "workspace",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -63,6 +65,7 @@ impl ToolRegistry {
             "ls" => Arc::new(LsTool::new(ctx)),
             "memory" => Arc::new(MemoryTool::new(ctx)),
             "diagnostics" => Arc::new(DiagnosticsTool::new(ctx)),
+            "workspace" => Arc::new(WorkspaceTool::new(ctx)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -96,12 +99,13 @@ impl ToolRegistry {
     }
 
     /// Every tool the context can serve: memory only with memory files configured,
-    /// diagnostics only with a language-server host (a model is never offered a tool that
-    /// could only answer "switched off").
+    /// diagnostics only with a language-server host, workspace only inside a workspace (a
+    /// model is never offered a tool that could only answer "switched off").
     pub fn available(ctx: &ToolContext) -> Self {
         let served = |name: &&str| match *name {
             "memory" => ctx.memory.is_some(),
             "diagnostics" => ctx.lsp.is_some(),
+            "workspace" => ctx.workspace.is_some(),
             _ => true,
         };
         let names: Vec<&str> = ALL.iter().copied().filter(served).collect();

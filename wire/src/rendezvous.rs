@@ -9,6 +9,10 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
+/// The environment variable with a workspace server's socket, set for the runners it
+/// starts so their sessions can reach it (the `workspace` tool).
+pub const WORKSPACE_VAR: &str = "MARCH_WORKSPACE";
+
 /// Why the socket directory cannot be used, in words that say what to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum DirError {

@@ -19,6 +19,8 @@ pub enum TerminalInput {
         resized: Signal,
         /// Whether crossterm may hold or see more events than the last one returned.
         more: bool,
+        /// A resize was signalled and crossterm has not reported it yet.
+        resize_due: bool,
     },
     /// crossterm's stream, which waits on a thread of its own.
     Stream(EventStream),
@@ -36,6 +38,7 @@ impl TerminalInput {
                 stdin,
                 resized,
                 more: true,
+                resize_due: false,
             };
         }
         TerminalInput::Stream(EventStream::new())
@@ -44,21 +47,34 @@ impl TerminalInput {
     /// The next event; `None` when input has ended. Cancel-safe: an event is read only when
     /// it is returned.
     pub async fn next(&mut self) -> Option<io::Result<Event>> {
-        let (stdin, resized, more) = match self {
+        let (stdin, resized, more, resize_due) = match self {
             TerminalInput::Stream(stream) => return stream.next().await,
             TerminalInput::Direct {
                 stdin,
                 resized,
                 more,
-            } => (stdin, resized, more),
+                resize_due,
+            } => (stdin, resized, more, resize_due),
         };
         loop {
             if *more {
                 match crossterm::event::poll(Duration::ZERO) {
-                    Ok(true) => return Some(crossterm::event::read()),
+                    Ok(true) => {
+                        let event = crossterm::event::read();
+                        if matches!(event, Ok(Event::Resize(..))) {
+                            *resize_due = false;
+                        }
+                        return Some(event);
+                    }
                     Ok(false) => *more = false,
                     Err(e) => return Some(Err(e)),
                 }
+            }
+            if *resize_due {
+                // crossterm missed the signal (it sees signals only once its own reader
+                // exists): the size is asked here.
+                *resize_due = false;
+                return Some(crossterm::terminal::size().map(|(c, r)| Event::Resize(c, r)));
             }
             tokio::select! {
                 ready = stdin.readable() => match ready {
@@ -66,11 +82,12 @@ impl TerminalInput {
                     Ok(mut guard) => guard.clear_ready(),
                     Err(e) => return Some(Err(e)),
                 },
-                // The size is asked here: crossterm sees the signal only once its own
-                // reader exists, and one that came before would be lost.
+                // crossterm is asked at once, so its signal pipe is empty again before the
+                // next key (with both pending it reports the resize and drops the key's
+                // readiness, leaving the key unread until another comes).
                 got = resized.recv() => {
                     got?;
-                    return Some(crossterm::terminal::size().map(|(c, r)| Event::Resize(c, r)));
+                    *resize_due = true;
                 }
             }
             *more = true;

@@ -141,7 +141,14 @@ pub async fn serve(
     for p in &problems {
         tracing::warn!("{p}");
     }
-    let spec = agent_spec(&config)?;
+    let mut spec = agent_spec(&config)?;
+    if spec.name == "march" {
+        // March's own sessions may open helper sessions here (the `workspace` tool).
+        let socket = crate::server::rendezvous::socket_of(&name)?;
+        spec.command = spec
+            .command
+            .env(march_wire::rendezvous::WORKSPACE_VAR, socket.as_os_str());
+    }
     let (events_tx, mut agent_events) = mpsc::unbounded_channel();
     let (shell_tx, mut shell_events) = mpsc::unbounded_channel();
     let (jobs, mut jobs_done) = Jobs::channel();

@@ -228,6 +228,10 @@ impl std::fmt::Display for StoreError {
     }
 }
 
+/// How often and how long opening a store tries a lock that is held.
+const LOCK_TRIES: u32 = 50;
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// The saved workspace of one set of directories, locked while open.
 #[derive(Debug)]
 pub struct WorkspaceStore {
@@ -318,10 +322,20 @@ impl WorkspaceStore {
             .write(true)
             .open(&lock_path)
             .map_err(|e| StoreError::Io(lock_path.clone(), e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Busy),
-            Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(lock_path, e)),
+        // Briefly busy is not busy: a process that just forked (a shell, a runner) holds a
+        // copy of a lock being let go until its exec, and a server that is ending lets go
+        // of it an instant after its successor starts.
+        let mut tries = 0;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) if tries < LOCK_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Busy),
+                Err(fs::TryLockError::Error(e)) => return Err(StoreError::Io(lock_path, e)),
+            }
         }
         let mut store = WorkspaceStore {
             writer: Writer::start(path.clone()),

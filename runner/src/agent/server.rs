@@ -71,7 +71,12 @@ pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
     // Language server hosts are this same program, `march lsp-host`.
     let host_program = std::env::current_exe().ok();
     let transport = crate::wire::line_transport(tokio::io::stdin(), tokio::io::stdout());
-    serve_on(paths, transport, host_program).await
+    // Set by the workspace server that started this runner: its sessions may open helper
+    // sessions there (the `workspace` tool).
+    let workspace = std::env::var_os(march_tools::workspace::SOCKET_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    serve_on(paths, transport, host_program, workspace).await
 }
 
 /// Serve ACP over `transport` until it closes.
@@ -79,6 +84,7 @@ pub async fn serve_on(
     paths: MarchPaths,
     transport: impl ConnectTo<Agent> + 'static,
     lsp_host_program: Option<PathBuf>,
+    workspace: Option<PathBuf>,
 ) -> Result<(), ServeError> {
     let http = HttpProvider::new().map_err(|e| ServeError::Http(e.to_string()))?;
     let history = History::new(paths.history_db(), paths.sessions_dir());
@@ -86,6 +92,7 @@ pub async fn serve_on(
     history.catch_up();
     let server = Arc::new(Server {
         lsp: ProjectServers::new(&paths, lsp_host_program),
+        workspace,
         paths,
         http,
         history,
@@ -267,6 +274,8 @@ struct Server {
     paths: MarchPaths,
     /// The language server hosts of this runner's projects.
     lsp: ProjectServers,
+    /// The socket of the workspace server that started this runner, if one did.
+    workspace: Option<PathBuf>,
     http: HttpProvider,
     history: Arc<History>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
@@ -490,6 +499,9 @@ impl Server {
         let forward = client.diagnostics.then_some(cx);
         if let Some(lsp) = self.lsp.access(&opened.cwd, &opened.config, forward) {
             ctx = ctx.with_lsp(lsp);
+        }
+        if let Some(socket) = &self.workspace {
+            ctx = ctx.with_workspace(socket.clone());
         }
         let tools = ToolRegistry::available(&ctx).tools().to_vec();
         let session = Session::new(SessionSetup {

@@ -227,7 +227,63 @@ pub fn march_command(home: &Path, project: &Path) -> CommandBuilder {
     cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
     cmd.env("HOME", home.join("home"));
     cmd.env("MARCH_HOME", home.join("march"));
+    cmd.env("XDG_RUNTIME_DIR", runtime_dir(home));
     cmd
+}
+
+/// `march ARGS` (`attach`, …) in a PTY with the environment [`march_command`] gives.
+pub fn march_args_command(home: &Path, cwd: &Path, args: &[&str]) -> CommandBuilder {
+    let mut cmd = CommandBuilder::new(march_e2e::march_bin());
+    cmd.args(args);
+    cmd.cwd(cwd);
+    cmd.env_clear();
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd.env("HOME", home.join("home"));
+    cmd.env("MARCH_HOME", home.join("march"));
+    cmd.env("XDG_RUNTIME_DIR", runtime_dir(home));
+    cmd
+}
+
+/// The runtime directory of the bench's workspace servers (its own, made when missing).
+pub fn runtime_dir(home: &Path) -> std::path::PathBuf {
+    let dir = home.join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `march ARGS` with the environment [`march_command`] gives, run to its end: its stdout.
+pub fn march_cli(home: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(march_e2e::march_bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.join("home"))
+        .env("MARCH_HOME", home.join("march"))
+        .env("XDG_RUNTIME_DIR", runtime_dir(home))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The process id of the one workspace server running under `home`.
+pub fn server_pid(home: &Path) -> u32 {
+    let listed = march_cli(home, &["ls", "--json"]);
+    let first = listed.lines().next().expect("no workspace server runs");
+    let info: serde_json::Value = serde_json::from_str(first).unwrap();
+    info["pid"].as_u64().unwrap() as u32
+}
+
+/// (CPU ticks, RSS in KB) of March's own processes: the client `client` and the workspace
+/// server under `home` (not the runners and shells the server started).
+pub fn march_stats(home: &Path, client: u32) -> (u64, u64) {
+    let (a, b) = (proc_stats(client), proc_stats(server_pid(home)));
+    (a.0 + b.0, a.1 + b.1)
+}
+
+/// Ends every workspace server under `home` (a bench's terminals closing only detach).
+pub fn kill_servers(home: &Path) {
+    march_cli(home, &["kill-server", "--force"]);
 }
 
 /// Writes `march_home/config.toml` pointing March at the scripted model server.
