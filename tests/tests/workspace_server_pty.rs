@@ -486,3 +486,66 @@ fn the_workspace_tool_opens_a_helper_session_and_returns_its_answer() {
     assert_eq!(markdown, "> count the modules\n\nHelper says 42.\n");
     m.quit();
 }
+
+#[test]
+fn a_terminal_that_really_goes_away_detaches_its_client() {
+    // A real hang-up: the client runs in a tmux pane, and tmux's server (the terminal) is
+    // killed under it. The client must see its input end, not spin on it.
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    let socket = format!("march-hangup-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let runtime = h.march_home().join("run");
+    let command = format!(
+        "env MARCH_HOME={} XDG_RUNTIME_DIR={} HOME={} {} attach",
+        h.march_home().display(),
+        runtime.display(),
+        h.dir.path().join("home").display(),
+        march_e2e::march_bin().display()
+    );
+    tmux(&["new-session", "-d", "-x", "100", "-y", "30", &command]);
+    let pid: u32 = String::from_utf8_lossy(&tmux(&["display-message", "-p", "#{pane_pid}"]).stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    while m.workspaces()[0]["clients"] != 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the tmux client never attached"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux(&["kill-server"]);
+    while march_testkit::process::proc_state(pid).is_some_and(|s| s != 'Z') {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the client outlived its terminal (state {:?})",
+            march_testkit::process::proc_state(pid)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    while m.workspaces()[0]["clients"] != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server kept the client"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    m.type_line("still here");
+    m.wait_text("still here");
+    m.quit();
+}

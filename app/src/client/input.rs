@@ -58,6 +58,11 @@ impl TerminalInput {
         };
         loop {
             if *more {
+                // A terminal that went away reads as an error crossterm retries forever:
+                // asked first, it is the end of input.
+                if hung_up(stdin.get_ref()) {
+                    return None;
+                }
                 match crossterm::event::poll(Duration::ZERO) {
                     Ok(true) => {
                         let event = crossterm::event::read();
@@ -92,6 +97,22 @@ impl TerminalInput {
             }
             *more = true;
         }
+    }
+}
+
+/// Whether the terminal behind `stdin` hung up (its other end closed).
+fn hung_up(stdin: &Stdin) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(stdin, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match rustix::event::poll(&mut fds, Some(&now)) {
+        Ok(_) => fds[0]
+            .revents()
+            .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL),
+        Err(_) => true,
     }
 }
 
