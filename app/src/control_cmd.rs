@@ -32,7 +32,7 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "no session is open (`march ls` lists the workspaces)")?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 6]> = all
+    let rows: Vec<Vec<String>> = all
         .iter()
         .map(|(_, s)| {
             let project = s
@@ -49,40 +49,21 @@ pub fn status(args: &StatusArgs) -> anyhow::Result<ExitCode> {
                 (Some(c), Some(cur)) => format!("{c:.4} {cur}"),
                 _ => "-".to_string(),
             };
-            [
+            vec![
                 s.target.clone(),
                 project,
                 s.attention.clone(),
                 s.model.clone().unwrap_or_else(|| "-".to_string()),
                 tokens,
                 cost,
+                s.title.clone(),
             ]
         })
         .collect();
-    let head = ["SESSION", "PROJECT", "STATE", "MODEL", "TOKENS", "COST"];
-    let widths: Vec<usize> = (0..head.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].chars().count())
-                .chain([head[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[&str], title: &str| {
-        let mut text: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        text.push(title.to_string());
-        text.join("  ").trim_end().to_string()
-    };
-    writeln!(out, "{}", line(&head, "TITLE"))?;
-    for (row, (_, s)) in rows.iter().zip(&all) {
-        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        writeln!(out, "{}", line(&cells, &s.title))?;
-    }
+    let head = [
+        "SESSION", "PROJECT", "STATE", "MODEL", "TOKENS", "COST", "TITLE",
+    ];
+    write!(out, "{}", crate::table::render(&head, &rows))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,6 +10,7 @@ mod keymap;
 mod logging;
 mod models_cmd;
 mod server;
+mod table;
 mod ui;
 mod workspace;
 mod workspaces_cmd;

@@ -64,11 +64,11 @@ pub fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let rows: Vec<[String; 7]> = all
+    let rows: Vec<Vec<String>> = all
         .iter()
         .map(|s| {
             let i = &s.info;
-            [
+            vec![
                 i.name.clone(),
                 show_dirs(&i.dirs),
                 i.clients.to_string(),
@@ -88,27 +88,7 @@ pub fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         "NEEDS YOU",
         "AGE",
     ];
-    let widths: Vec<usize> = (0..head.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].chars().count())
-                .chain([head[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        padded.join("  ").trim_end().to_string()
-    };
-    writeln!(out, "{}", line(head.to_vec()))?;
-    for row in &rows {
-        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
-    }
+    write!(out, "{}", crate::table::render(&head, &rows))?;
     Ok(ExitCode::SUCCESS)
 }
 

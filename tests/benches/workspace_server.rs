@@ -28,15 +28,14 @@ use std::time::{Duration, Instant};
 use march_testkit::{Script, ScriptedServer};
 use portable_pty::CommandBuilder;
 use term::{
-    Term, kill_servers, march_args_command, march_command, median, ms, proc_stats, runtime_dir,
-    server_pid, tree_stats, write_scripted_config,
+    Term, cpu_ns, kill_servers, march_args_command, march_command, median, ms, proc_stats,
+    runtime_dir, server_pid, tree, write_scripted_config,
 };
 
 const PREFIX: &[u8] = b"\x01";
 const RUNS: usize = 20;
 const IDLE: Duration = Duration::from_secs(30);
 const CYCLES: usize = 1000;
-const TICK_MS: f64 = 10.0; // USER_HZ = 100 on Linux
 
 fn tmux(args: &[&str]) -> std::process::Output {
     std::process::Command::new("tmux")
@@ -114,6 +113,16 @@ fn main() {
     march_e2e::march_bin();
 
     // A workspace of 4 agents and 4 shells, tiled, then detached.
+    let config = home.join("march/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("[shell]\ncommand = \"/bin/sh\"\n");
+    std::fs::write(&config, text).unwrap();
+    let whole = |t: &Term| {
+        let screen = t.screen.lock().screen().contents();
+        screen.matches("March · project").count() == 4
+            && screen.matches("sh · project").count() == 4
+            && screen.contains("1:project")
+    };
     let mut t = Term::spawn(march_command(home, &project));
     t.wait_for("m · off", 1);
     for n in 2..=4 {
@@ -121,14 +130,23 @@ fn main() {
         t.send(b"%");
         t.wait_for("m · off", n);
     }
-    for n in 1..=4 {
+    for _ in 0..4 {
         t.send(PREFIX);
         t.send(b"t");
-        t.wait_for("sh · project", n);
+        std::thread::sleep(Duration::from_millis(300));
     }
+    // tmux's tiled layout: every pane big enough for its title.
     t.send(PREFIX);
     t.send(b"\x1b5");
-    std::thread::sleep(Duration::from_secs(1));
+    let start = Instant::now();
+    while !whole(&t) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the 8 panes never showed:\n{}",
+            t.screen.lock().screen().contents()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     t.send(PREFIX);
     t.send(b"d");
     assert!(t.wait_exit(Duration::from_secs(10)), "no detach");
@@ -136,12 +154,6 @@ fn main() {
     let server = server_pid(home);
 
     // Attach until the first whole frame.
-    let whole = |t: &Term| {
-        let screen = t.screen.lock().screen().contents();
-        screen.matches("March · project").count() == 4
-            && screen.matches("sh · project").count() == 4
-            && screen.contains("1:project")
-    };
     let mut attach = Vec::new();
     for _ in 0..RUNS {
         let start = Instant::now();
@@ -179,16 +191,13 @@ fn main() {
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_secs(2));
-    let (s0, c0, w0) = (
-        proc_stats(server).0,
-        proc_stats(t.pid()).0,
-        tree_stats(server).0,
-    );
+    let tree_ns = || tree(server).into_iter().map(cpu_ns).sum::<u64>();
+    let (s0, c0, w0) = (cpu_ns(server), cpu_ns(t.pid()), tree_ns());
     let bytes0 = t.bytes.load(Ordering::Relaxed);
     std::thread::sleep(IDLE);
     let march_bytes = t.bytes.load(Ordering::Relaxed) - bytes0;
-    let march_cpu = (proc_stats(server).0 - s0 + proc_stats(t.pid()).0 - c0) as f64 * TICK_MS;
-    let march_tree = (tree_stats(server).0 - w0) as f64 * TICK_MS;
+    let march_cpu = (cpu_ns(server) - s0 + cpu_ns(t.pid()) - c0) as f64 / 1e6;
+    let march_tree = (tree_ns() - w0) as f64 / 1e6;
     drop(t);
     let tt = tmux_attach();
     tt.wait_for("[0] 0:", 1);
@@ -198,11 +207,11 @@ fn main() {
             .trim()
             .parse()
             .unwrap();
-    let (s0, c0) = (proc_stats(tmux_server).0, proc_stats(tt.pid()).0);
+    let (s0, c0) = (cpu_ns(tmux_server), cpu_ns(tt.pid()));
     let bytes0 = tt.bytes.load(Ordering::Relaxed);
     std::thread::sleep(IDLE);
     let tmux_bytes = tt.bytes.load(Ordering::Relaxed) - bytes0;
-    let tmux_cpu = (proc_stats(tmux_server).0 - s0 + proc_stats(tt.pid()).0 - c0) as f64 * TICK_MS;
+    let tmux_cpu = (cpu_ns(tmux_server) - s0 + cpu_ns(tt.pid()) - c0) as f64 / 1e6;
     drop(tt);
     tmux(&["kill-server"]);
 
@@ -234,7 +243,7 @@ fn main() {
         ms(median(tmux_attach_times)),
     );
     println!(
-        "idle 30 s attached, 8 panes: march {march_bytes} bytes written, CPU server + client {march_cpu:.0} ms (server's tree, runners and shells: {march_tree:.0} ms); tmux {tmux_bytes} bytes, CPU server + client {tmux_cpu:.0} ms"
+        "idle 30 s attached, 8 panes: march {march_bytes} bytes written, CPU server + client {march_cpu:.2} ms (server's tree, runners and shells: {march_tree:.2} ms); tmux {tmux_bytes} bytes, CPU server + client {tmux_cpu:.2} ms"
     );
     println!(
         "{CYCLES} attach/detach cycles in {:.1} s: server RSS {:.1} / {:.1} / {:.1} MiB and open descriptors {} / {} / {} (before / after 100 / after {CYCLES})",

@@ -114,6 +114,23 @@ pub enum ControlRequest {
     },
 }
 
+impl ControlRequest {
+    /// Whether answering it may change the workspace (a request that only reads does
+    /// not make the workspace draw or save).
+    pub fn changes_workspace(&self) -> bool {
+        match self {
+            ControlRequest::Info
+            | ControlRequest::Status
+            | ControlRequest::Capture { .. }
+            | ControlRequest::Wait { .. } => false,
+            ControlRequest::Kill { .. }
+            | ControlRequest::Send { .. }
+            | ControlRequest::NewPane { .. }
+            | ControlRequest::Answer { .. } => true,
+        }
+    }
+}
+
 /// One session as `march status --json` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionStatus {

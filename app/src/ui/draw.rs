@@ -82,11 +82,11 @@ fn thread_cpu() -> Duration {
 impl Ui {
     /// Draws what changed: the rows programs wrote in shell panes `shells` when that is all
     /// (and no overlay covers the panes), else a whole frame. Nothing while no terminal is
-    /// attached (the next to attach gets a whole frame).
-    pub(super) fn draw(&mut self, redraw: &mut Redraw) {
+    /// attached (the next to attach gets a whole frame). Whether a frame was drawn.
+    pub(super) fn draw(&mut self, redraw: &mut Redraw) -> bool {
         if self.clients.is_empty() {
             redraw.done();
-            return;
+            return false;
         }
         let timed = self
             .frame_stats
@@ -101,6 +101,7 @@ impl Ui {
                 micros(thread_cpu().saturating_sub(cpu)),
             ));
         }
+        true
     }
 
     fn draw_frame(&mut self, redraw: &Redraw) {

@@ -259,7 +259,9 @@ pub async fn serve(
             Some(first) = incoming.recv() => {
                 let mut next = Some(first);
                 let mut handled = 0;
+                let mut attached = false;
                 while let Some(message) = next.take() {
+                    attached |= matches!(message, Incoming::Attach { .. });
                     match shell.incoming(message, &mut redraw).await {
                         Changed::Nothing => {}
                         Changed::StatusBar => {
@@ -281,12 +283,19 @@ pub async fn serve(
                         next = incoming.try_recv().ok();
                     }
                 }
+                if attached && shell.draw(&mut redraw) {
+                    // A terminal that attached sees the workspace at once.
+                    last_frame = Instant::now();
+                }
             },
             // A due frame goes before more events, so a flood of them cannot hold it back.
             () = sleep_until(next_frame), if next_frame.is_some() => {
-                shell.draw(&mut redraw);
+                // Only a frame drawn counts: with nobody attached, the next to attach is
+                // not kept waiting for an interval that drew nothing.
+                if shell.draw(&mut redraw) {
+                    last_frame = Instant::now();
+                }
                 only_output = false;
-                last_frame = Instant::now();
             }
             Some(first) = agent_events.recv() => {
                 // What else has arrived is handled in the same pass (up to a bound, so
@@ -353,8 +362,9 @@ pub async fn serve(
                     // An echo of what the user typed: drawn now, not at the next tick (a
                     // timer would add up to a millisecond of its own granularity).
                     shell.typed_to_shell = None;
-                    shell.draw(&mut redraw);
-                    last_frame = Instant::now();
+                    if shell.draw(&mut redraw) {
+                        last_frame = Instant::now();
+                    }
                 }
                 if shell.ws.pane_count() != panes_before {
                     // A shell that exited closed its pane.
@@ -523,9 +533,14 @@ impl Ui {
                 reply,
                 written,
             } => {
+                let changes = request.changes_workspace();
                 control::answer(self, request, reply);
                 self.control.answered(written);
-                Changed::Everything
+                if changes {
+                    Changed::Everything
+                } else {
+                    Changed::Nothing
+                }
             }
         }
     }

@@ -177,6 +177,19 @@ pub fn proc_stats(pid: u32) -> (u64, u64) {
     (ticks, rss)
 }
 
+/// CPU time of every thread of `pid` so far, in nanoseconds (the scheduler's own count,
+/// finer than the clock ticks of `/proc/PID/stat`).
+pub fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 /// `pid` and its descendants.
 pub fn tree(pid: u32) -> Vec<u32> {
     let mut all = vec![pid];
@@ -219,19 +232,11 @@ pub fn ms(d: Duration) -> f64 {
 /// `march --fresh` in `project` with a clean environment: every run starts from one pane,
 /// whatever an earlier run left saved for the same directory.
 pub fn march_command(home: &Path, project: &Path) -> CommandBuilder {
-    let mut cmd = CommandBuilder::new(march_e2e::march_bin());
-    cmd.arg("--fresh");
-    cmd.cwd(project);
-    cmd.env_clear();
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd.env("HOME", home.join("home"));
-    cmd.env("MARCH_HOME", home.join("march"));
-    cmd.env("XDG_RUNTIME_DIR", runtime_dir(home));
-    cmd
+    march_args_command(home, project, &["--fresh"])
 }
 
-/// `march ARGS` (`attach`, …) in a PTY with the environment [`march_command`] gives.
+/// `march ARGS` (`attach`, …) in `cwd` in a PTY with a clean environment: TERM, PATH, and
+/// HOME, MARCH_HOME and the runtime directory under `home`.
 pub fn march_args_command(home: &Path, cwd: &Path, args: &[&str]) -> CommandBuilder {
     let mut cmd = CommandBuilder::new(march_e2e::march_bin());
     cmd.args(args);
