@@ -173,7 +173,16 @@ fn a_client_killed_leaves_the_others_and_the_server_killed_restores_every_termin
     m.send(b"h");
     m.type_line("still there?");
     m.wait_text("Second answer.");
-    assert_eq!(m.workspaces()[0]["clients"], 1);
+    // The killed client's connection is seen closed (its reader task reports it).
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    while m.workspaces()[0]["clients"] != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed client is still counted: {:?}",
+            m.workspaces()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // The server is killed: the terminal is restored and told why.
     let server = m.server_pid();

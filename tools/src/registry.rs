@@ -161,7 +161,10 @@ mod tests {
                 t.name()
             );
         }
-        for name in ["bash", "edit", "write", "memory"] {
+        // Inside a workspace the workspace tool is offered too.
+        let in_workspace = ctx.clone().with_workspace("/run/march/api.sock".into());
+        assert!(names(&ToolRegistry::available(&in_workspace)).contains(&"workspace".to_string()));
+        for name in ["bash", "edit", "write", "memory", "workspace"] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
             assert_ne!(t.annotations(), ToolAnnotations::READ_ONLY);
@@ -171,7 +174,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, diagnostics)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, diagnostics, workspace)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

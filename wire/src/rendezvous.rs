@@ -5,7 +5,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
@@ -100,7 +100,11 @@ pub fn prepare_dir(dir: &Path) -> Result<(), DirError> {
 /// [`prepare_dir`] does.
 pub fn make_dir(dir: &Path) -> Result<(), DirError> {
     if !dir.exists() {
-        fs::create_dir(dir)
+        // Made 0700 at once: made wider and then narrowed, another march starting at the
+        // same moment could find it open to others and refuse it.
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
             .and_then(|()| fs::set_permissions(dir, fs::Permissions::from_mode(0o700)))
             .or_else(|e| match e.kind() {
                 io::ErrorKind::AlreadyExists => Ok(()),

@@ -27,8 +27,9 @@ pub const READY: &str = "ready";
 /// Another server has the socket: the starter connects to it.
 pub const TAKEN: &str = "taken";
 
-/// How often the server looks whether its socket is still there.
-const SOCKET_CHECK: Duration = Duration::from_secs(2);
+/// How often the server looks whether its socket is still there (each look wakes an idle
+/// server: every 2 s cost three times tmux's idle CPU).
+const SOCKET_CHECK: Duration = Duration::from_secs(30);
 
 /// Runs the server of workspace `name` on `dirs` (canonical). Its stdout is the starter's
 /// pipe until the socket is claimed.
