@@ -118,8 +118,9 @@ pub fn make_dir(dir: &Path) -> Result<(), DirError> {
     prepare_dir(dir)
 }
 
-/// The socket of workspace `name` in `dir` (the name made safe for a file name).
-pub fn socket_path(dir: &Path, name: &str) -> PathBuf {
+/// `name` made safe for a file name: letters, digits, `-`, `_` and `.` kept, anything else
+/// `_`, no leading dot.
+pub fn safe_name(name: &str) -> String {
     let safe: String = name
         .chars()
         .map(|c| match c {
@@ -127,7 +128,12 @@ pub fn socket_path(dir: &Path, name: &str) -> PathBuf {
             _ => '_',
         })
         .collect();
-    dir.join(format!("{}.sock", safe.trim_start_matches('.')))
+    safe.trim_start_matches('.').to_string()
+}
+
+/// The socket of workspace `name` in `dir` (the name made safe for a file name).
+pub fn socket_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{}.sock", safe_name(name)))
 }
 
 /// Whether the process at the other end of `stream` runs as this user.

@@ -240,24 +240,15 @@ fn same_dirs(a: &[PathBuf], b: &[PathBuf]) -> bool {
     a.len() == b.len() && a.iter().all(|d| b.contains(d))
 }
 
-/// A workspace's name when none is given: its first directory's.
+/// A workspace's name when none is given: its first directory's, made safe for a file name.
 fn default_name(dirs: &[PathBuf]) -> String {
-    let name: String = dirs
+    let first = dirs
         .first()
         .and_then(|d| d.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "root".to_string())
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
-            _ => '_',
-        })
-        .collect();
-    let name = name.trim_start_matches('.');
-    if name.is_empty() {
-        "workspace".to_string()
-    } else {
-        name.to_string()
+        .map_or_else(|| "root".to_string(), |n| n.to_string_lossy().into_owned());
+    match march_wire::rendezvous::safe_name(&first) {
+        name if name.is_empty() => "workspace".to_string(),
+        name => name,
     }
 }
 
