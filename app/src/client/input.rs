@@ -108,11 +108,17 @@ fn hung_up(stdin: &Stdin) -> bool {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    match rustix::event::poll(&mut fds, Some(&now)) {
-        Ok(_) => fds[0]
-            .revents()
-            .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL),
-        Err(_) => true,
+    loop {
+        match rustix::event::poll(&mut fds, Some(&now)) {
+            Ok(_) => {
+                return fds[0]
+                    .revents()
+                    .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL);
+            }
+            // Even a poll that does not wait is interrupted by a signal (SIGWINCH, say).
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return true,
+        }
     }
 }
 
