@@ -69,8 +69,9 @@ fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
 /// One attach and detach through the socket, as a client does it.
 fn cycle(socket: &Path) {
     let mut s = UnixStream::connect(socket).unwrap();
-    s.write_all(&frame(1, br#"{"version":1,"cols":200,"rows":50}"#))
+    s.write_all(&frame(1, br#"{"version":2,"cols":200,"rows":50}"#))
         .unwrap();
+    s.write_all(&frame(6, b"")).unwrap();
     // Read until an output frame (the first whole frame) has come.
     let mut got = Vec::new();
     let mut buf = [0u8; 1 << 16];

@@ -47,10 +47,18 @@ fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A hello of a `cols`×`rows` terminal.
+/// A hello of a `cols`×`rows` terminal that the server cannot open (its output comes on
+/// the socket), then its ready (its terminal set up), as a client sends them.
 fn hello(cols: u16, rows: u16) -> Vec<u8> {
-    let body = serde_json::json!({ "version": 1, "cols": cols, "rows": rows });
-    frame(1, body.to_string().as_bytes())
+    hello_on(cols, rows, None)
+}
+
+/// [`hello`] naming `tty` as the terminal to write.
+fn hello_on(cols: u16, rows: u16, tty: Option<&str>) -> Vec<u8> {
+    let body = serde_json::json!({ "version": 2, "cols": cols, "rows": rows, "tty": tty });
+    let mut out = frame(1, body.to_string().as_bytes());
+    out.extend(frame(6, b""));
+    out
 }
 
 /// Everything the server sends until it closes the connection (or 30 s pass).
@@ -556,5 +564,79 @@ fn a_terminal_that_really_goes_away_detaches_its_client() {
     }
     m.type_line("still here");
     m.wait_text("still here");
+    m.quit();
+}
+
+/// The next whole frame on `stream`: its kind and body.
+fn next_frame(stream: &mut UnixStream) -> (u8, Vec<u8>) {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut head = [0u8; 5];
+    stream.read_exact(&mut head).unwrap();
+    let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+    let mut body = vec![0u8; len - 1];
+    stream.read_exact(&mut body).unwrap();
+    (head[4], body)
+}
+
+#[test]
+fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_otherwise() {
+    use portable_pty::{PtySize, native_pty_system};
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    // A terminal of the test's own, named in the hello: the frames arrive on it, and the
+    // socket carries only the welcome and, at the end, the exit.
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let tty = pair.master.tty_name().expect("the pty's name");
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let feed = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = reader.read(&mut buf) {
+            feed.lock().extend_from_slice(&buf[..n]);
+        }
+    });
+    let mut s = UnixStream::connect(socket(&h)).unwrap();
+    s.write_all(&hello_on(80, 24, tty.to_str())).unwrap();
+    let (kind, welcome) = next_frame(&mut s);
+    assert_eq!(kind, 101);
+    let welcome: serde_json::Value = serde_json::from_slice(&welcome).unwrap();
+    assert_eq!(welcome["direct"], true, "{welcome}");
+    let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
+    while !String::from_utf8_lossy(&seen.lock()).contains("March · project") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no frame on the terminal: {:?}",
+            String::from_utf8_lossy(&seen.lock())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.write_all(&frame(4, b"")).unwrap();
+    let (kind, body) = next_frame(&mut s);
+    assert_eq!((kind, body.as_slice()), (104, b"detached".as_slice()));
+    // Names that are not a terminal this user may write: the output comes on the socket.
+    let file = h.dir.path().join("not-a-terminal");
+    std::fs::write(&file, "").unwrap();
+    for name in [file.to_str().unwrap(), "/dev/null"] {
+        let mut s = UnixStream::connect(socket(&h)).unwrap();
+        s.write_all(&hello_on(80, 24, Some(name))).unwrap();
+        let (kind, welcome) = next_frame(&mut s);
+        assert_eq!(kind, 101);
+        let welcome: serde_json::Value = serde_json::from_slice(&welcome).unwrap();
+        assert_eq!(welcome["direct"], false, "{name}: {welcome}");
+        assert_eq!(next_frame(&mut s).0, 102, "{name}: output on the socket");
+        s.write_all(&frame(4, b"")).unwrap();
+    }
+    assert!(std::fs::read(&file).unwrap().is_empty());
+    drop(pair.slave);
     m.quit();
 }

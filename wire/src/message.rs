@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Frame, WireError};
 
 /// The version of the client–server protocol this build speaks.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// What the client's terminal can show and send, so the server draws for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +44,12 @@ pub enum ClientMessage {
         caps: TermCaps,
         /// It watches only: its keys do nothing.
         read_only: bool,
+        /// The path of its terminal (`/dev/pts/3`), which the server may open and write
+        /// itself, as tmux does: the output then skips a hop through the client.
+        tty: Option<String>,
     },
+    /// Its terminal is set up (after the welcome): output may begin.
+    Ready,
     /// What the terminal reported, in order: keys, the mouse, pastes, focus, a new size.
     Events(Vec<Event>),
     /// The client leaves; the workspace goes on.
@@ -197,6 +202,9 @@ pub enum ServerMessage {
         version: u32,
         /// The workspace attached to.
         workspace: String,
+        /// The server writes the client's terminal itself: no [`ServerMessage::Output`]
+        /// comes, and the client writes nothing until it ends.
+        direct: bool,
     },
     /// Bytes for the client's terminal.
     Output(Vec<u8>),
@@ -212,6 +220,7 @@ const HELLO: u8 = 1;
 const EVENTS: u8 = 2;
 const DETACH: u8 = 4;
 const CONTROL: u8 = 5;
+const READY: u8 = 6;
 const WELCOME: u8 = 101;
 const OUTPUT: u8 = 102;
 const REFUSED: u8 = 103;
@@ -227,6 +236,8 @@ struct HelloBody {
     caps: TermCaps,
     #[serde(default)]
     read_only: bool,
+    #[serde(default)]
+    tty: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -246,6 +257,8 @@ enum ReplyBody {
 struct WelcomeBody {
     version: u32,
     workspace: String,
+    #[serde(default)]
+    direct: bool,
 }
 
 fn json<T: Serialize>(kind: u8, body: &T) -> Frame {
@@ -280,6 +293,7 @@ impl ClientMessage {
                 rows,
                 caps,
                 read_only,
+                tty,
             } => json(
                 HELLO,
                 &HelloBody {
@@ -288,8 +302,13 @@ impl ClientMessage {
                     rows: *rows,
                     caps: caps.clone(),
                     read_only: *read_only,
+                    tty: tty.clone(),
                 },
             ),
+            ClientMessage::Ready => Frame {
+                kind: READY,
+                body: Vec::new(),
+            },
             ClientMessage::Events(events) => json(EVENTS, events),
             ClientMessage::Detach => Frame {
                 kind: DETACH,
@@ -316,8 +335,10 @@ impl ClientMessage {
                     rows: h.rows,
                     caps: h.caps,
                     read_only: h.read_only,
+                    tty: h.tty,
                 }
             }
+            READY => ClientMessage::Ready,
             EVENTS => ClientMessage::Events(parse("events", &frame.body)?),
             DETACH => ClientMessage::Detach,
             CONTROL => {
@@ -335,31 +356,41 @@ impl ClientMessage {
 impl ServerMessage {
     /// This message as a frame.
     pub fn to_frame(&self) -> Frame {
+        self.clone().into_frame()
+    }
+
+    /// This message as a frame, without copying terminal output.
+    pub fn into_frame(self) -> Frame {
         match self {
-            ServerMessage::Welcome { version, workspace } => json(
+            ServerMessage::Welcome {
+                version,
+                workspace,
+                direct,
+            } => json(
                 WELCOME,
                 &WelcomeBody {
-                    version: *version,
-                    workspace: workspace.clone(),
+                    version,
+                    workspace,
+                    direct,
                 },
             ),
             ServerMessage::Output(bytes) => Frame {
                 kind: OUTPUT,
-                body: bytes.clone(),
+                body: bytes,
             },
             ServerMessage::Refused(why) => Frame {
                 kind: REFUSED,
-                body: why.as_bytes().to_vec(),
+                body: why.into_bytes(),
             },
             ServerMessage::Exit(why) => Frame {
                 kind: EXIT,
-                body: why.as_bytes().to_vec(),
+                body: why.into_bytes(),
             },
             ServerMessage::Reply(reply) => json(
                 REPLY,
                 &match reply {
-                    Ok(value) => ReplyBody::Ok(value.clone()),
-                    Err(why) => ReplyBody::Error(why.clone()),
+                    Ok(value) => ReplyBody::Ok(value),
+                    Err(why) => ReplyBody::Error(why),
                 },
             ),
         }
@@ -373,6 +404,7 @@ impl ServerMessage {
                 ServerMessage::Welcome {
                     version: w.version,
                     workspace: w.workspace,
+                    direct: w.direct,
                 }
             }
             OUTPUT => ServerMessage::Output(frame.body),
@@ -418,7 +450,9 @@ mod tests {
                     graphics: Some("kitty".into()),
                 },
                 read_only: true,
+                tty: Some("/dev/pts/3".into()),
             },
+            ClientMessage::Ready,
             ClientMessage::Events(vec![
                 Event::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::CONTROL)),
                 Event::Paste("two\nlines \u{1b}[31m".into()),
@@ -463,6 +497,7 @@ mod tests {
             ServerMessage::Welcome {
                 version: PROTOCOL_VERSION,
                 workspace: "api".into(),
+                direct: true,
             },
             ServerMessage::Output(b"\x1b[2J\xe2\x94\x80".to_vec()),
             ServerMessage::Refused("no".into()),

@@ -1,6 +1,7 @@
 //! The client: the terminal a user attaches to a workspace server. It is thin: it puts the
 //! terminal in workspace mode, sends the server its size, what it supports and every input
-//! event, and writes what the server sends. It restores its terminal on every way out: a
+//! event, and writes what the server sends (when the server cannot open the terminal to
+//! write it itself). It restores its terminal on every way out: a
 //! detach, the workspace closed, the server gone, a hang-up, SIGTERM, an error or a panic.
 
 mod input;
@@ -58,6 +59,7 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         rows,
         caps: term_caps(|k| std::env::var(k).ok()),
         read_only,
+        tty: terminal_path(),
     };
     stream.write_all(&hello.to_frame().encode()).await?;
     let mut frames = FrameReader::default();
@@ -69,7 +71,12 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
     )
     .await
     {
-        Ok(Ok(Some(ServerMessage::Welcome { workspace, .. }))) => workspace,
+        Ok(Ok(Some(ServerMessage::Welcome {
+            workspace, direct, ..
+        }))) => {
+            tracing::debug!(direct, "welcomed to {workspace}");
+            workspace
+        }
         Ok(Ok(Some(ServerMessage::Refused(why)))) => bail!("{why}"),
         Ok(Ok(Some(other))) => bail!("the workspace server answered {other:?} to a hello"),
         Ok(Ok(None)) => bail!("the workspace server closed the connection"),
@@ -77,6 +84,10 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         Err(_) => bail!("the workspace server did not answer for {WELCOME_TIMEOUT:?}"),
     };
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
+    stream
+        .write_all(&ClientMessage::Ready.to_frame().encode())
+        .await
+        .map_err(|_| server_gone())?;
     let mut input = TerminalInput::new();
     let mut terminated = signal(SignalKind::terminate())?;
     let mut hung_up = signal(SignalKind::hangup())?;
@@ -150,6 +161,16 @@ async fn next_message(
         }
         frames.push(&buf[..n]);
     }
+}
+
+/// The path of the terminal output goes to, for the server to write it directly.
+fn terminal_path() -> Option<String> {
+    let stdout = io::stdout();
+    if !io::IsTerminal::is_terminal(&stdout) {
+        return None;
+    }
+    let name = rustix::termios::ttyname(&stdout, Vec::new()).ok()?;
+    name.into_string().ok()
 }
 
 /// What this terminal supports, from its environment: 24-bit colour unless `TERM` names

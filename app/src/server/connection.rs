@@ -2,16 +2,23 @@
 //! attaching, or one request of the control CLI), then a reader hands the client's input to
 //! the loop as [`Incoming`] and a writer sends what the loop queued in its [`Outbox`].
 //!
-//! The loop never waits on a socket: it queues frames and goes on. A client that stops
+//! A terminal's output goes straight to the terminal when the server can open it (as
+//! tmux does: one process hop fewer for every echo and every frame), else through the
+//! socket for the client to write.
+//!
+//! The loop never waits on a socket or a terminal: it queues frames and goes on. A client that stops
 //! reading fills its queue up to [`BEHIND_AT`]; then its frames are dropped (the loop is told
 //! when it reads again, and draws it whole), so it slows neither the server nor the others.
 
+use std::io;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crossterm::event::Event;
 use march_wire::{ClientMessage, ControlRequest, Frame, FrameReader, ServerMessage, TermCaps};
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -106,7 +113,7 @@ impl Finished {
 
 /// Sends the loop's frames to one client without waiting on its socket.
 pub struct Outbox {
-    frames: mpsc::UnboundedSender<Vec<u8>>,
+    frames: mpsc::UnboundedSender<ServerMessage>,
     /// Bytes queued and not yet written.
     queued: Arc<AtomicUsize>,
     /// Output was dropped: the writer says when the queue is empty again.
@@ -122,21 +129,29 @@ impl Outbox {
             self.stalled.store(true, Ordering::Release);
             return false;
         }
-        self.send(&ServerMessage::Output(bytes))
+        self.send(ServerMessage::Output(bytes))
     }
 
     /// Queues the last message: the writer closes the connection after it (then the
     /// returned [`Finished`] is done).
     pub fn exit(self, why: &str) -> Finished {
-        self.send(&ServerMessage::Exit(why.to_string()));
+        self.send(ServerMessage::Exit(why.to_string()));
         self.finished
     }
 
-    fn send(&self, message: &ServerMessage) -> bool {
-        let bytes = message.to_frame().encode();
-        self.queued.fetch_add(bytes.len(), Ordering::AcqRel);
-        // A closed writer means the client is gone; the reader says so.
-        self.frames.send(bytes).is_ok()
+    fn send(&self, message: ServerMessage) -> bool {
+        self.queued
+            .fetch_add(queued_size(&message), Ordering::AcqRel);
+        // A closed writer means the client is gone; the writer or reader says so.
+        self.frames.send(message).is_ok()
+    }
+}
+
+/// What `message` counts for in a client's queue: its output's bytes (the rest is small).
+fn queued_size(message: &ServerMessage) -> usize {
+    match message {
+        ServerMessage::Output(bytes) => bytes.len(),
+        _ => 1,
     }
 }
 
@@ -144,7 +159,7 @@ impl Outbox {
 impl Outbox {
     /// An outbox with no connection: what is queued stays in the receiver, as with a
     /// client that does not read.
-    pub fn unread() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
+    pub fn unread() -> (Outbox, mpsc::UnboundedReceiver<ServerMessage>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (_, finished) = Finished::channel();
         let outbox = Outbox {
@@ -194,6 +209,7 @@ pub async fn serve(
             rows,
             caps,
             read_only,
+            tty,
         } => {
             if let Some(why) =
                 march_wire::message::version_mismatch(version, march_wire::PROTOCOL_VERSION)
@@ -201,13 +217,45 @@ pub async fn serve(
                 refuse(&mut write, &why).await;
                 return;
             }
+            let terminal = tty.as_deref().and_then(|path| open_terminal(id, path));
+            let welcome = ServerMessage::Welcome {
+                version: march_wire::PROTOCOL_VERSION,
+                workspace,
+                direct: terminal.is_some(),
+            };
+            if write
+                .write_all(&welcome.into_frame().encode())
+                .await
+                .is_err()
+            {
+                return;
+            }
+            // Nothing is drawn before the client has set its terminal up: a frame written
+            // before it enters the alternate screen would be lost.
+            match tokio::time::timeout(HELLO_TIMEOUT, next_message(&mut read, &mut frames)).await {
+                Ok(Ok(Some(ClientMessage::Ready))) => {}
+                Ok(Ok(None)) => return,
+                Ok(Ok(Some(other))) => {
+                    tracing::warn!("client {id} sent {other:?} before it was ready; dropped");
+                    return;
+                }
+                Ok(Err(why)) => {
+                    tracing::warn!("client {id}: {why}; dropped");
+                    return;
+                }
+                Err(_) => {
+                    tracing::warn!("client {id} was not ready in {HELLO_TIMEOUT:?}; dropped");
+                    return;
+                }
+            }
             let hello = Hello {
                 cols,
                 rows,
                 caps,
                 read_only,
             };
-            attach(id, hello, read, write, frames, workspace, incoming).await;
+            let output = Output { write, terminal };
+            attach(id, hello, read, output, frames, incoming).await;
         }
         ClientMessage::Control { version, request } => {
             if let Some(why) =
@@ -232,10 +280,83 @@ pub async fn serve(
             reply(&mut write, answer).await;
             let _ = written_tx.send(true);
         }
-        ClientMessage::Events(_) | ClientMessage::Detach => {
+        ClientMessage::Events(_) | ClientMessage::Ready | ClientMessage::Detach => {
             refuse(&mut write, "a connection starts with a hello").await;
         }
     }
+}
+
+/// Opens the client's terminal at `path` to write its output; `None` (the output goes
+/// through the socket) when it is not a terminal device this user may write.
+fn open_terminal(id: ClientId, path: &str) -> Option<AsyncFd<OwnedFd>> {
+    use rustix::fs::{Mode, OFlags};
+    // A terminal device and nothing else is opened, and never as this process's
+    // controlling terminal; writes never block the loop's thread.
+    if !path.starts_with("/dev/") {
+        tracing::warn!("client {id} named {path} as its terminal: not a device; ignored");
+        return None;
+    }
+    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let opened = rustix::fs::open(path, flags, Mode::empty())
+        .map_err(io::Error::from)
+        .and_then(|fd| {
+            if rustix::termios::isatty(&fd) {
+                register(fd)
+            } else {
+                Err(io::Error::other("not a terminal"))
+            }
+        });
+    match opened {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            tracing::info!("client {id}: {path} cannot be written ({e}); output goes through it");
+            None
+        }
+    }
+}
+
+/// Registers a terminal with the loop's reactor to write it.
+// Deprecated for descriptors that may be closed while registered: this one is owned by the
+// AsyncFd, closed only when it is dropped (and deregistered).
+#[allow(deprecated)]
+fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
+    AsyncFd::with_interest(fd, tokio::io::Interest::WRITABLE)
+}
+
+/// Where a client's messages go: the connection, and its terminal when the server writes
+/// that itself.
+struct Output {
+    write: OwnedWriteHalf,
+    terminal: Option<AsyncFd<OwnedFd>>,
+}
+
+impl Output {
+    /// Sends `message`: terminal output to the terminal when it is open, the rest (and all
+    /// of it otherwise) on the connection, in the order queued.
+    async fn send(&mut self, message: ServerMessage) -> io::Result<()> {
+        match (message, &self.terminal) {
+            (ServerMessage::Output(bytes), Some(terminal)) => {
+                write_terminal(terminal, &bytes).await
+            }
+            (message, _) => self.write.write_all(&message.into_frame().encode()).await,
+        }
+    }
+}
+
+/// Writes all of `bytes` to a non-blocking terminal, waiting while it is full.
+async fn write_terminal(terminal: &AsyncFd<OwnedFd>, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let mut ready = terminal.writable().await?;
+        match ready.try_io(|fd| rustix::io::write(fd.get_ref(), bytes).map_err(io::Error::from)) {
+            Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => bytes = &bytes[n..],
+            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(e)) => return Err(e),
+            // Full: readiness was cleared, so the next wait is for room.
+            Err(_would_block) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The attached terminal's life: its writer and its reader, until either ends.
@@ -243,9 +364,8 @@ async fn attach(
     id: ClientId,
     hello: Hello,
     mut read: OwnedReadHalf,
-    write: OwnedWriteHalf,
+    output: Output,
     mut frames: FrameReader,
-    workspace: String,
     incoming: mpsc::UnboundedSender<Incoming>,
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -257,10 +377,6 @@ async fn attach(
         stalled: Arc::new(AtomicBool::new(false)),
         finished,
     };
-    outbox.send(&ServerMessage::Welcome {
-        version: march_wire::PROTOCOL_VERSION,
-        workspace,
-    });
     let (queued, stalled) = (outbox.queued.clone(), outbox.stalled.clone());
     if incoming
         .send(Incoming::Attach { id, hello, outbox })
@@ -270,7 +386,7 @@ async fn attach(
     }
     let drained = incoming.clone();
     tokio::spawn(async move {
-        write_frames(id, write, rx, queued, stalled, drained).await;
+        write_frames(id, output, rx, queued, stalled, drained).await;
         let _ = finished_tx.send(true);
     });
     let why = loop {
@@ -284,6 +400,7 @@ async fn attach(
                     }
                 }
                 Ok(Some(ClientMessage::Detach)) => break "detached".to_string(),
+                Ok(Some(ClientMessage::Ready)) => {}
                 Ok(Some(_)) => break "sent a second hello".to_string(),
                 Ok(None) => break "closed its connection".to_string(),
                 Err(why) => {
@@ -296,26 +413,30 @@ async fn attach(
     let _ = incoming.send(Incoming::Gone { id, why });
 }
 
-/// Writes queued frames until the outbox is dropped, then closes the connection.
+/// Writes queued messages until the outbox is dropped, then closes the connection.
 async fn write_frames(
     id: ClientId,
-    mut write: OwnedWriteHalf,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: Output,
+    mut rx: mpsc::UnboundedReceiver<ServerMessage>,
     queued: Arc<AtomicUsize>,
     stalled: Arc<AtomicBool>,
     incoming: mpsc::UnboundedSender<Incoming>,
 ) {
-    while let Some(bytes) = rx.recv().await {
-        if let Err(e) = write.write_all(&bytes).await {
-            tracing::info!("client {id}: write failed ({e}); it is gone");
+    while let Some(message) = rx.recv().await {
+        let size = queued_size(&message);
+        if let Err(e) = output.send(message).await {
+            // The reader may wait on a connection still open (its terminal is what failed).
+            let why = format!("writing to it failed ({e})");
+            tracing::info!("client {id}: {why}; it is gone");
+            let _ = incoming.send(Incoming::Gone { id, why });
             return;
         }
-        let left = queued.fetch_sub(bytes.len(), Ordering::AcqRel) - bytes.len();
+        let left = queued.fetch_sub(size, Ordering::AcqRel) - size;
         if left == 0 && stalled.swap(false, Ordering::AcqRel) {
             let _ = incoming.send(Incoming::Drained { id });
         }
     }
-    let _ = write.shutdown().await;
+    let _ = output.write.shutdown().await;
 }
 
 /// The next message from the client; `None` when it closed the connection.

@@ -431,7 +431,7 @@ fn indexed(color: Color) -> Color {
 mod tests {
     use super::*;
     use crate::server::connection::BEHIND_AT;
-    use march_wire::{FrameReader, ServerMessage};
+    use march_wire::ServerMessage;
     use tokio::sync::mpsc::UnboundedReceiver;
 
     fn hello(cols: u16, rows: u16) -> Hello {
@@ -447,14 +447,10 @@ mod tests {
     }
 
     /// The terminal output queued in `rx`, as one string.
-    fn output(rx: &mut UnboundedReceiver<Vec<u8>>) -> String {
-        let mut frames = FrameReader::default();
-        while let Ok(bytes) = rx.try_recv() {
-            frames.push(&bytes);
-        }
+    fn output(rx: &mut UnboundedReceiver<ServerMessage>) -> String {
         let mut out = Vec::new();
-        while let Some(frame) = frames.next_frame().unwrap() {
-            if let ServerMessage::Output(bytes) = ServerMessage::from_frame(frame).unwrap() {
+        while let Ok(message) = rx.try_recv() {
+            if let ServerMessage::Output(bytes) = message {
                 out.extend(bytes);
             }
         }
