@@ -272,6 +272,35 @@ fn model_and_cwd_are_honoured() {
 }
 
 #[test]
+fn a_run_started_inside_a_workspace_is_not_offered_the_workspace_tool() {
+    let setup = Setup::new(json!([text_turn("ok")]));
+    // As from a shell or an agent's command in a workspace, whose server sets the variable.
+    let child = setup
+        .command(&["-p", "hi"])
+        .env("MARCH_WORKSPACE", setup.dir.path().join("project.sock"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let output = wait_output(child);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr:\n{}",
+        stderr(&output)
+    );
+    let requests = setup.server.recorded_requests();
+    let tools: Vec<&str> = requests[0]["body"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"read"), "{tools:?}");
+    assert!(!tools.contains(&"workspace"), "{tools:?}");
+}
+
+#[test]
 fn usage_errors_exit_two() {
     let setup = Setup::new(json!([]));
     let cases: [&[&str]; 4] = [

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use acp_client::Harness;
-use march_testkit::{Event, Turn};
+use march_testkit::{Event, ScriptStop, Turn};
 use pty::PtyMarch;
 use workspace::*;
 
@@ -37,6 +37,21 @@ fn socket_dir(h: &Harness) -> PathBuf {
 /// The socket of the harness's workspace (named after its project directory).
 fn socket(h: &Harness) -> PathBuf {
     socket_dir(h).join("project.sock")
+}
+
+/// Another project directory beside the harness's, canonical as `march ls` shows it.
+fn other_project(h: &Harness) -> PathBuf {
+    let dir = h.dir.path().join("other");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// Detaches `m` with `Ctrl-a d`; once it has exited the server has let it go.
+fn detach(m: &mut PtyMarch, workspace: &str) {
+    m.send(PREFIX);
+    m.send(b"d");
+    assert_eq!(m.wait_exit(), 0);
+    m.wait_text(&format!("[detached from {workspace}]"));
 }
 
 /// A frame as the wire has it: length, kind, body.
@@ -638,5 +653,158 @@ fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_other
     }
     assert!(std::fs::read(&file).unwrap().is_empty());
     drop(pair.slave);
+    m.quit();
+}
+
+#[test]
+fn kill_server_ends_every_workspace() {
+    let h = tokio_harness(vec![]);
+    let mut first = start(&h);
+    let other = other_project(&h);
+    let mut second = terminal(
+        &h,
+        &["new", "-s", "second", other.to_str().unwrap()],
+        120,
+        40,
+    );
+    second.wait_text("March · other");
+    let names: Vec<_> = first
+        .workspaces()
+        .iter()
+        .map(|w| w["name"].clone())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    let (code, said) = first.cli(&["kill-server", "--force"]);
+    assert_eq!(code, 0, "{said}");
+    for name in ["project", "second"] {
+        assert!(
+            said.contains(&format!("closed workspace `{name}`")),
+            "{said}"
+        );
+    }
+    // Their terminals are let go, and nothing is left to find.
+    assert_eq!(first.wait_exit(), 0);
+    assert_eq!(second.wait_exit(), 0);
+    assert!(first.workspaces().is_empty());
+    let (code, said) = first.cli(&["ls"]);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("no workspace is running"), "{said}");
+    let sockets: Vec<_> = std::fs::read_dir(socket_dir(&h))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sock"))
+        .collect();
+    assert!(sockets.is_empty(), "{sockets:?}");
+}
+
+#[test]
+fn a_named_workspace_is_listed_and_attached_by_name_and_attach_picks_the_latest() {
+    let h = tokio_harness(vec![]);
+    let mut m = start(&h);
+    let other = other_project(&h);
+    let mut alpha = terminal(
+        &h,
+        &["new", "-s", "alpha", other.to_str().unwrap()],
+        120,
+        40,
+    );
+    alpha.wait_text("March · other");
+    let (code, table) = m.cli(&["ls"]);
+    assert_eq!(code, 0, "{table}");
+    let row = table.lines().find(|l| l.starts_with("alpha")).unwrap();
+    assert!(row.contains(other.to_str().unwrap()), "{table}");
+    // The workspace typed in last is the latest: `project`, whose detach keys come after
+    // alpha's.
+    detach(&mut alpha, "alpha");
+    detach(&mut m, "project");
+    let mut latest = terminal(&h, &["attach"], 120, 40);
+    let screen = latest.wait_text("March · project");
+    assert!(!screen.contains("March · other"), "{screen}");
+    detach(&mut latest, "project");
+    // By name; then it is the latest.
+    let mut named = terminal(&h, &["attach", "-t", "alpha"], 120, 40);
+    let screen = named.wait_text("March · other");
+    assert!(!screen.contains("March · project"), "{screen}");
+    detach(&mut named, "alpha");
+    let mut latest = terminal(&h, &["attach"], 120, 40);
+    latest.wait_text("March · other");
+    let (code, said) = latest.cli(&["attach", "-t", "beta"]);
+    assert_ne!(code, 0);
+    assert!(said.contains("no workspace named `beta`"), "{said}");
+    latest.quit();
+}
+
+#[test]
+fn a_question_asked_while_nobody_is_attached_rings_on_the_next_attach() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![acp_client::bash_call("c1", "echo asked")]),
+        Turn::text("Ran it."),
+    ]);
+    let mut m = start(&h);
+    detach(&mut m, "project");
+    // The permission request comes while no terminal is attached: nobody sees it, so it
+    // notifies, and the bell and the notification wait for a terminal.
+    let (code, out) = m.cli(&["send", "-t", "project:1", "run the tool"]);
+    assert_eq!(code, 0, "{out}");
+    wait_state(&m, "project:1", "needs-you");
+    let mut back = terminal(&h, &["attach"], 120, 40);
+    // What was held is written before the first frame.
+    back.wait_text("March · project");
+    let signals = back.signals();
+    let notes: Vec<String> = signals
+        .iter()
+        .filter(|s| s.starts_with(b"\x1b]9;"))
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect();
+    assert_eq!(notes.len(), 1, "{signals:?}");
+    assert!(notes[0].contains("needs you"), "{notes:?}");
+    assert!(signals.contains(&b"\x07".to_vec()), "a bell: {signals:?}");
+    // Given once: the next terminal gets none of it.
+    let mut watcher = terminal(&h, &["attach", "-r"], 100, 30);
+    watcher.wait_text("March · project");
+    assert!(watcher.signals().is_empty(), "{:?}", watcher.signals());
+    detach(&mut watcher, "project");
+    let (code, out) = back.cli(&["answer", "-t", "project:1", "allow"]);
+    assert_eq!(code, 0, "{out}");
+    back.wait_text("Ran it.");
+    back.quit();
+}
+
+#[test]
+fn wait_exits_with_how_the_turn_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("never");
+    let h = tokio_harness(vec![
+        Turn::status(400).with_body(
+            r#"{"error":{"message":"context too long","type":"invalid_request_error"}}"#,
+        ),
+        Turn::text("Cut sh").with_stop(ScriptStop::Length),
+        Turn::stream(vec![
+            Event::text("Taking my time"),
+            Event::WaitForFile { path: gate.clone() },
+        ]),
+    ]);
+    let mut m = start(&h);
+    let target = "project:1";
+    // The model fails: 1, with why.
+    let (code, out) = m.cli(&["send", "-t", target, "fail please"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = m.cli(&["wait", "-t", target]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("context too long"), "{out}");
+    // It stops at its token limit: 3.
+    let (code, out) = m.cli(&["send", "-t", target, "say a lot"]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = m.cli(&["wait", "-t", target]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("limit"), "{out}");
+    // Cancelled with Esc: 130, whether the wait came before the turn ended or after.
+    let (code, out) = m.cli(&["send", "-t", target, "take your time"]);
+    assert_eq!(code, 0, "{out}");
+    m.wait_text("Taking my time");
+    m.send(ESC);
+    let (code, out) = m.cli(&["wait", "-t", target]);
+    assert_eq!(code, 130, "{out}");
+    std::fs::write(&gate, "").unwrap();
     m.quit();
 }

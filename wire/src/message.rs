@@ -556,6 +556,39 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_control_message_is_what_this_version_reads() {
+        // docs/CONTROL.md is what other programs write against: its example must be a
+        // request of this version, in the frame kinds it names.
+        let doc = include_str!("../../docs/CONTROL.md");
+        let start = doc
+            .find("`{\"version\":")
+            .expect("docs/CONTROL.md shows a control message")
+            + 1;
+        let example = &doc[start..start + doc[start..].find('`').unwrap()];
+        let frame = Frame {
+            kind: CONTROL,
+            body: example.as_bytes().to_vec(),
+        };
+        assert_eq!(
+            ClientMessage::from_frame(frame),
+            Ok(ClientMessage::Control {
+                version: PROTOCOL_VERSION,
+                request: ControlRequest::Status,
+            }),
+            "docs/CONTROL.md's example `{example}` is not a status request of protocol \
+             {PROTOCOL_VERSION}"
+        );
+        assert!(
+            doc.contains(&format!("one frame of kind {CONTROL} ")),
+            "{doc}"
+        );
+        assert!(
+            doc.contains(&format!("one frame of kind {REPLY}:")),
+            "{doc}"
+        );
+    }
+
+    #[test]
     fn a_version_mismatch_names_the_way_out() {
         assert_eq!(version_mismatch(1, 1), None);
         let said = version_mismatch(1, 2).unwrap();

@@ -21,6 +21,10 @@ use crate::server::connection::{ClientId, Finished, Hello, Outbox};
 /// What a cell outside the workspace shows on a terminal larger than it.
 const UNUSED: &str = "·";
 
+/// The most bytes of bells and notifications kept while nobody is attached: a workspace
+/// left alone for days keeps the newest, not all of them.
+const HELD_LIMIT: usize = 64 << 10;
+
 /// One attached terminal.
 struct Client {
     id: ClientId,
@@ -219,11 +223,21 @@ impl Clients {
         }
     }
 
-    /// Bytes for every terminal outside frames (a bell, a notification), kept for the
-    /// next one to attach when none is.
+    /// Bytes for every terminal outside frames (bells, notifications: sequences that each
+    /// end in BEL), kept for the next one to attach when none is, the newest
+    /// [`HELD_LIMIT`] bytes of them.
     pub(super) fn send_all(&mut self, bytes: &[u8]) {
         if self.list.is_empty() {
             self.held.extend_from_slice(bytes);
+            if self.held.len() > HELD_LIMIT {
+                // Cut after a BEL, so what is kept starts with a whole sequence.
+                let over = self.held.len() - HELD_LIMIT;
+                let cut = self.held[over - 1..]
+                    .iter()
+                    .position(|&b| b == 0x07)
+                    .map_or(self.held.len(), |at| over + at);
+                self.held.drain(..cut);
+            }
             return;
         }
         for client in &self.list {
@@ -231,10 +245,16 @@ impl Clients {
         }
     }
 
-    /// Bytes for the terminal whose input is being handled (a clipboard write).
-    pub(super) fn send_current(&mut self, bytes: &[u8]) {
-        if let Some(client) = self.current.and_then(|id| self.get(id)) {
-            client.outbox.output(bytes.to_vec());
+    /// A clipboard write (OSC 52) for the terminal whose input is being handled, when that
+    /// terminal takes them; whether it was sent.
+    pub(super) fn send_clipboard(&mut self, bytes: &[u8]) -> bool {
+        // One whose caps say it has no OSC 52 would drop it: the user is told instead.
+        match self.current.and_then(|id| self.get(id)) {
+            Some(client) if client.caps.osc52 => {
+                client.outbox.output(bytes.to_vec());
+                true
+            }
+            _ => false,
         }
     }
 
@@ -517,6 +537,52 @@ mod tests {
         // Gone: nothing more for it, and the workspace keeps the other's size.
         assert!(!clients.remove(2, "detached"));
         assert_eq!(clients.len(), 1);
+    }
+
+    #[test]
+    fn a_clipboard_write_goes_only_to_the_typing_terminal_and_only_when_it_takes_them() {
+        let mut clients = Clients::new();
+        let (with, mut with_rx) = Outbox::unread();
+        let (without, mut without_rx) = Outbox::unread();
+        let mut takes_them = hello(80, 24);
+        takes_them.caps.osc52 = true;
+        clients.attach(1, takes_them, with);
+        clients.attach(2, hello(80, 24), without);
+        let copy = b"\x1b]52;c;aGk=\x07";
+        clients.typed(2);
+        assert!(!clients.send_clipboard(copy), "its caps say no OSC 52");
+        clients.typed(1);
+        assert!(clients.send_clipboard(copy));
+        assert_eq!(output(&mut with_rx).as_bytes(), copy);
+        assert_eq!(output(&mut without_rx), "");
+    }
+
+    #[test]
+    fn what_rings_while_nobody_is_attached_is_kept_for_the_next_the_newest_only() {
+        let mut clients = Clients::new();
+        let note = |n: usize| format!("\x1b]9;March: session {n} needs you\x07\x07");
+        let mut n = 0;
+        while clients.held.len() < HELD_LIMIT {
+            clients.send_all(note(n).as_bytes());
+            n += 1;
+        }
+        clients.send_all(note(n).as_bytes());
+        let held = String::from_utf8(clients.held.clone()).unwrap();
+        assert!(held.len() <= HELD_LIMIT, "{}", held.len());
+        assert!(
+            held.starts_with("\x1b]9;") || held.starts_with('\x07'),
+            "{held:?}"
+        );
+        assert!(!held.contains(&note(0)), "the oldest went first");
+        let (outbox, mut rx) = Outbox::unread();
+        clients.attach(1, hello(80, 24), outbox);
+        let given = output(&mut rx);
+        assert!(given.ends_with(&note(n)), "the newest is given on attach");
+        assert_eq!(given, held);
+        // Attached, nothing more is held.
+        clients.send_all(b"\x07");
+        assert!(clients.held.is_empty());
+        assert_eq!(output(&mut rx), "\x07");
     }
 
     #[test]

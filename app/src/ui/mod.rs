@@ -748,8 +748,11 @@ impl Ui {
             }
             UiRequest::Copy(text) => {
                 let sequence = march_panes::osc52::osc52_copy(&text);
-                self.clients.send_current(sequence.as_bytes());
-                self.message = Some(format!("copied {} characters", text.chars().count()));
+                self.message = Some(if self.clients.send_clipboard(sequence.as_bytes()) {
+                    format!("copied {} characters", text.chars().count())
+                } else {
+                    "not copied: this terminal takes no clipboard writes (OSC 52)".to_string()
+                });
             }
         }
     }
