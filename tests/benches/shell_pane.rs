@@ -12,7 +12,8 @@
 //!   pane (`stty raw -echo; exec cat`) has it drawn back there; idle, and while a pane in
 //!   another tab (window) floods `cat` of plain text in a loop.
 //!
-//! Run: `cargo bench -p march-e2e --bench shell_pane` (about 6 minutes).
+//! Run: `cargo bench -p march-e2e --bench shell_pane` (about 6 minutes). `SHELL_PANE_PARTS`
+//! picks parts (a comma list of `memory`, `throughput`, `latency`; all when unset).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
@@ -30,12 +31,47 @@ use std::time::{Duration, Instant};
 
 use march_testkit::workload;
 use portable_pty::CommandBuilder;
-use term::{kill_servers, march_command, median, ms, proc_stats, server_pid};
+use term::{cpu_ns, kill_servers, march_command, median, ms, proc_stats, server_pid};
 
 const RUNS: usize = 3;
 
 const SOCKET: &str = "march-bench-shell";
 const PREFIX: &[u8] = b"\x01";
+
+/// Whether part `name` of the bench runs (`SHELL_PANE_PARTS`, all when unset).
+fn part(name: &str) -> bool {
+    std::env::var("SHELL_PANE_PARTS").map_or(true, |parts| parts.split(',').any(|p| p == name))
+}
+
+/// Context switches of every thread of `pid` so far, voluntary and not.
+fn switches(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+        .flat_map(|s| {
+            s.lines()
+                .filter(|l| l.contains("ctxt_switches:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
+/// Times keystrokes on `outer` as [`Outer::latency`] does, with the CPU (µs) and context
+/// switches each cost the processes `pids`.
+fn latency_cost(outer: &mut Outer, pids: &[u32]) -> (Vec<Duration>, f64, f64) {
+    let cpu = || pids.iter().map(|p| cpu_ns(*p)).sum::<u64>();
+    let ctx = || pids.iter().map(|p| switches(*p)).sum::<u64>();
+    let (c0, s0) = (cpu(), ctx());
+    let samples = outer.latency();
+    let n = samples.len().max(1) as f64;
+    let per_key = (cpu() - c0) as f64 / 1000.0 / n;
+    let switches_per_key = (ctx() - s0) as f64 / n;
+    (samples, per_key, switches_per_key)
+}
 
 fn rss_kb(pid: u32) -> u64 {
     proc_stats(pid).1
@@ -186,141 +222,153 @@ fn main() {
     // March's work is done in its workspace server; its client relays.
     let march_server = server_pid(dir.path());
 
-    // Memory: 10,050 full-width lines into a fresh pane.
-    let before = rss_kb(march_server);
-    march_time(&mut m, &format!("cat {}", lines.display()), &fifo);
-    std::thread::sleep(Duration::from_millis(500));
-    let march_mem = rss_kb(march_server).saturating_sub(before);
-    tmux(&["new-window", "-d", "-t", "att:5", "sleep 1000000"]);
-    std::thread::sleep(Duration::from_millis(300));
-    let before = rss_kb(server);
-    tmux_time("att:5.0", &format!("cat {}", lines.display()));
-    std::thread::sleep(Duration::from_millis(500));
-    let tmux_mem = rss_kb(server).saturating_sub(before);
-    tmux(&["kill-window", "-t", "att:5"]);
-    println!(
-        "memory per pane, 10,000 lines of 200 columns: march {:.1} MB, tmux {:.1} MB, ratio {:.2}x (target <= 2x)",
-        march_mem as f64 / 1024.0,
-        tmux_mem as f64 / 1024.0,
-        march_mem as f64 / tmux_mem.max(1) as f64
-    );
-
-    // Throughput, interleaved runs.
-    m.parsing.store(false, Ordering::Relaxed);
-    let mut results: Vec<(Vec<Duration>, Vec<Duration>, Vec<f64>)> =
-        workloads.iter().map(|_| Default::default()).collect();
-    let mut cpu: Vec<(Vec<f64>, Vec<f64>)> = workloads.iter().map(|_| Default::default()).collect();
-    let tick = 0.01;
-    // CPU of server and client on both sides.
-    let (march_client, tmux_client_pid) = (m.pid(), t.pid());
-    let march_cpu = || proc_stats(march_server).0 + proc_stats(march_client).0;
-    let tmux_cpu = || proc_stats(server).0 + proc_stats(tmux_client_pid).0;
-    for _ in 0..RUNS {
-        for (i, (_, command)) in workloads.iter().enumerate() {
-            let c0 = march_cpu();
-            let a = march_time(&mut m, command, &fifo);
-            cpu[i].0.push((march_cpu() - c0) as f64 * tick);
-            std::thread::sleep(Duration::from_millis(400));
-            let c0 = tmux_cpu();
-            let b = tmux_time("att:0.0", command);
-            cpu[i].1.push((tmux_cpu() - c0) as f64 * tick);
-            std::thread::sleep(Duration::from_millis(400));
-            results[i].0.push(a);
-            results[i].1.push(b);
-            results[i].2.push(b.as_secs_f64() / a.as_secs_f64());
-        }
-    }
-    println!(
-        "throughput through a 200x50 pane rendered to a PTY; medians of {RUNS} interleaved runs"
-    );
-    println!(
-        "{:<14} {:>8} {:>12} {:>12} {:>10} {:>10} {:>8}",
-        "workload", "MB", "march MB/s", "tmux MB/s", "march cpu", "tmux cpu", "ratio"
-    );
-    for (i, (name, _)) in workloads.iter().enumerate() {
-        let mb = sizes[i] as f64 / 1e6;
-        let (a, b, r) = &results[i];
-        let mut r = r.clone();
-        r.sort_by(f64::total_cmp);
-        let mid = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
+    if part("memory") {
+        // Memory: 10,050 full-width lines into a fresh pane.
+        let before = rss_kb(march_server);
+        march_time(&mut m, &format!("cat {}", lines.display()), &fifo);
+        std::thread::sleep(Duration::from_millis(500));
+        let march_mem = rss_kb(march_server).saturating_sub(before);
+        tmux(&["new-window", "-d", "-t", "att:5", "sleep 1000000"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let before = rss_kb(server);
+        tmux_time("att:5.0", &format!("cat {}", lines.display()));
+        std::thread::sleep(Duration::from_millis(500));
+        let tmux_mem = rss_kb(server).saturating_sub(before);
+        tmux(&["kill-window", "-t", "att:5"]);
         println!(
-            "{name:<14} {mb:>8.1} {:>12.1} {:>12.1} {:>9.2}s {:>9.2}s {:>7.2}x",
-            mb / median(a.clone()).as_secs_f64(),
-            mb / median(b.clone()).as_secs_f64(),
-            mid(&cpu[i].0),
-            mid(&cpu[i].1),
-            r[r.len() / 2]
+            "memory per pane, 10,000 lines of 200 columns: march {:.1} MB, tmux {:.1} MB, ratio {:.2}x (target <= 2x)",
+            march_mem as f64 / 1024.0,
+            tmux_mem as f64 / 1024.0,
+            march_mem as f64 / tmux_mem.max(1) as f64
         );
     }
 
-    // Latency: the echo program in the zoomed pane, then with another tab flooding.
-    m.parsing.store(true, Ordering::Relaxed);
-    m.send(b"stty raw -echo; exec cat\r");
-    std::thread::sleep(Duration::from_millis(800));
-    m.parsing.store(false, Ordering::Relaxed);
-    let march_idle = m.latency();
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "lat",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "stty raw -echo; exec cat",
-    ]);
-    tmux(&["set", "-t", "lat", "status", "off"]);
-    tmux(&["new-window", "-d", "-t", "lat:9", "sleep 1000000"]);
-    let mut tl = tmux_client("lat", 50);
-    std::thread::sleep(Duration::from_millis(800));
-    tl.parsing.store(false, Ordering::Relaxed);
-    let tmux_idle = tl.latency();
+    if part("throughput") {
+        // Throughput, interleaved runs.
+        m.parsing.store(false, Ordering::Relaxed);
+        let mut results: Vec<(Vec<Duration>, Vec<Duration>, Vec<f64>)> =
+            workloads.iter().map(|_| Default::default()).collect();
+        let mut cpu: Vec<(Vec<f64>, Vec<f64>)> =
+            workloads.iter().map(|_| Default::default()).collect();
+        let tick = 0.01;
+        // CPU of server and client on both sides.
+        let (march_client, tmux_client_pid) = (m.pid(), t.pid());
+        let march_cpu = || proc_stats(march_server).0 + proc_stats(march_client).0;
+        let tmux_cpu = || proc_stats(server).0 + proc_stats(tmux_client_pid).0;
+        for _ in 0..RUNS {
+            for (i, (_, command)) in workloads.iter().enumerate() {
+                let c0 = march_cpu();
+                let a = march_time(&mut m, command, &fifo);
+                cpu[i].0.push((march_cpu() - c0) as f64 * tick);
+                std::thread::sleep(Duration::from_millis(400));
+                let c0 = tmux_cpu();
+                let b = tmux_time("att:0.0", command);
+                cpu[i].1.push((tmux_cpu() - c0) as f64 * tick);
+                std::thread::sleep(Duration::from_millis(400));
+                results[i].0.push(a);
+                results[i].1.push(b);
+                results[i].2.push(b.as_secs_f64() / a.as_secs_f64());
+            }
+        }
+        println!(
+            "throughput through a 200x50 pane rendered to a PTY; medians of {RUNS} interleaved runs"
+        );
+        println!(
+            "{:<14} {:>8} {:>12} {:>12} {:>10} {:>10} {:>8}",
+            "workload", "MB", "march MB/s", "tmux MB/s", "march cpu", "tmux cpu", "ratio"
+        );
+        for (i, (name, _)) in workloads.iter().enumerate() {
+            let mb = sizes[i] as f64 / 1e6;
+            let (a, b, r) = &results[i];
+            let mut r = r.clone();
+            r.sort_by(f64::total_cmp);
+            let mid = |v: &[f64]| {
+                let mut v = v.to_vec();
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
+            println!(
+                "{name:<14} {mb:>8.1} {:>12.1} {:>12.1} {:>9.2}s {:>9.2}s {:>7.2}x",
+                mb / median(a.clone()).as_secs_f64(),
+                mb / median(b.clone()).as_secs_f64(),
+                mid(&cpu[i].0),
+                mid(&cpu[i].1),
+                r[r.len() / 2]
+            );
+        }
+    }
 
-    // The flood: a shell in a second tab (window) cats plain text in a loop.
-    m.parsing.store(true, Ordering::Relaxed);
-    m.send(PREFIX);
-    m.send(b"c");
-    m.wait_text("2:project");
-    m.send(PREFIX);
-    m.send(b"t");
-    std::thread::sleep(Duration::from_millis(800));
-    m.send(format!("while :; do cat {}; done\r", plain.display()).as_bytes());
-    std::thread::sleep(Duration::from_millis(300));
-    m.send(PREFIX);
-    m.send(b"1");
-    std::thread::sleep(Duration::from_millis(800));
-    m.parsing.store(false, Ordering::Relaxed);
-    let march_load = m.latency();
-    tmux(&[
-        "respawn-pane",
-        "-k",
-        "-t",
-        "lat:9.0",
-        &format!("while :; do cat {}; done", plain.display()),
-    ]);
-    std::thread::sleep(Duration::from_millis(1000));
-    let tmux_load = tl.latency();
-    println!("keystroke to echo on the outer PTY, {SAMPLES} samples each:");
-    println!("  march idle:          {}", describe(&march_idle));
-    println!("  tmux idle:           {}", describe(&tmux_idle));
-    println!("  march, other floods: {}", describe(&march_load));
-    println!("  tmux, other floods:  {}", describe(&tmux_load));
-    println!(
-        "  median ratio tmux/march: idle {:.2}x, flooding {:.2}x",
-        ms(quantile(&tmux_idle, 0.5)) / ms(quantile(&march_idle, 0.5)),
-        ms(quantile(&tmux_load, 0.5)) / ms(quantile(&march_load, 0.5))
-    );
-    println!(
-        "outer bytes: march {} MB, tmux {} MB",
-        m.bytes.load(Ordering::Relaxed) / 1_000_000,
-        t.bytes.load(Ordering::Relaxed) / 1_000_000
-    );
-    drop(tl);
+    if part("latency") {
+        // Latency: the echo program in the zoomed pane, then with another tab flooding.
+        m.parsing.store(true, Ordering::Relaxed);
+        m.send(b"stty raw -echo; exec cat\r");
+        std::thread::sleep(Duration::from_millis(800));
+        m.parsing.store(false, Ordering::Relaxed);
+        let pids = [march_server, m.pid()];
+        let (march_idle, march_key_cpu, march_key_ctx) = latency_cost(&mut m, &pids);
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "lat",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "stty raw -echo; exec cat",
+        ]);
+        tmux(&["set", "-t", "lat", "status", "off"]);
+        tmux(&["new-window", "-d", "-t", "lat:9", "sleep 1000000"]);
+        let mut tl = tmux_client("lat", 50);
+        std::thread::sleep(Duration::from_millis(800));
+        tl.parsing.store(false, Ordering::Relaxed);
+        let pids = [server, tl.pid()];
+        let (tmux_idle, tmux_key_cpu, tmux_key_ctx) = latency_cost(&mut tl, &pids);
+
+        // The flood: a shell in a second tab (window) cats plain text in a loop.
+        m.parsing.store(true, Ordering::Relaxed);
+        m.send(PREFIX);
+        m.send(b"c");
+        m.wait_text("2:project");
+        m.send(PREFIX);
+        m.send(b"t");
+        std::thread::sleep(Duration::from_millis(800));
+        m.send(format!("while :; do cat {}; done\r", plain.display()).as_bytes());
+        std::thread::sleep(Duration::from_millis(300));
+        m.send(PREFIX);
+        m.send(b"1");
+        std::thread::sleep(Duration::from_millis(800));
+        m.parsing.store(false, Ordering::Relaxed);
+        let march_load = m.latency();
+        tmux(&[
+            "respawn-pane",
+            "-k",
+            "-t",
+            "lat:9.0",
+            &format!("while :; do cat {}; done", plain.display()),
+        ]);
+        std::thread::sleep(Duration::from_millis(1000));
+        let tmux_load = tl.latency();
+        println!("keystroke to echo on the outer PTY, {SAMPLES} samples each:");
+        println!("  march idle:          {}", describe(&march_idle));
+        println!("  tmux idle:           {}", describe(&tmux_idle));
+        println!("  march, other floods: {}", describe(&march_load));
+        println!("  tmux, other floods:  {}", describe(&tmux_load));
+        println!(
+            "  median ratio tmux/march: idle {:.2}x, flooding {:.2}x",
+            ms(quantile(&tmux_idle, 0.5)) / ms(quantile(&march_idle, 0.5)),
+            ms(quantile(&tmux_load, 0.5)) / ms(quantile(&march_load, 0.5))
+        );
+        println!(
+            "  idle, per key (server + client): march {march_key_cpu:.0} µs CPU, {march_key_ctx:.1} context switches; tmux {tmux_key_cpu:.0} µs, {tmux_key_ctx:.1}"
+        );
+        println!(
+            "outer bytes: march {} MB, tmux {} MB",
+            m.bytes.load(Ordering::Relaxed) / 1_000_000,
+            t.bytes.load(Ordering::Relaxed) / 1_000_000
+        );
+        drop(tl);
+    }
     drop(t);
     tmux(&["kill-server"]);
     drop(m);

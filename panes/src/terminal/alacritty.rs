@@ -16,6 +16,7 @@ use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::{Config, Term, TermDamage, TermMode};
 use alacritty_terminal::vte::ansi::{self, Processor, Timeout};
 
+use super::bounds::{LineBounds, Start, UNKNOWN};
 use super::history::{CellStyle, History, LineBuilder};
 use super::{CursorShape, Damage, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
 
@@ -112,6 +113,8 @@ pub struct AlacrittyEmulator {
     /// How far the view is scrolled back into the history, in lines.
     offset: usize,
     builder: LineBuilder,
+    /// How far the screen's lines were written, where plain output says.
+    bounds: LineBounds,
     /// The start of a control sequence the last input ended in, fed with the next (so a
     /// sequence that ends a piece is seen whole).
     carry: Vec<u8>,
@@ -164,12 +167,60 @@ impl AlacrittyEmulator {
             history: History::new(max_lines, max_bytes),
             offset: 0,
             builder: LineBuilder::default(),
+            bounds: LineBounds::default(),
             carry: Vec::new(),
         }
     }
 
     fn raised(&self) -> parking_lot::MutexGuard<'_, Raised> {
         self.raised.0.lock()
+    }
+
+    /// This emulator reading every line that leaves the screen whole (the reference the
+    /// bounds are checked against).
+    #[cfg(test)]
+    pub(super) fn without_line_bounds(mut self) -> Self {
+        self.bounds.off = true;
+        self
+    }
+
+    /// How many lines left the screen with a known bound.
+    #[cfg(test)]
+    pub(super) fn lines_read_to_a_bound(&self) -> usize {
+        self.bounds.known
+    }
+
+    /// The cells of history line `line`, up to the line's own width.
+    #[cfg(test)]
+    pub(super) fn history_cells(&self, line: usize) -> Vec<TermCell> {
+        let Some(view) = self.history.get(line) else {
+            return Vec::new();
+        };
+        (0..self.size().1)
+            .map(|col| {
+                let mut cell = TermCell::default();
+                view.cell_into(col, &mut cell);
+                cell
+            })
+            .collect()
+    }
+
+    /// Where the cursor and the screen stand, for [`LineBounds::follow`].
+    fn plain_start(&self) -> Start {
+        let grid = self.term.grid();
+        let cursor = &grid.cursor;
+        Start {
+            row: usize::try_from(cursor.point.line.0).unwrap_or(usize::MAX),
+            col: cursor.point.column.0,
+            rows: grid.screen_lines(),
+            cols: grid.columns(),
+            plain_modes: !self
+                .term
+                .mode()
+                .intersects(TermMode::ALT_SCREEN | TermMode::INSERT)
+                && !cursor.input_needs_wrap
+                && is_blank(&cursor.template),
+        }
     }
 
     /// Moves the lines that scrolled off the screen into the history.
@@ -179,6 +230,7 @@ impl AlacrittyEmulator {
             history,
             builder,
             offset,
+            bounds,
             ..
         } = self;
         let grid = term.grid();
@@ -186,13 +238,21 @@ impl AlacrittyEmulator {
         if scrolled == 0 {
             return;
         }
+        let mut known = bounds.take_scrolled(scrolled);
         for back in (1..=scrolled).rev() {
             let row = &grid[Line(-(back as i32))][..];
             let wrapped = row
                 .last()
                 .is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+            // Past its bound a line is blank: those cells are not read.
+            let bound = known.as_mut().and_then(Iterator::next).unwrap_or(UNKNOWN);
+            let written = &row[..row.len().min(usize::from(bound))];
             // A wrapped line keeps its blanks: a space at the wrap is part of the text.
-            let end = if wrapped { row.len() } else { content_end(row) };
+            let end = if wrapped {
+                row.len()
+            } else {
+                content_end(written)
+            };
             builder.start();
             let cells = &row[..end];
             if let Some(first) = cells.first()
@@ -436,6 +496,8 @@ impl TerminalEmulator for AlacrittyEmulator {
         while !rest.is_empty() {
             let (piece, after) = rest.split_at(next_piece(rest));
             rest = after;
+            let start = self.plain_start();
+            self.bounds.follow(piece, start);
             self.parser.advance(&mut self.term, piece);
             self.absorb_history();
             // Erase-saved-lines (`clear`) and a full reset (`reset`) clear the scrollback,
@@ -457,6 +519,7 @@ impl TerminalEmulator for AlacrittyEmulator {
             self.history.reflow(cols.max(1));
             self.offset = self.offset.min(self.history.len());
         }
+        self.bounds.resized();
         self.term.resize(Size {
             rows: usize::from(rows.max(1)),
             cols: usize::from(cols.max(1)),

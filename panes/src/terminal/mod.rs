@@ -8,6 +8,7 @@
 //! `docs/BENCHMARKS.md`).
 
 mod alacritty;
+mod bounds;
 mod history;
 mod input;
 mod render;
