@@ -9,6 +9,7 @@ mod history_cmd;
 mod keymap;
 mod logging;
 mod models_cmd;
+mod nonblocking;
 mod server;
 mod table;
 mod ui;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use march_wire::{ClientMessage, FrameReader, PROTOCOL_VERSION, ServerMessage, TermCaps};
+use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::signal::unix::{SignalKind, signal};
@@ -84,8 +85,9 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         Err(_) => bail!("the workspace server did not answer for {WELCOME_TIMEOUT:?}"),
     };
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
-    stream
-        .write_all(&ClientMessage::Ready.to_frame().encode())
+    let connection = Connection::new(stream)?;
+    connection
+        .send(&ClientMessage::Ready)
         .await
         .map_err(|_| server_gone())?;
     let mut input = TerminalInput::new();
@@ -97,15 +99,14 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
             biased;
             event = input.next() => match event {
                 Some(Ok(event)) => {
-                    let frame = ClientMessage::Events(vec![event]).to_frame().encode();
-                    if stream.write_all(&frame).await.is_err() {
+                    if connection.send(&ClientMessage::Events(vec![event])).await.is_err() {
                         break Err(server_gone());
                     }
                 }
                 // The terminal is gone (a hang-up reads as an error or the end).
                 Some(Err(_)) | None => break Ok(Ended::HungUp),
             },
-            message = next_message(&mut stream, &mut frames, &mut buf) => match message {
+            message = connection.next_message(&mut frames, &mut buf) => match message {
                 Ok(Some(ServerMessage::Output(bytes))) => {
                     if out.write_all(&bytes).and_then(|()| out.flush()).is_err() {
                         break Ok(Ended::HungUp);
@@ -128,9 +129,7 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
     };
     if matches!(ended, Ok(Ended::HungUp)) {
         // Best effort: the server sees the connection close anyway.
-        let _ = stream
-            .write_all(&ClientMessage::Detach.to_frame().encode())
-            .await;
+        let _ = connection.send(&ClientMessage::Detach).await;
     }
     drop(out);
     drop(guard);
@@ -161,6 +160,60 @@ async fn next_message(
         }
         frames.push(&buf[..n]);
     }
+}
+
+/// The attached connection: read through the reactor, written straight away (see
+/// [`crate::nonblocking`]: a socket watched for room would wake the client after every key,
+/// when the server read it).
+struct Connection {
+    read: AsyncFd<std::os::unix::net::UnixStream>,
+    write: std::os::unix::net::UnixStream,
+}
+
+impl Connection {
+    fn new(stream: UnixStream) -> io::Result<Connection> {
+        let write = stream.into_std()?;
+        let read = watch(write.try_clone()?)?;
+        Ok(Connection { read, write })
+    }
+
+    async fn send(&self, message: &ClientMessage) -> io::Result<()> {
+        crate::nonblocking::write_all(&self.write, &message.to_frame().encode()).await
+    }
+
+    /// The next message from the server; `None` when it closed the connection.
+    /// Cancel-safe: bytes are pushed only after a read completes.
+    async fn next_message(
+        &self,
+        frames: &mut FrameReader,
+        buf: &mut [u8],
+    ) -> anyhow::Result<Option<ServerMessage>> {
+        loop {
+            if let Some(frame) = frames.next_frame()? {
+                return Ok(Some(ServerMessage::from_frame(frame)?));
+            }
+            let mut ready = self.read.readable().await?;
+            let n = match ready.try_io(|socket| io::Read::read(&mut socket.get_ref(), buf)) {
+                Ok(read) => read?,
+                // Nothing after all: readiness was cleared, wait again.
+                Err(_would_block) => continue,
+            };
+            if n == 0 {
+                return Ok(None);
+            }
+            frames.push(&buf[..n]);
+        }
+    }
+}
+
+/// Registers the connection with the reactor for reading only.
+// Deprecated for descriptors that may be closed while registered: this copy is owned by the
+// AsyncFd and closed only when it is dropped (and deregistered).
+#[allow(deprecated)]
+fn watch(
+    socket: std::os::unix::net::UnixStream,
+) -> io::Result<AsyncFd<std::os::unix::net::UnixStream>> {
+    AsyncFd::with_interest(socket, tokio::io::Interest::READABLE)
 }
 
 /// The path of the terminal output goes to, for the server to write it directly.

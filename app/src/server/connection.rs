@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use crossterm::event::Event;
 use march_wire::{ClientMessage, ControlRequest, Frame, FrameReader, ServerMessage, TermCaps};
-use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -288,7 +287,7 @@ pub async fn serve(
 
 /// Opens the client's terminal at `path` to write its output; `None` (the output goes
 /// through the socket) when it is not a terminal device this user may write.
-fn open_terminal(id: ClientId, path: &str) -> Option<AsyncFd<OwnedFd>> {
+fn open_terminal(id: ClientId, path: &str) -> Option<OwnedFd> {
     use rustix::fs::{Mode, OFlags};
     // A terminal device and nothing else is opened, and never as this process's
     // controlling terminal; writes never block the loop's thread.
@@ -301,7 +300,7 @@ fn open_terminal(id: ClientId, path: &str) -> Option<AsyncFd<OwnedFd>> {
         .map_err(io::Error::from)
         .and_then(|fd| {
             if rustix::termios::isatty(&fd) {
-                register(fd)
+                Ok(fd)
             } else {
                 Err(io::Error::other("not a terminal"))
             }
@@ -315,19 +314,13 @@ fn open_terminal(id: ClientId, path: &str) -> Option<AsyncFd<OwnedFd>> {
     }
 }
 
-/// Registers a terminal with the loop's reactor to write it.
-// Deprecated for descriptors that may be closed while registered: this one is owned by the
-// AsyncFd, closed only when it is dropped (and deregistered).
-#[allow(deprecated)]
-fn register(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    AsyncFd::with_interest(fd, tokio::io::Interest::WRITABLE)
-}
-
 /// Where a client's messages go: the connection, and its terminal when the server writes
 /// that itself.
 struct Output {
     write: OwnedWriteHalf,
-    terminal: Option<AsyncFd<OwnedFd>>,
+    /// Non-blocking, and watched for room only while it is full: a terminal watched for
+    /// room wakes the loop every time it is read.
+    terminal: Option<OwnedFd>,
 }
 
 impl Output {
@@ -336,27 +329,11 @@ impl Output {
     async fn send(&mut self, message: ServerMessage) -> io::Result<()> {
         match (message, &self.terminal) {
             (ServerMessage::Output(bytes), Some(terminal)) => {
-                write_terminal(terminal, &bytes).await
+                crate::nonblocking::write_all(terminal, &bytes).await
             }
             (message, _) => self.write.write_all(&message.into_frame().encode()).await,
         }
     }
-}
-
-/// Writes all of `bytes` to a non-blocking terminal, waiting while it is full.
-async fn write_terminal(terminal: &AsyncFd<OwnedFd>, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        let mut ready = terminal.writable().await?;
-        match ready.try_io(|fd| rustix::io::write(fd.get_ref(), bytes).map_err(io::Error::from)) {
-            Ok(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(Ok(n)) => bytes = &bytes[n..],
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(e),
-            // Full: readiness was cleared, so the next wait is for room.
-            Err(_would_block) => {}
-        }
-    }
-    Ok(())
 }
 
 /// The attached terminal's life: its writer and its reader, until either ends.

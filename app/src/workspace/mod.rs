@@ -23,6 +23,7 @@ pub mod reviews;
 pub mod router;
 mod sessions;
 pub mod setup;
+mod shell_output;
 pub mod shells;
 pub mod status;
 pub mod supervisor;

@@ -77,7 +77,8 @@ impl Workspace {
             // A closed channel means March is quitting.
             let _ = events.send((ShellSource::Pane(id), notice));
         });
-        let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
+        let pane = ShellPane::spawn(spec, wake, super::shell_output::output_reader())
+            .map_err(|e| e.to_string())?;
         Ok(ShellSlot {
             pane,
             project: project.to_path_buf(),

@@ -214,7 +214,8 @@ impl Workspace {
         let wake: Wake = Arc::new(move |notice: ShellNotice| {
             let _ = events.send((ShellSource::Terminal(serial), notice));
         });
-        let pane = ShellPane::spawn(spec, wake).map_err(|e| e.to_string())?;
+        let pane = ShellPane::spawn(spec, wake, super::shell_output::output_reader())
+            .map_err(|e| e.to_string())?;
         let id = format!("term-{serial}");
         let mut command_line = request.command.clone();
         // `bash -c SCRIPT` reads best as the script.

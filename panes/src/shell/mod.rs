@@ -4,6 +4,7 @@
 
 mod agent_shell;
 mod copy;
+mod output;
 mod pty;
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,7 @@ use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
 pub use agent_shell::{AgentShellView, CommandEntry, Commands};
 pub use copy::{CopyMark, CopyMode, CopyOutcome, SearchCase};
+pub use output::{OutputReader, PtyOutput, ReadOutcome};
 pub use pty::{ExitInfo, SharedTerminal};
 
 /// What a key did in a shell pane.
@@ -133,6 +135,8 @@ pub struct ShellPane {
     /// Set by the reader when output arrives; cleared when the app looks.
     pending: Arc<AtomicBool>,
     wake: Wake,
+    /// Where each program's output is read.
+    reader: OutputReader,
     /// How the program ended, once the app was told.
     exited: Option<ExitInfo>,
     /// The inner size last drawn (the PTY's size).
@@ -166,9 +170,13 @@ impl std::fmt::Debug for ShellPane {
 const INITIAL_SIZE: (u16, u16) = (24, 80);
 
 impl ShellPane {
-    /// Starts `spec`'s program on a new PTY; `wake` is called (from other threads) when it
-    /// writes output or exits.
-    pub fn spawn(spec: ShellSpec, wake: Wake) -> Result<ShellPane, ShellError> {
+    /// Starts `spec`'s program on a new PTY, its output read where `reader` says; `wake` is
+    /// called (from other threads, or the reader's) when it writes output or exits.
+    pub fn spawn(
+        spec: ShellSpec,
+        wake: Wake,
+        reader: OutputReader,
+    ) -> Result<ShellPane, ShellError> {
         let (rows, cols) = INITIAL_SIZE;
         let term: SharedTerminal = Arc::new(FairMutex::new(Box::new(
             AlacrittyEmulator::with_scrollback_bytes(
@@ -184,6 +192,7 @@ impl ShellPane {
             pty: None,
             pending: Arc::new(AtomicBool::new(false)),
             wake,
+            reader,
             exited: None,
             size: (rows, cols),
             screen: Rect::default(),
@@ -218,6 +227,7 @@ impl ShellPane {
             self.term.clone(),
             self.pending.clone(),
             self.wake.clone(),
+            &self.reader,
         )?;
         self.exit = Some(pty.exit_handle());
         self.pty = Some(pty);

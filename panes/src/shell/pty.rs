@@ -1,12 +1,13 @@
-//! The process side of a shell pane: a program on a PTY, a thread that reads its output into
-//! the emulator, one that writes input to it, one that waits for it to exit; hang-up and
-//! reaping when the pane goes.
+//! The process side of a shell pane: a program on a PTY, its output read into the emulator
+//! ([`super::output`]), a thread that writes input to it, one that waits for it to exit;
+//! hang-up and reaping when the pane goes.
 //!
-//! Output is parsed on the reader thread, not on the UI's: a flood costs the UI only the
-//! frames it draws. The UI is woken once per burst (a flag it clears when it looks).
+//! The PTY's master is non-blocking: output is read without waiting by whoever holds
+//! reading, and input that finds it full waits for room on the writer thread.
 
 use parking_lot::Mutex;
-use std::io::{Read, Write};
+use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::sync::FairMutex;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
+use super::output::{OutputReader, PtyOutput};
 use super::{ShellError, ShellNotice, Wake};
 use crate::terminal::TerminalEmulator;
 
@@ -41,9 +43,6 @@ impl ExitInfo {
     }
 }
 
-/// Bytes read from the PTY at once.
-const READ_SIZE: usize = 64 * 1024;
-
 /// Input written from the caller's thread at most, when nothing waits before it and the
 /// PTY takes it now: a keystroke need not wake the writer thread.
 const DIRECT_INPUT: usize = 64;
@@ -51,13 +50,13 @@ const DIRECT_INPUT: usize = 64;
 /// Input on its way to the program: queued for the writer thread, which counts down what
 /// it has not written yet.
 #[derive(Clone)]
-struct InputQueue {
+pub(super) struct InputQueue {
     tx: mpsc::Sender<Vec<u8>>,
     queued: Arc<AtomicUsize>,
 }
 
 impl InputQueue {
-    fn send(&self, bytes: Vec<u8>) {
+    pub(super) fn send(&self, bytes: Vec<u8>) {
         self.queued.fetch_add(1, Ordering::AcqRel);
         if self.tx.send(bytes).is_err() {
             // The program is gone; input to it is moot.
@@ -93,12 +92,14 @@ pub(crate) struct PtyCommand<'a> {
 
 impl Pty {
     /// Starts `cmd` on a new PTY (a new session, the PTY its controlling terminal), with
-    /// `term` fed from its output and `wake` told when there is output or it exited.
+    /// `term` fed from its output (read where `reader` says) and `wake` told when there is
+    /// output or it exited.
     pub(crate) fn spawn(
         cmd: &PtyCommand<'_>,
         term: SharedTerminal,
         pending: Arc<AtomicBool>,
         wake: Wake,
+        reader: &OutputReader,
     ) -> Result<Pty, ShellError> {
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -124,14 +125,15 @@ impl Pty {
         // The child holds the slave now; ours would keep the PTY open after it exits.
         drop(pair.slave);
         let pid = child.process_id().and_then(|p| i32::try_from(p).ok());
-        let reader = pair
-            .master
-            .try_clone_reader()
-            .map_err(|e| ShellError::Pty(e.to_string()))?;
-        let writer = pair
-            .master
-            .take_writer()
-            .map_err(|e| ShellError::Pty(e.to_string()))?;
+        let dup = |what: &str| {
+            pair.master
+                .as_raw_fd()
+                .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok())
+                .and_then(|fd| fd.as_fd().try_clone_to_owned().ok())
+                .ok_or_else(|| ShellError::Pty(format!("cannot duplicate the PTY for {what}")))
+        };
+        let output_fd = dup("its output")?;
+        let writer = dup("its input")?;
         let (tx, input_rx) = mpsc::channel::<Vec<u8>>();
         let input = InputQueue {
             tx,
@@ -140,27 +142,31 @@ impl Pty {
         {
             let queued = input.queued.clone();
             spawn_thread("march-pty-write", move || {
-                write_loop(writer, &input_rx, &queued);
+                write_loop(&writer, &input_rx, &queued);
             })?;
         }
         let direct = pair
             .master
             .as_raw_fd()
             .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
-        // Watched for output while a synchronized update waits on its deadline.
-        let readable = pair
-            .master
-            .as_raw_fd()
-            .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
-        // Told when the reader has read everything (every holder of the terminal closed it).
+        // Told when the output has been read to its end (every holder of the terminal
+        // closed it).
         let (drained, drained_rx) = mpsc::channel::<()>();
-        {
-            let input = input.clone();
-            let wake = wake.clone();
-            spawn_thread("march-pty-read", move || {
-                read_loop(reader, readable, &term, &pending, &input, &wake);
-                let _ = drained.send(());
-            })?;
+        // Non-blocking for every holder: the descriptors share one open file.
+        let output = PtyOutput::new(
+            output_fd,
+            term,
+            pending,
+            input.clone(),
+            wake.clone(),
+            drained,
+        )
+        .map_err(|e| ShellError::Pty(format!("cannot make the PTY non-blocking: {e}")))?;
+        match reader {
+            OutputReader::Thread => output
+                .read_on_thread()
+                .map_err(|e| ShellError::Pty(format!("cannot start a thread: {e}")))?,
+            OutputReader::Loop(take) => take(output),
         }
         let exit = Arc::new(Mutex::new(None));
         {
@@ -203,18 +209,21 @@ impl Pty {
         if bytes.is_empty() {
             return;
         }
-        // A keystroke goes straight in when it cannot block: nothing queued before it, and
-        // the PTY has room now (a program that stopped reading fills it, and then the
-        // writer thread waits instead of the caller).
+        // A keystroke goes straight in when nothing is queued before it; the PTY is
+        // non-blocking, so when it is full (a program that stopped reading) the write
+        // fails and the writer thread waits instead of the caller.
         if bytes.len() <= DIRECT_INPUT
             && self.input.idle()
             && let Some(direct) = self.direct.as_mut()
-            && writable_now(direct)
         {
             match direct.write(&bytes) {
                 Ok(n) if n == bytes.len() => return,
                 Ok(n) => return self.input.send(bytes[n..].to_vec()),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                    ) => {}
                 // The program is gone; input to it is moot.
                 Err(_) => return,
             }
@@ -298,13 +307,9 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), She
         .map_err(|e| ShellError::Pty(format!("cannot start a thread: {e}")))
 }
 
-fn write_loop(
-    mut writer: Box<dyn Write + Send>,
-    input: &mpsc::Receiver<Vec<u8>>,
-    queued: &AtomicUsize,
-) {
+fn write_loop(writer: &OwnedFd, input: &mpsc::Receiver<Vec<u8>>, queued: &AtomicUsize) {
     while let Ok(bytes) = input.recv() {
-        let written = writer.write_all(&bytes).and_then(|()| writer.flush());
+        let written = write_all(writer, &bytes);
         queued.fetch_sub(1, Ordering::AcqRel);
         if written.is_err() {
             // The program is gone; what is left to write goes nowhere.
@@ -313,73 +318,25 @@ fn write_loop(
     }
 }
 
-/// Whether `fd` takes a write without waiting.
-fn writable_now(fd: &filedescriptor::FileDescriptor) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut poll = [filedescriptor::pollfd {
-        fd: fd.as_raw_fd(),
-        events: filedescriptor::POLLOUT,
-        revents: 0,
-    }];
-    filedescriptor::poll(&mut poll, Some(Duration::ZERO)).is_ok_and(|n| n == 1)
-        && poll[0].revents & filedescriptor::POLLOUT != 0
-}
-
-/// Whether `fd` has something to read within `wait`.
-fn readable_within(fd: &filedescriptor::FileDescriptor, wait: Duration) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut poll = [filedescriptor::pollfd {
-        fd: fd.as_raw_fd(),
-        events: filedescriptor::POLLIN,
-        revents: 0,
-    }];
-    // An error (EINTR) counts as readable: the read below decides.
-    filedescriptor::poll(&mut poll, Some(wait)).map_or(true, |n| n > 0)
-}
-
-fn read_loop(
-    mut reader: Box<dyn Read + Send>,
-    readable: Option<filedescriptor::FileDescriptor>,
-    term: &SharedTerminal,
-    pending: &AtomicBool,
-    input: &InputQueue,
-    wake: &Wake,
-) {
-    let mut buf = vec![0u8; READ_SIZE];
-    loop {
-        // A synchronized update holds the screen until it ends or its deadline: when the
-        // program goes quiet in the middle of one, the deadline wakes the pane instead.
-        let deadline = term.lock().sync_deadline();
-        if let (Some(at), Some(fd)) = (deadline, &readable) {
-            let wait = at.saturating_duration_since(std::time::Instant::now());
-            if !readable_within(fd, wait) {
-                if term.lock().expire_sync(std::time::Instant::now())
-                    && !pending.swap(true, Ordering::AcqRel)
-                {
-                    wake(ShellNotice::Output);
+/// Writes all of `bytes` to the non-blocking PTY, waiting for room when it is full (a
+/// program that does not read).
+fn write_all(fd: &OwnedFd, mut bytes: &[u8]) -> rustix::io::Result<()> {
+    use rustix::event::{PollFd, PollFlags};
+    while !bytes.is_empty() {
+        match rustix::io::write(fd, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                let mut fds = [PollFd::new(fd, PollFlags::OUT)];
+                match rustix::event::poll(&mut fds, None) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e),
                 }
-                continue;
             }
-        }
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO: every process holding the terminal closed it.
-            Err(_) => break,
-        };
-        let replies = {
-            let mut term = term.lock();
-            term.feed(&buf[..n]);
-            term.take_replies()
-        };
-        if !replies.is_empty() {
-            input.send(replies);
-        }
-        if !pending.swap(true, Ordering::AcqRel) {
-            wake(ShellNotice::Output);
+            Err(e) => return Err(e),
         }
     }
+    Ok(())
 }
 
 /// Processes whose session is `sid` (read from `/proc`).

@@ -20,7 +20,7 @@ fn pane(script: &str) -> (ShellPane, mpsc::Receiver<ShellNotice>, tempfile::Temp
     let mut spec = ShellSpec::user_shell(dir.path());
     spec.program = "/bin/sh".into();
     spec.args = vec!["-c".into(), script.into()];
-    let pane = ShellPane::spawn(spec, wake).unwrap();
+    let pane = ShellPane::spawn(spec, wake, OutputReader::Thread).unwrap();
     (pane, rx, dir)
 }
 
