@@ -9,8 +9,8 @@
 //!   server + client (and of the whole tree, runners and shells included); tmux: server +
 //!   client attached to 8 idle shells.
 //! - cycles: 1,000 attaches and detaches through the socket (hello, the first frame, detach,
-//!   the connection closed): the server's RSS and open descriptors before, after 100 and
-//!   after 1,000.
+//!   the connection closed), every other one naming a terminal the server then writes
+//!   itself: the server's RSS and open descriptors before, after 100 and after 1,000.
 //!
 //! Run: `cargo bench -p march-e2e --bench workspace_server` (about 2 minutes).
 
@@ -22,7 +22,8 @@ mod term;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use march_testkit::{Script, ScriptedServer};
@@ -66,13 +67,61 @@ fn frame(kind: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// One attach and detach through the socket, as a client does it.
-fn cycle(socket: &Path) {
+/// A terminal for the cycles that ask the server to write it: its slave's path, and the
+/// bytes read from its master so far.
+struct Tty {
+    path: String,
+    read: Arc<AtomicU64>,
+    _pair: portable_pty::PtyPair,
+}
+
+impl Tty {
+    fn open() -> Tty {
+        let pair = portable_pty::native_pty_system()
+            .openpty(portable_pty::PtySize {
+                rows: 50,
+                cols: 200,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let path = pair.master.tty_name().unwrap().display().to_string();
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let read = Arc::new(AtomicU64::new(0));
+        let count = read.clone();
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                count.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        });
+        Tty {
+            path,
+            read,
+            _pair: pair,
+        }
+    }
+}
+
+/// One attach and detach through the socket, as a client does it; with `tty`, the server
+/// writes that terminal and the first frame is awaited there.
+fn cycle(socket: &Path, tty: Option<&Tty>) {
     let mut s = UnixStream::connect(socket).unwrap();
-    s.write_all(&frame(1, br#"{"version":2,"cols":200,"rows":50}"#))
-        .unwrap();
+    let hello = match tty {
+        Some(tty) => format!(
+            r#"{{"version":2,"cols":200,"rows":50,"tty":{}}}"#,
+            serde_json::to_string(&tty.path).unwrap()
+        ),
+        None => r#"{"version":2,"cols":200,"rows":50}"#.to_string(),
+    };
+    let before = tty.map(|t| t.read.load(Ordering::Relaxed));
+    s.write_all(&frame(1, hello.as_bytes())).unwrap();
     s.write_all(&frame(6, b"")).unwrap();
-    // Read until an output frame (the first whole frame) has come.
+    // Read until an output frame (the first whole frame) has come, or with a terminal the
+    // welcome and then the frame's bytes on the terminal.
     let mut got = Vec::new();
     let mut buf = [0u8; 1 << 16];
     'frame: loop {
@@ -85,10 +134,20 @@ fn cycle(socket: &Path) {
             if got.len() < at + 4 + len {
                 break;
             }
-            if got[at + 4] == 102 {
+            if got[at + 4] == 102 || (tty.is_some() && got[at + 4] == 101) {
                 break 'frame;
             }
             at += 4 + len;
+        }
+    }
+    if let (Some(tty), Some(before)) = (tty, before) {
+        let start = Instant::now();
+        while tty.read.load(Ordering::Relaxed) == before {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no frame on the terminal"
+            );
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
     s.write_all(&frame(4, b"")).unwrap();
@@ -220,11 +279,12 @@ fn main() {
     let socket = runtime_dir(home).join("march").join("project.sock");
     let stats = || (proc_stats(server).1, open_fds(server));
     std::thread::sleep(Duration::from_millis(500));
+    let tty = Tty::open();
     let before = stats();
     let start = Instant::now();
     let mut after_100 = before;
     for i in 0..CYCLES {
-        cycle(&socket);
+        cycle(&socket, (i % 2 == 1).then_some(&tty));
         if i + 1 == 100 {
             std::thread::sleep(Duration::from_millis(200));
             after_100 = stats();
@@ -247,7 +307,7 @@ fn main() {
         "idle 30 s attached, 8 panes: march {march_bytes} bytes written, CPU server + client {march_cpu:.2} ms (server's tree, runners and shells: {march_tree:.2} ms); tmux {tmux_bytes} bytes, CPU server + client {tmux_cpu:.2} ms"
     );
     println!(
-        "{CYCLES} attach/detach cycles in {:.1} s: server RSS {:.1} / {:.1} / {:.1} MiB and open descriptors {} / {} / {} (before / after 100 / after {CYCLES})",
+        "{CYCLES} attach/detach cycles (every other one writing its terminal directly) in {:.1} s: server RSS {:.1} / {:.1} / {:.1} MiB and open descriptors {} / {} / {} (before / after 100 / after {CYCLES})",
         cycles_wall.as_secs_f64(),
         before.0 as f64 / 1024.0,
         after_100.0 as f64 / 1024.0,
