@@ -15,7 +15,6 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use march_wire::{ClientMessage, FrameReader, PROTOCOL_VERSION, ServerMessage, TermCaps};
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -47,12 +46,13 @@ pub fn attach(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
 }
 
 async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
-    let mut stream = UnixStream::connect(socket).await.with_context(|| {
+    let stream = UnixStream::connect(socket).await.with_context(|| {
         format!(
             "cannot connect to the workspace server at {}",
             socket.display()
         )
     })?;
+    let connection = Connection::new(stream)?;
     let (cols, rows) = crossterm::terminal::size().context("cannot read the terminal's size")?;
     let hello = ClientMessage::Hello {
         version: PROTOCOL_VERSION,
@@ -62,13 +62,13 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         read_only,
         tty: terminal_path(),
     };
-    stream.write_all(&hello.to_frame().encode()).await?;
+    connection.send(&hello).await?;
     let mut frames = FrameReader::default();
     let mut buf = vec![0u8; 64 << 10];
     // Welcomed before the terminal changes, so a refusal is printed on a normal terminal.
     let workspace = match tokio::time::timeout(
         WELCOME_TIMEOUT,
-        next_message(&mut stream, &mut frames, &mut buf),
+        connection.next_message(&mut frames, &mut buf),
     )
     .await
     {
@@ -85,7 +85,6 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         Err(_) => bail!("the workspace server did not answer for {WELCOME_TIMEOUT:?}"),
     };
     let guard = TerminalGuard::enter().context("cannot set up the terminal")?;
-    let connection = Connection::new(stream)?;
     connection
         .send(&ClientMessage::Ready)
         .await
@@ -143,26 +142,7 @@ fn server_gone() -> anyhow::Error {
     )
 }
 
-/// The next message from the server; `None` when it closed the connection.
-async fn next_message(
-    stream: &mut UnixStream,
-    frames: &mut FrameReader,
-    buf: &mut [u8],
-) -> anyhow::Result<Option<ServerMessage>> {
-    loop {
-        if let Some(frame) = frames.next_frame()? {
-            return Ok(Some(ServerMessage::from_frame(frame)?));
-        }
-        // Cancel-safe: bytes are pushed only after a read completes.
-        let n = stream.read(buf).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        frames.push(&buf[..n]);
-    }
-}
-
-/// The attached connection: read through the reactor, written straight away (see
+/// The connection to the server: read through the reactor, written straight away (see
 /// [`crate::nonblocking`]: a socket watched for room would wake the client after every key,
 /// when the server read it).
 struct Connection {
