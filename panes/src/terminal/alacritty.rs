@@ -133,6 +133,10 @@ impl AlacrittyEmulator {
     /// begin, an end or a full reset decides. A begin while one is open keeps its start, so
     /// a program repeating it cannot hold the screen past the limit.
     fn track_sync(&mut self, input: &[u8]) {
+        // Each sequence starts with ESC: text alone (an echo) is not searched three times.
+        if memchr::memchr(0x1b, input).is_none() {
+            return;
+        }
         let last = |pattern: &[u8]| memchr::memmem::rfind(input, pattern);
         let begin = last(BEGIN_SYNC);
         let end = last(END_SYNC).max(last(FULL_RESET));
@@ -508,8 +512,13 @@ impl TerminalEmulator for AlacrittyEmulator {
                 self.offset = 0;
             }
         }
-        let title = self.raised().title.clone();
-        self.title = title;
+        // Cloned only when it changed: a title is set far more rarely than bytes come.
+        let raised = self.raised.0.lock();
+        if raised.title != self.title {
+            let title = raised.title.clone();
+            drop(raised);
+            self.title = title;
+        }
     }
 
     fn resize(&mut self, rows: u16, cols: u16) {
