@@ -612,12 +612,13 @@ fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_other
         .unwrap();
     let tty = pair.master.tty_name().expect("the pty's name");
     let mut reader = pair.master.try_clone_reader().unwrap();
-    let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
-    let feed = seen.clone();
+    let (feed, chunks) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
         while let Ok(n @ 1..) = reader.read(&mut buf) {
-            feed.lock().extend_from_slice(&buf[..n]);
+            if feed.send(buf[..n].to_vec()).is_err() {
+                return;
+            }
         }
     });
     let mut s = UnixStream::connect(socket(&h)).unwrap();
@@ -626,14 +627,18 @@ fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_other
     assert_eq!(kind, 101);
     let welcome: serde_json::Value = serde_json::from_slice(&welcome).unwrap();
     assert_eq!(welcome["direct"], true, "{welcome}");
+    // Each chunk the terminal gets is waited for; the frame is there when its title is.
     let deadline = std::time::Instant::now() + pty::SCREEN_LIMIT;
-    while !String::from_utf8_lossy(&seen.lock()).contains("March · project") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no frame on the terminal: {:?}",
-            String::from_utf8_lossy(&seen.lock())
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains("March · project") {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match chunks.recv_timeout(left) {
+            Ok(chunk) => seen.extend_from_slice(&chunk),
+            Err(_) => panic!(
+                "no frame on the terminal: {:?}",
+                String::from_utf8_lossy(&seen)
+            ),
+        }
     }
     s.write_all(&frame(4, b"")).unwrap();
     let (kind, body) = next_frame(&mut s);

@@ -6,7 +6,6 @@
 //! reading, and input that finds it full waits for room on the writer thread.
 
 use parking_lot::Mutex;
-use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
@@ -75,7 +74,7 @@ pub(crate) struct Pty {
     master: Box<dyn MasterPty + Send>,
     input: InputQueue,
     /// The PTY, written directly for small input (see [`DIRECT_INPUT`]).
-    direct: Option<filedescriptor::FileDescriptor>,
+    direct: Arc<OwnedFd>,
     pid: Option<i32>,
     exit: Arc<Mutex<Option<ExitInfo>>>,
 }
@@ -125,15 +124,21 @@ impl Pty {
         // The child holds the slave now; ours would keep the PTY open after it exits.
         drop(pair.slave);
         let pid = child.process_id().and_then(|p| i32::try_from(p).ok());
-        let dup = |what: &str| {
-            pair.master
-                .as_raw_fd()
-                .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok())
-                .and_then(|fd| fd.as_fd().try_clone_to_owned().ok())
-                .ok_or_else(|| ShellError::Pty(format!("cannot duplicate the PTY for {what}")))
+        let master = pair
+            .master
+            .as_raw_fd()
+            .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok())
+            .ok_or_else(|| ShellError::Pty("cannot duplicate the PTY".to_string()))?;
+        let copy = || {
+            master
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| ShellError::Pty(format!("cannot duplicate the PTY: {e}")))
         };
-        let output_fd = dup("its output")?;
-        let writer = dup("its input")?;
+        let output_fd = copy()?;
+        // Input: written by the writer thread, and by the caller for a keystroke.
+        let direct = Arc::new(copy()?);
+        let writer = direct.clone();
         let (tx, input_rx) = mpsc::channel::<Vec<u8>>();
         let input = InputQueue {
             tx,
@@ -145,10 +150,6 @@ impl Pty {
                 write_loop(&writer, &input_rx, &queued);
             })?;
         }
-        let direct = pair
-            .master
-            .as_raw_fd()
-            .and_then(|fd| filedescriptor::FileDescriptor::dup(&fd).ok());
         // Told when the output has been read to its end (every holder of the terminal
         // closed it).
         let (drained, drained_rx) = mpsc::channel::<()>();
@@ -212,18 +213,11 @@ impl Pty {
         // A keystroke goes straight in when nothing is queued before it; the PTY is
         // non-blocking, so when it is full (a program that stopped reading) the write
         // fails and the writer thread waits instead of the caller.
-        if bytes.len() <= DIRECT_INPUT
-            && self.input.idle()
-            && let Some(direct) = self.direct.as_mut()
-        {
-            match direct.write(&bytes) {
+        if bytes.len() <= DIRECT_INPUT && self.input.idle() {
+            match rustix::io::write(&*self.direct, &bytes) {
                 Ok(n) if n == bytes.len() => return,
                 Ok(n) => return self.input.send(bytes[n..].to_vec()),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-                    ) => {}
+                Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
                 // The program is gone; input to it is moot.
                 Err(_) => return,
             }
