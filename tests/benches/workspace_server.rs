@@ -112,10 +112,10 @@ fn cycle(socket: &Path, tty: Option<&Tty>) {
     let mut s = UnixStream::connect(socket).unwrap();
     let hello = match tty {
         Some(tty) => format!(
-            r#"{{"version":2,"cols":200,"rows":50,"tty":{}}}"#,
+            r#"{{"version":3,"cols":200,"rows":50,"tty":{}}}"#,
             serde_json::to_string(&tty.path).unwrap()
         ),
-        None => r#"{"version":2,"cols":200,"rows":50}"#.to_string(),
+        None => r#"{"version":3,"cols":200,"rows":50}"#.to_string(),
     };
     let before = tty.map(|t| t.read.load(Ordering::Relaxed));
     s.write_all(&frame(1, hello.as_bytes())).unwrap();

@@ -70,7 +70,7 @@ fn hello(cols: u16, rows: u16) -> Vec<u8> {
 
 /// [`hello`] naming `tty` as the terminal to write.
 fn hello_on(cols: u16, rows: u16, tty: Option<&str>) -> Vec<u8> {
-    let body = serde_json::json!({ "version": 2, "cols": cols, "rows": rows, "tty": tty });
+    let body = serde_json::json!({ "version": 3, "cols": cols, "rows": rows, "tty": tty });
     let mut out = frame(1, body.to_string().as_bytes());
     out.extend(frame(6, b""));
     out
@@ -244,10 +244,10 @@ fn bad_bytes_on_the_socket_drop_that_connection_and_a_client_that_stops_reading_
     let mut s = UnixStream::connect(&path).unwrap();
     s.write_all(&hello(80, 24)[..7]).unwrap();
     drop(s);
-    // A hello, then JSON that is not UTF-8 where events belong: that client is dropped.
+    // A hello, then input without its flag byte: that client is dropped.
     let mut s = UnixStream::connect(&path).unwrap();
     s.write_all(&hello(80, 24)).unwrap();
-    s.write_all(&frame(2, b"[\xff\xfe]")).unwrap();
+    s.write_all(&frame(7, b"\xff\xfe")).unwrap();
     let got = read_to_end(&mut s);
     assert!(!got.is_empty(), "it was welcomed first");
     // A hello from another protocol version is refused with the way out.

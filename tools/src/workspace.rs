@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
-use march_wire::{ClientMessage, ControlRequest, FrameReader, PROTOCOL_VERSION, ServerMessage};
+use march_wire::{CONTROL_VERSION, ClientMessage, ControlRequest, FrameReader, ServerMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
@@ -182,7 +182,7 @@ async fn ask(socket: &Path, request: ControlRequest) -> Result<Value, ToolError>
     let lost = |e: std::io::Error| ToolError::new(format!("the workspace did not answer: {e}"));
     let mut stream = UnixStream::connect(socket).await.map_err(lost)?;
     let message = ClientMessage::Control {
-        version: PROTOCOL_VERSION,
+        version: CONTROL_VERSION,
         request,
     };
     stream

@@ -6,13 +6,15 @@
 //! apart keeps the boundary small and testable, as the ACP boundary is in the runner.
 
 pub mod frame;
+pub mod input;
 pub mod message;
 pub mod rendezvous;
 
 pub use frame::{Frame, FrameReader, MAX_FRAME};
+pub use input::InputDecoder;
 pub use message::{
-    ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, SessionStatus, TermCaps,
-    WorkspaceInfo,
+    CONTROL_VERSION, ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, SessionStatus,
+    TermCaps, WorkspaceInfo,
 };
 
 /// Why a message on the socket cannot be used.

@@ -1,16 +1,19 @@
-//! The messages of this protocol version, each a [`Frame`] of its own kind. Output travels
-//! as the terminal bytes it is; the rest as JSON, so a field can be added without a new
-//! kind. The client parses its terminal's input into events (crossterm's, which knows every
-//! terminal's encodings and has no parser to give the server), so keys, the mouse, pastes,
-//! focus and resizes reach the server as what they are.
+//! The messages of this protocol version, each a [`Frame`] of its own kind. Terminal input
+//! and output travel as the bytes they are (the server parses input, see
+//! [`crate::input`], so a keystroke costs the client one read and one write, as tmux's
+//! does); the rest as JSON, so a field can be added without a new kind.
 
-use crossterm::event::Event;
 use serde::{Deserialize, Serialize};
 
 use crate::{Frame, WireError};
 
-/// The version of the client–server protocol this build speaks.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// The version of the client–server protocol this build speaks (terminals attaching).
+pub const PROTOCOL_VERSION: u32 = 3;
+
+/// The version of the control messages this build speaks: apart from
+/// [`PROTOCOL_VERSION`], so scripts written against docs/CONTROL.md keep working when only
+/// the terminals' messages change.
+pub const CONTROL_VERSION: u32 = 2;
 
 /// What the client's terminal can show and send, so the server draws for it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,14 +53,26 @@ pub enum ClientMessage {
     },
     /// Its terminal is set up (after the welcome): output may begin.
     Ready,
-    /// What the terminal reported, in order: keys, the mouse, pastes, focus, a new size.
-    Events(Vec<Event>),
+    /// Bytes read from its terminal (keys, the mouse, pastes, focus reports), as read.
+    Input {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// The read filled the client's buffer: a sequence may go on in the next message.
+        partial: bool,
+    },
+    /// Its terminal's new size.
+    Resize {
+        /// Columns.
+        cols: u16,
+        /// Rows.
+        rows: u16,
+    },
     /// The client leaves; the workspace goes on.
     Detach,
     /// A request of the control CLI instead of a terminal (the first and only message of
     /// its connection, answered by one [`ServerMessage::Reply`]).
     Control {
-        /// The protocol version it speaks.
+        /// The control version it speaks ([`CONTROL_VERSION`]).
         version: u32,
         /// What it asks.
         request: ControlRequest,
@@ -217,10 +232,12 @@ pub enum ServerMessage {
 }
 
 const HELLO: u8 = 1;
-const EVENTS: u8 = 2;
+// 2 carried version 2's JSON events.
 const DETACH: u8 = 4;
 const CONTROL: u8 = 5;
 const READY: u8 = 6;
+const INPUT: u8 = 7;
+const RESIZE: u8 = 8;
 const WELCOME: u8 = 101;
 const OUTPUT: u8 = 102;
 const REFUSED: u8 = 103;
@@ -276,6 +293,13 @@ fn parse<'a, T: Deserialize<'a>>(kind: &'static str, body: &'a [u8]) -> Result<T
     })
 }
 
+fn malformed(kind: &'static str, why: &str) -> WireError {
+    WireError::Malformed {
+        kind,
+        why: why.to_string(),
+    }
+}
+
 fn text(kind: &'static str, body: Vec<u8>) -> Result<String, WireError> {
     String::from_utf8(body).map_err(|e| WireError::Malformed {
         kind,
@@ -309,7 +333,17 @@ impl ClientMessage {
                 kind: READY,
                 body: Vec::new(),
             },
-            ClientMessage::Events(events) => json(EVENTS, events),
+            ClientMessage::Input { bytes, partial } => {
+                let mut body = Vec::with_capacity(bytes.len() + 1);
+                body.push(u8::from(*partial));
+                body.extend_from_slice(bytes);
+                Frame { kind: INPUT, body }
+            }
+            ClientMessage::Resize { cols, rows } => {
+                let mut body = cols.to_be_bytes().to_vec();
+                body.extend_from_slice(&rows.to_be_bytes());
+                Frame { kind: RESIZE, body }
+            }
             ClientMessage::Detach => Frame {
                 kind: DETACH,
                 body: Vec::new(),
@@ -339,7 +373,20 @@ impl ClientMessage {
                 }
             }
             READY => ClientMessage::Ready,
-            EVENTS => ClientMessage::Events(parse("events", &frame.body)?),
+            INPUT => match frame.body.split_first() {
+                Some((&partial @ (0 | 1), bytes)) => ClientMessage::Input {
+                    bytes: bytes.to_vec(),
+                    partial: partial == 1,
+                },
+                _ => return Err(malformed("input", "no partial flag (0 or 1) first")),
+            },
+            RESIZE => match frame.body[..] {
+                [c0, c1, r0, r1] => ClientMessage::Resize {
+                    cols: u16::from_be_bytes([c0, c1]),
+                    rows: u16::from_be_bytes([r0, r1]),
+                },
+                _ => return Err(malformed("resize", "not 4 bytes (columns and rows)")),
+            },
             DETACH => ClientMessage::Detach,
             CONTROL => {
                 let c: ControlBody = parse("control", &frame.body)?;
@@ -434,7 +481,6 @@ pub fn version_mismatch(client: u32, server: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
     #[test]
     fn every_message_comes_back_as_it_went() {
@@ -453,29 +499,29 @@ mod tests {
                 tty: Some("/dev/pts/3".into()),
             },
             ClientMessage::Ready,
-            ClientMessage::Events(vec![
-                Event::Key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::CONTROL)),
-                Event::Paste("two\nlines \u{1b}[31m".into()),
-                Event::Mouse(MouseEvent {
-                    kind: MouseEventKind::ScrollUp,
-                    column: 3,
-                    row: 4,
-                    modifiers: KeyModifiers::SHIFT,
-                }),
-                Event::FocusLost,
-                Event::Resize(80, 24),
-            ]),
+            ClientMessage::Input {
+                bytes: b"\x01\x1b[200~two\nlines\x1b[201~\xff".to_vec(),
+                partial: false,
+            },
+            ClientMessage::Input {
+                bytes: Vec::new(),
+                partial: true,
+            },
+            ClientMessage::Resize {
+                cols: 300,
+                rows: 24,
+            },
             ClientMessage::Detach,
             ClientMessage::Control {
-                version: PROTOCOL_VERSION,
+                version: CONTROL_VERSION,
                 request: ControlRequest::Kill { force: true },
             },
             ClientMessage::Control {
-                version: PROTOCOL_VERSION,
+                version: CONTROL_VERSION,
                 request: ControlRequest::Info,
             },
             ClientMessage::Control {
-                version: PROTOCOL_VERSION,
+                version: CONTROL_VERSION,
                 request: ControlRequest::NewPane {
                     dir: "/src/api".into(),
                     agent: None,
@@ -483,7 +529,7 @@ mod tests {
                 },
             },
             ClientMessage::Control {
-                version: PROTOCOL_VERSION,
+                version: CONTROL_VERSION,
                 request: ControlRequest::Capture {
                     session: 3,
                     last: Some(1),
@@ -531,6 +577,20 @@ mod tests {
                 ..
             })
         ));
+        for (kind, body) in [
+            (INPUT, &b""[..]),
+            (INPUT, b"\x02a"),
+            (RESIZE, b"\x00\x50\x00"),
+        ] {
+            let frame = Frame {
+                kind,
+                body: body.to_vec(),
+            };
+            assert!(matches!(
+                ClientMessage::from_frame(frame),
+                Err(WireError::Malformed { .. })
+            ));
+        }
         let unknown = Frame {
             kind: 99,
             body: Vec::new(),
@@ -572,11 +632,11 @@ mod tests {
         assert_eq!(
             ClientMessage::from_frame(frame),
             Ok(ClientMessage::Control {
-                version: PROTOCOL_VERSION,
+                version: CONTROL_VERSION,
                 request: ControlRequest::Status,
             }),
-            "docs/CONTROL.md's example `{example}` is not a status request of protocol \
-             {PROTOCOL_VERSION}"
+            "docs/CONTROL.md's example `{example}` is not a status request of control version \
+             {CONTROL_VERSION}"
         );
         assert!(
             doc.contains(&format!("one frame of kind {CONTROL} ")),

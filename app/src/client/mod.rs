@@ -1,6 +1,6 @@
 //! The client: the terminal a user attaches to a workspace server. It is thin: it puts the
-//! terminal in workspace mode, sends the server its size, what it supports and every input
-//! event, and writes what the server sends (when the server cannot open the terminal to
+//! terminal in workspace mode, sends the server its size, what it supports and the bytes its
+//! terminal sends, and writes what the server sends (when the server cannot open the terminal to
 //! write it itself). It restores its terminal on every way out: a
 //! detach, the workspace closed, the server gone, a hang-up, SIGTERM, an error or a panic.
 
@@ -18,7 +18,7 @@ use tokio::io::unix::AsyncFd;
 use tokio::net::UnixStream;
 use tokio::signal::unix::{SignalKind, signal};
 
-use input::TerminalInput;
+use input::{Input, TerminalInput};
 use terminal::TerminalGuard;
 
 /// How long the server may take to welcome a terminal.
@@ -89,22 +89,27 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         .send(&ClientMessage::Ready)
         .await
         .map_err(|_| server_gone())?;
-    let mut input = TerminalInput::new();
+    let mut input = TerminalInput::new().context("cannot read the terminal")?;
     let mut terminated = signal(SignalKind::terminate())?;
     let mut hung_up = signal(SignalKind::hangup())?;
     let mut out = io::stdout().lock();
     let ended = loop {
         tokio::select! {
             biased;
-            event = input.next() => match event {
-                Some(Ok(event)) => {
-                    if connection.send(&ClientMessage::Events(vec![event])).await.is_err() {
-                        break Err(server_gone());
-                    }
+            said = input.next() => {
+                let message = match said {
+                    Ok(Input::Bytes { bytes, partial }) => ClientMessage::Input {
+                        bytes: bytes.to_vec(),
+                        partial,
+                    },
+                    Ok(Input::Resized(cols, rows)) => ClientMessage::Resize { cols, rows },
+                    // The terminal is gone (a hang-up reads as an error or the end).
+                    Ok(Input::Ended) | Err(_) => break Ok(Ended::HungUp),
+                };
+                if connection.send(&message).await.is_err() {
+                    break Err(server_gone());
                 }
-                // The terminal is gone (a hang-up reads as an error or the end).
-                Some(Err(_)) | None => break Ok(Ended::HungUp),
-            },
+            }
             message = connection.next_message(&mut frames, &mut buf) => match message {
                 Ok(Some(ServerMessage::Output(bytes))) => {
                     if out.write_all(&bytes).and_then(|()| out.flush()).is_err() {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use march_wire::{
-    ClientMessage, ControlRequest, FrameReader, PROTOCOL_VERSION, ServerMessage, WorkspaceInfo,
+    CONTROL_VERSION, ClientMessage, ControlRequest, FrameReader, ServerMessage, WorkspaceInfo,
 };
 
 use crate::server::rendezvous::sockets;
@@ -49,7 +49,7 @@ fn ask_within(
         .with_context(|| format!("cannot connect to {}", socket.display()))?;
     stream.set_read_timeout(limit)?;
     let message = ClientMessage::Control {
-        version: PROTOCOL_VERSION,
+        version: CONTROL_VERSION,
         request,
     };
     stream.write_all(&message.to_frame().encode())?;

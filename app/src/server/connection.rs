@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crossterm::event::Event;
-use march_wire::{ClientMessage, ControlRequest, Frame, FrameReader, ServerMessage, TermCaps};
+use march_wire::{
+    ClientMessage, ControlRequest, Frame, FrameReader, InputDecoder, ServerMessage, TermCaps,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -277,7 +279,7 @@ pub async fn serve(
         }
         ClientMessage::Control { version, request } => {
             if let Some(why) =
-                march_wire::message::version_mismatch(version, march_wire::PROTOCOL_VERSION)
+                march_wire::message::version_mismatch(version, march_wire::CONTROL_VERSION)
             {
                 reply(&mut write, Err(why)).await;
                 return;
@@ -298,7 +300,10 @@ pub async fn serve(
             reply(&mut write, answer).await;
             let _ = written_tx.send(true);
         }
-        ClientMessage::Events(_) | ClientMessage::Ready | ClientMessage::Detach => {
+        ClientMessage::Input { .. }
+        | ClientMessage::Resize { .. }
+        | ClientMessage::Ready
+        | ClientMessage::Detach => {
             refuse(&mut write, "a connection starts with a hello").await;
         }
     }
@@ -386,12 +391,21 @@ async fn attach(
         write_frames(id, output, rx, queued, stalled, drained).await;
         let _ = finished_tx.send(true);
     });
+    // The client sends its terminal's bytes as read; they become events here.
+    let mut input = InputDecoder::default();
     let why = loop {
         tokio::select! {
             // The loop ended this client (its outbox dropped, the last frame written).
             _ = closed.wait_for(|done| *done) => return,
             message = next_message(&mut read, &mut frames) => match message {
-                Ok(Some(ClientMessage::Events(events))) => {
+                Ok(Some(ClientMessage::Input { bytes, partial })) => {
+                    let events = input.decode(&bytes, partial);
+                    if !events.is_empty() && incoming.send(Incoming::Events { id, events }).is_err() {
+                        return;
+                    }
+                }
+                Ok(Some(ClientMessage::Resize { cols, rows })) => {
+                    let events = vec![Event::Resize(cols, rows)];
                     if incoming.send(Incoming::Events { id, events }).is_err() {
                         return;
                     }
