@@ -12,6 +12,7 @@ mod models_cmd;
 mod nonblocking;
 mod server;
 mod table;
+mod tty_reader;
 mod ui;
 mod workspace;
 mod workspaces_cmd;

@@ -640,10 +640,31 @@ fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_other
             ),
         }
     }
-    s.write_all(&frame(4, b"")).unwrap();
+    // Keys typed on that terminal are read by the server itself: Ctrl-a d detaches. (A
+    // client puts its terminal in raw mode; the test does it here.)
+    let slave = std::fs::File::open(&tty).unwrap();
+    let mut raw = rustix::termios::tcgetattr(&slave).unwrap();
+    raw.make_raw();
+    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &raw).unwrap();
+    let mut keys = pair.master.take_writer().unwrap();
+    keys.write_all(b"\x01d").unwrap();
     let (kind, body) = next_frame(&mut s);
     assert_eq!((kind, body.as_slice()), (104, b"detached".as_slice()));
-    // Names that are not a terminal this user may write: the output comes on the socket.
+    // Once detached the server reads the terminal no more: what is typed next goes to
+    // whoever reads it now (here the test, as the shell March was started from would).
+    let (line_tx, line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut got = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(slave), &mut got);
+        let _ = line_tx.send(got);
+    });
+    keys.write_all(b"typed after\n").unwrap();
+    assert_eq!(
+        line.recv_timeout(pty::SCREEN_LIMIT).as_deref(),
+        Ok("typed after\n")
+    );
+    // Names that are not a terminal this user may write: the output comes on the socket,
+    // and the keys too (here Ctrl-a d).
     let file = h.dir.path().join("not-a-terminal");
     std::fs::write(&file, "").unwrap();
     for name in [file.to_str().unwrap(), "/dev/null"] {
@@ -654,7 +675,16 @@ fn the_server_writes_a_terminal_it_can_open_and_sends_output_on_the_socket_other
         let welcome: serde_json::Value = serde_json::from_slice(&welcome).unwrap();
         assert_eq!(welcome["direct"], false, "{name}: {welcome}");
         assert_eq!(next_frame(&mut s).0, 102, "{name}: output on the socket");
-        s.write_all(&frame(4, b"")).unwrap();
+        s.write_all(&frame(7, b"\x00\x01d")).unwrap();
+        loop {
+            match next_frame(&mut s) {
+                (102, _) => {}
+                (kind, body) => {
+                    assert_eq!((kind, body.as_slice()), (104, b"detached".as_slice()));
+                    break;
+                }
+            }
+        }
     }
     assert!(std::fs::read(&file).unwrap().is_empty());
     drop(pair.slave);

@@ -53,7 +53,8 @@ pub enum ClientMessage {
     },
     /// Its terminal is set up (after the welcome): output may begin.
     Ready,
-    /// Bytes read from its terminal (keys, the mouse, pastes, focus reports), as read.
+    /// Bytes read from its terminal (keys, the mouse, pastes, focus reports), as read, when
+    /// the server does not read the terminal itself.
     Input {
         /// The bytes.
         bytes: Vec<u8>,
@@ -217,8 +218,9 @@ pub enum ServerMessage {
         version: u32,
         /// The workspace attached to.
         workspace: String,
-        /// The server writes the client's terminal itself: no [`ServerMessage::Output`]
-        /// comes, and the client writes nothing until it ends.
+        /// The server writes and reads the client's terminal itself: no
+        /// [`ServerMessage::Output`] comes, the client writes nothing until it ends and sends
+        /// no [`ClientMessage::Input`] (only its size when it changes).
         direct: bool,
     },
     /// Bytes for the client's terminal.

@@ -66,7 +66,7 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
     let mut frames = FrameReader::default();
     let mut buf = vec![0u8; 64 << 10];
     // Welcomed before the terminal changes, so a refusal is printed on a normal terminal.
-    let workspace = match tokio::time::timeout(
+    let (workspace, direct) = match tokio::time::timeout(
         WELCOME_TIMEOUT,
         connection.next_message(&mut frames, &mut buf),
     )
@@ -76,7 +76,7 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
             workspace, direct, ..
         }))) => {
             tracing::debug!(direct, "welcomed to {workspace}");
-            workspace
+            (workspace, direct)
         }
         Ok(Ok(Some(ServerMessage::Refused(why)))) => bail!("{why}"),
         Ok(Ok(Some(other))) => bail!("the workspace server answered {other:?} to a hello"),
@@ -89,7 +89,9 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
         .send(&ClientMessage::Ready)
         .await
         .map_err(|_| server_gone())?;
-    let mut input = TerminalInput::new().context("cannot read the terminal")?;
+    // A server that opened the terminal reads its keys itself (one process less on every
+    // keystroke's way); this one forwards them otherwise.
+    let mut input = TerminalInput::new(!direct).context("cannot read the terminal")?;
     let mut terminated = signal(SignalKind::terminate())?;
     let mut hung_up = signal(SignalKind::hangup())?;
     let mut out = io::stdout().lock();

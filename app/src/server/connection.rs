@@ -25,6 +25,8 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use crate::tty_reader::{self, TtyRead, TtyReader};
+
 /// A client of this server, numbered from 1 in the order they connected.
 pub type ClientId = u64;
 
@@ -319,7 +321,7 @@ fn open_terminal(id: ClientId, path: &str) -> Option<OwnedFd> {
         tracing::warn!("client {id} named {path} as its terminal: not a device; ignored");
         return None;
     }
-    let flags = OFlags::WRONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let opened = rustix::fs::open(path, flags, Mode::empty())
         .map_err(io::Error::from)
         .and_then(|fd| {
@@ -369,6 +371,18 @@ async fn attach(
     mut frames: FrameReader,
     incoming: mpsc::UnboundedSender<Incoming>,
 ) {
+    let reader = output
+        .terminal
+        .as_deref()
+        .map(|fd| fd.try_clone().and_then(TtyReader::new));
+    let mut tty = match reader {
+        Some(Ok(reader)) => Some(reader),
+        Some(Err(e)) => {
+            tracing::warn!("client {id}: its terminal cannot be watched ({e}); dropped");
+            return;
+        }
+        None => None,
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     let (finished_tx, finished) = Finished::channel();
     let mut closed = finished_tx.subscribe();
@@ -391,12 +405,24 @@ async fn attach(
         write_frames(id, output, rx, queued, stalled, drained).await;
         let _ = finished_tx.send(true);
     });
-    // The client sends its terminal's bytes as read; they become events here.
+    // The terminal's bytes become events here, read from it directly when the server opened
+    // it (as tmux's server does: the client is then not on a keystroke's way), else as the
+    // client forwards them.
     let mut input = InputDecoder::default();
     let why = loop {
         tokio::select! {
             // The loop ended this client (its outbox dropped, the last frame written).
             _ = closed.wait_for(|done| *done) => return,
+            read = tty_reader::read_if(&mut tty) => match read {
+                Ok(TtyRead::Bytes { bytes, partial }) => {
+                    let events = input.decode(bytes, partial);
+                    if !events.is_empty() && incoming.send(Incoming::Events { id, events }).is_err() {
+                        return;
+                    }
+                }
+                Ok(TtyRead::Ended) => break "its terminal hung up".to_string(),
+                Err(e) => break format!("reading its terminal failed ({e})"),
+            },
             message = next_message(&mut read, &mut frames) => match message {
                 Ok(Some(ClientMessage::Input { bytes, partial })) => {
                     let events = input.decode(&bytes, partial);
