@@ -28,8 +28,8 @@ use crate::chrome::pane_block;
 use crate::sanitize::sanitize_line;
 use crate::scroll::Scroll;
 use crate::terminal::{
-    AlacrittyEmulator, Damage, MouseReport, TermPalette, draw_rows, draw_screen, encode_key,
-    encode_mouse, encode_paste,
+    AlacrittyEmulator, Damage, MouseReport, RowSpan, TermPalette, draw_rows, draw_screen,
+    encode_key, encode_mouse, encode_paste,
 };
 use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
@@ -579,9 +579,9 @@ impl ShellPane {
             let local = Rect::new(0, 0, inner.width, inner.height);
             let cached = theme_unchanged && self.drawn.as_ref().is_some_and(|d| d.area == local);
             match (&damage, self.drawn.as_mut()) {
-                (Damage::Rows(rows), Some(drawn)) if cached => {
+                (Damage::Rows(spans), Some(drawn)) if cached => {
                     draw_rows(&**term, local, drawn, &palette, &|_, _| None, &|y| {
-                        rows.contains(&y)
+                        columns_of(spans, y)
                     });
                 }
                 _ => {
@@ -637,24 +637,38 @@ impl ShellPane {
         }
         self.mark_drawn();
         let drawn = self.drawn.as_mut()?;
-        let rows: Vec<u16> = match term.take_damage() {
-            Damage::Rows(rows) => {
+        let spans: Vec<RowSpan> = match term.take_damage() {
+            Damage::Rows(spans) => {
                 draw_rows(&**term, local, drawn, &palette, &|_, _| None, &|y| {
-                    rows.contains(&y)
+                    columns_of(&spans, y)
                 });
-                rows.into_iter().filter(|&y| y < inner.height).collect()
+                spans
             }
             Damage::Full => {
                 draw_screen(&**term, local, drawn, &palette, &|_, _| None);
-                (0..inner.height).collect()
+                (0..inner.height)
+                    .map(|row| RowSpan {
+                        row,
+                        start: 0,
+                        end: inner.width,
+                    })
+                    .collect()
             }
         };
-        let areas: Vec<Rect> = rows
-            .iter()
-            .map(|&y| Rect::new(inner.x, inner.y + y, inner.width, 1))
-            .collect();
-        for &y in &rows {
-            copy_row(drawn, y, buf, inner);
+        let mut areas = Vec::with_capacity(spans.len());
+        for span in spans.into_iter().filter(|s| s.row < inner.height) {
+            let start = span.start.min(inner.width);
+            let area = Rect::new(
+                inner.x + start,
+                inner.y + span.row,
+                span.end.min(inner.width).saturating_sub(start),
+                1,
+            );
+            if area.is_empty() {
+                continue;
+            }
+            copy_span(drawn, span.row, start, buf, area);
+            areas.push(area);
         }
         Some(areas)
     }
@@ -692,6 +706,24 @@ fn copy_rows(from: &Buffer, to: &mut Buffer, at: Rect) {
     for y in 0..at.height.min(from.area.height) {
         copy_row(from, y, to, at);
     }
+}
+
+/// The columns of row `y` that `spans` says changed.
+fn columns_of(spans: &[RowSpan], y: u16) -> Option<std::ops::Range<u16>> {
+    spans.iter().find(|s| s.row == y).map(|s| s.start..s.end)
+}
+
+/// Copies the cells of row `y` of `from` (a buffer at the origin) from column `x` on into
+/// `to`'s one-row area `at`.
+fn copy_span(from: &Buffer, y: u16, x: u16, to: &mut Buffer, at: Rect) {
+    let at = at.intersection(to.area);
+    if y >= from.area.height || x >= from.area.width {
+        return;
+    }
+    let width = usize::from(at.width.min(from.area.width - x));
+    let src = from.index_of(x, y);
+    let dst = to.index_of(at.x, at.y);
+    to.content[dst..dst + width].clone_from_slice(&from.content[src..src + width]);
 }
 
 /// Copies row `y` of `from` (a buffer at the origin) into `to` at `at`.

@@ -6,6 +6,7 @@
 //! compact [`History`].
 
 use parking_lot::Mutex;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,9 @@ use alacritty_terminal::vte::ansi::{self, Processor, Timeout};
 
 use super::bounds::{LineBounds, Start, UNKNOWN};
 use super::history::{CellStyle, History, LineBuilder};
-use super::{CursorShape, Damage, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator};
+use super::{
+    CursorShape, Damage, RowSpan, TermCell, TermColor, TermCursor, TermModes, TerminalEmulator,
+};
 
 /// Bytes fed to the `Term` at most at once. A byte scrolls a line at most, except the
 /// sequences that scroll the screen by many (scroll-up, erase-display), which end a piece;
@@ -568,19 +571,21 @@ impl TerminalEmulator for AlacrittyEmulator {
         grid_cell_into(&grid[line][Column(usize::from(col))], out);
     }
 
-    fn row_into(&self, row: u16, out: &mut Vec<TermCell>) {
-        let (rows, cols) = self.size();
-        out.resize_with(usize::from(cols), TermCell::default);
+    fn row_into(&self, row: u16, cols: Range<u16>, out: &mut Vec<TermCell>) {
+        let (rows, width) = self.size();
+        out.resize_with(usize::from(width), TermCell::default);
+        let cols = usize::from(cols.start)..usize::from(cols.end.min(width));
         let offset = self.scroll_offset();
         if row >= rows || usize::from(row) < offset {
-            for (col, cell) in out.iter_mut().enumerate() {
-                self.cell_into(row, u16::try_from(col).unwrap_or(u16::MAX), cell);
+            for col in cols {
+                self.cell_into(row, u16::try_from(col).unwrap_or(u16::MAX), &mut out[col]);
             }
             return;
         }
         let grid = self.term.grid();
         let cells = &grid[Line(i32::from(row) - offset as i32)][..];
-        for (cell, out) in cells.iter().zip(out.iter_mut()) {
+        let cols = cols.start.min(cells.len())..cols.end.min(cells.len());
+        for (cell, out) in cells[cols.clone()].iter().zip(out[cols].iter_mut()) {
             grid_cell_into(cell, out);
         }
     }
@@ -665,10 +670,25 @@ impl TerminalEmulator for AlacrittyEmulator {
             return Damage::Rows(Vec::new());
         }
         self.sync_since = None;
+        let width = self.term.columns();
         let damage = match self.term.damage() {
             TermDamage::Full => Damage::Full,
             TermDamage::Partial(lines) => {
-                Damage::Rows(lines.filter_map(|l| u16::try_from(l.line).ok()).collect())
+                Damage::Rows(
+                    lines
+                        .filter_map(|l| {
+                            // A column either side: a wide character's other half is drawn
+                            // with it.
+                            let start = l.left.saturating_sub(1);
+                            let end = (l.right + 2).min(width);
+                            Some(RowSpan {
+                                row: u16::try_from(l.line).ok()?,
+                                start: u16::try_from(start).ok()?,
+                                end: u16::try_from(end).ok()?,
+                            })
+                        })
+                        .collect(),
+                )
             }
         };
         self.term.reset_damage();

@@ -7,6 +7,8 @@
 //! parsed 1.11–4.23× faster than `vt100` (`benches/emulator_throughput.rs`,
 //! `docs/BENCHMARKS.md`).
 
+use std::ops::Range;
+
 mod alacritty;
 mod bounds;
 mod history;
@@ -120,13 +122,25 @@ pub struct TermModes {
     pub kitty_keys: bool,
 }
 
-/// Which rows of the screen changed since the damage was last taken.
+/// Which cells of the screen changed since the damage was last taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Damage {
     /// Any of them: draw everything.
     Full,
-    /// These rows.
-    Rows(Vec<u16>),
+    /// These parts of rows.
+    Rows(Vec<RowSpan>),
+}
+
+/// Columns `start..end` of row `row`: what changed in it (an echo is a cell or two, and
+/// drawing, comparing and writing them costs that, not the row's 200 cells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowSpan {
+    /// The row.
+    pub row: u16,
+    /// The first column.
+    pub start: u16,
+    /// One past the last column.
+    pub end: u16,
 }
 
 /// A terminal emulator: a screen, its scrollback and its modes, driven by bytes.
@@ -140,13 +154,14 @@ pub trait TerminalEmulator {
     /// Writes the cell at `row`, `col` of what is shown (scrolled back by
     /// [`Self::scroll_offset`]) into `out`, reusing its text buffer.
     fn cell_into(&self, row: u16, col: u16, out: &mut TermCell);
-    /// Writes row `row` of what is shown into `out`, one cell per column (reusing the cells'
-    /// text buffers): the way to read many cells.
-    fn row_into(&self, row: u16, out: &mut Vec<TermCell>) {
-        let (_, cols) = self.size();
-        out.resize_with(usize::from(cols), TermCell::default);
-        for (col, cell) in out.iter_mut().enumerate() {
-            self.cell_into(row, u16::try_from(col).unwrap_or(u16::MAX), cell);
+    /// Writes columns `cols` of row `row` of what is shown into `out`, one cell per column
+    /// and at the column's index (reusing the cells' text buffers; the others are left as
+    /// they were): the way to read many cells.
+    fn row_into(&self, row: u16, cols: Range<u16>, out: &mut Vec<TermCell>) {
+        let (_, width) = self.size();
+        out.resize_with(usize::from(width), TermCell::default);
+        for col in cols.start..cols.end.min(width) {
+            self.cell_into(row, col, &mut out[usize::from(col)]);
         }
     }
     /// The cell at `row`, `col` of what is shown.

@@ -2,6 +2,7 @@
 //! 16 ANSI colours and the defaults taken from the theme.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -82,17 +83,18 @@ pub fn draw_screen(
     palette: &TermPalette,
     mark: &dyn Fn(u16, u16) -> Option<Style>,
 ) {
-    draw_rows(term, area, buf, palette, mark, &|_| true);
+    draw_rows(term, area, buf, palette, mark, &|_| Some(0..u16::MAX));
 }
 
-/// [`draw_screen`] for the rows `which` takes only (the others are left as they are).
+/// [`draw_screen`] for the columns `which(row)` gives of each row only (the other cells
+/// are left as they are).
 pub fn draw_rows(
     term: &dyn TerminalEmulator,
     area: Rect,
     buf: &mut Buffer,
     palette: &TermPalette,
     mark: &dyn Fn(u16, u16) -> Option<Style>,
-    which: &dyn Fn(u16) -> bool,
+    which: &dyn Fn(u16) -> Option<Range<u16>>,
 ) {
     ROW.with_borrow_mut(|cells| {
         draw_rows_with(term, area, buf, palette, mark, which, cells);
@@ -111,7 +113,7 @@ fn draw_rows_with(
     buf: &mut Buffer,
     palette: &TermPalette,
     mark: &dyn Fn(u16, u16) -> Option<Style>,
-    which: &dyn Fn(u16) -> bool,
+    which: &dyn Fn(u16) -> Option<Range<u16>>,
     cells: &mut Vec<TermCell>,
 ) {
     let (rows, _) = term.size();
@@ -124,11 +126,15 @@ fn draw_rows_with(
     let mut last: Option<(TermCell, Style)> = None;
     let width = usize::from(area.width);
     for y in 0..area.height {
-        if !which(y) {
+        let Some(cols) = which(y) else {
+            continue;
+        };
+        let cols = usize::from(cols.start).min(width)..usize::from(cols.end).min(width);
+        if cols.is_empty() {
             continue;
         }
         let start = buf.index_of(area.x, area.y + y);
-        let targets = &mut buf.content[start..start + width];
+        let targets = &mut buf.content[start + cols.start..start + cols.end];
         if y >= rows {
             for target in targets {
                 target.reset();
@@ -136,8 +142,10 @@ fn draw_rows_with(
             }
             continue;
         }
-        term.row_into(y, cells);
-        for (x, target) in targets.iter_mut().enumerate() {
+        // The cell before the first is read too: is the first a wide character's second half?
+        let read = cols.start.saturating_sub(1)..cols.end;
+        term.row_into(y, clamp(read.start)..clamp(read.end), cells);
+        for (x, target) in (cols.start..).zip(targets.iter_mut()) {
             let Some(cell) = cells.get(x) else {
                 target.reset();
                 target.set_style(blank);
@@ -175,10 +183,14 @@ fn draw_rows_with(
             target.set_style(style);
         }
         // A wide character cut by the right edge of the area would spill over the border.
-        if width < cells.len() && width > 0 && cells[width - 1].wide {
+        if cols.end == width && width < cells.len() && cells[width - 1].wide {
             targets_last(buf, area, y).set_symbol(" ");
         }
     }
+}
+
+fn clamp(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
 }
 
 fn targets_last(buf: &mut Buffer, area: Rect, y: u16) -> &mut ratatui::buffer::Cell {

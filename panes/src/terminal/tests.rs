@@ -407,7 +407,7 @@ fn an_unterminated_synchronized_update_holds_the_drawing_never_the_text() {
 fn draws_row(damage: &Damage, row: u16) -> bool {
     match damage {
         Damage::Full => true,
-        Damage::Rows(rows) => rows.contains(&row),
+        Damage::Rows(rows) => rows.iter().any(|s| s.row == row),
     }
 }
 
