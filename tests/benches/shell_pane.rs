@@ -9,8 +9,9 @@
 //!   session is 200×50 with a client attached at 200×51. Timed from typing the command until
 //!   it ends (March: it writes to a FIFO; tmux: `wait-for`, as `perf-anchors.md` did);
 //! - keystroke latency: one letter written to the outer PTY until the echo program in the
-//!   pane (`stty raw -echo; exec cat`) has it drawn back there; idle, and while a pane in
-//!   another tab (window) floods `cat` of plain text in a loop.
+//!   pane (`stty raw -echo; exec cat`) has it drawn back there; idle (600 keys each, in three
+//!   rounds that take turns), and while a pane in another tab (window) floods `cat` of plain
+//!   text in a loop.
 //!
 //! Run: `cargo bench -p march-e2e --bench shell_pane` (about 6 minutes). `SHELL_PANE_PARTS`
 //! picks parts (a comma list of `memory`, `throughput`, `latency`; all when unset).
@@ -34,6 +35,9 @@ use portable_pty::CommandBuilder;
 use term::{cpu_ns, kill_servers, march_command, median, ms, proc_stats, server_pid};
 
 const RUNS: usize = 3;
+
+/// Rounds of idle keystrokes, March's and tmux's taking turns.
+const IDLE_ROUNDS: usize = 3;
 
 const SOCKET: &str = "march-bench-shell";
 const PREFIX: &[u8] = b"\x01";
@@ -304,8 +308,6 @@ fn main() {
         m.send(b"stty raw -echo; exec cat\r");
         std::thread::sleep(Duration::from_millis(800));
         m.parsing.store(false, Ordering::Relaxed);
-        let pids = [march_server, m.pid()];
-        let (march_idle, march_key_cpu, march_key_ctx) = latency_cost(&mut m, &pids);
         tmux(&[
             "new-session",
             "-d",
@@ -322,8 +324,22 @@ fn main() {
         let mut tl = tmux_client("lat", 50);
         std::thread::sleep(Duration::from_millis(800));
         tl.parsing.store(false, Ordering::Relaxed);
-        let pids = [server, tl.pid()];
-        let (tmux_idle, tmux_key_cpu, tmux_key_ctx) = latency_cost(&mut tl, &pids);
+        // Idle, in rounds that take turns, so a machine that is slower for a while is
+        // slower for both.
+        let (march_pids, tmux_pids) = ([march_server, m.pid()], [server, tl.pid()]);
+        let (mut march_idle, mut tmux_idle) = (Vec::new(), Vec::new());
+        let (mut march_key_cpu, mut march_key_ctx) = (0.0, 0.0);
+        let (mut tmux_key_cpu, mut tmux_key_ctx) = (0.0, 0.0);
+        for _ in 0..IDLE_ROUNDS {
+            let (samples, cpu, ctx) = latency_cost(&mut m, &march_pids);
+            march_idle.extend(samples);
+            march_key_cpu += cpu / IDLE_ROUNDS as f64;
+            march_key_ctx += ctx / IDLE_ROUNDS as f64;
+            let (samples, cpu, ctx) = latency_cost(&mut tl, &tmux_pids);
+            tmux_idle.extend(samples);
+            tmux_key_cpu += cpu / IDLE_ROUNDS as f64;
+            tmux_key_ctx += ctx / IDLE_ROUNDS as f64;
+        }
 
         // The flood: a shell in a second tab (window) cats plain text in a loop.
         m.parsing.store(true, Ordering::Relaxed);
@@ -349,7 +365,10 @@ fn main() {
         ]);
         std::thread::sleep(Duration::from_millis(1000));
         let tmux_load = tl.latency();
-        println!("keystroke to echo on the outer PTY, {SAMPLES} samples each:");
+        println!(
+            "keystroke to echo on the outer PTY, {} samples each idle ({IDLE_ROUNDS} rounds taking turns), {SAMPLES} under the flood:",
+            IDLE_ROUNDS * SAMPLES
+        );
         println!("  march idle:          {}", describe(&march_idle));
         println!("  tmux idle:           {}", describe(&tmux_idle));
         println!("  march, other floods: {}", describe(&march_load));
