@@ -6,6 +6,7 @@ mod agent_shell;
 mod copy;
 mod output;
 mod pty;
+mod read_ahead;
 #[cfg(test)]
 mod tests;
 

@@ -3,9 +3,10 @@
 //! own through a burst, so a flood is parsed beside the loop and not on it.
 //!
 //! Reading is held by one side at a time. The loop reads while output is quiet; a read that
-//! fills the kernel's buffer (a burst) is handed to the pane's parser thread, which parses it,
-//! reads on until the PTY is empty, and hands reading back ([`PtyOutput::resumed`]). So
-//! bytes are parsed in the order they were written, and the two never wait on each other.
+//! fills the kernel's buffer (a burst) is handed to the pane's parser thread, which parses it
+//! while a read-ahead thread reads on until the PTY stays empty (see `read_ahead.rs`), and
+//! then hands reading back ([`PtyOutput::resumed`]). So bytes are parsed in the order they
+//! were written, and the loop never waits on either.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,17 +14,18 @@ use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use super::pty::{InputQueue, SharedTerminal};
+use super::read_ahead::{Ahead, ReadAhead};
 use super::{ShellNotice, Wake};
 
 /// Bytes read from the PTY at once.
-const READ_SIZE: usize = 64 * 1024;
+pub(super) const READ_SIZE: usize = 64 * 1024;
 
 /// A read at least this long is a burst (the PTY hands out about 4 KiB at a time, so a
 /// program writing faster than it is read fills each read): it goes to the parser thread.
 const BURST: usize = 2048;
 
 /// How long the parser thread waits for more output before it hands reading back.
-const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
+pub(super) const LINGER: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Bytes the loop parses in one go at most before it hands the rest over.
 const INLINE_LIMIT: usize = 16 * 1024;
@@ -98,13 +100,13 @@ impl Feed {
 }
 
 /// The result of one non-blocking read.
-enum Read {
+pub(super) enum Read {
     Bytes(usize),
     Empty,
     Ended,
 }
 
-fn read(fd: &OwnedFd, buf: &mut [u8]) -> Read {
+pub(super) fn read(fd: &OwnedFd, buf: &mut [u8]) -> Read {
     loop {
         match rustix::io::read(fd, &mut *buf) {
             Ok(0) => return Read::Ended,
@@ -256,7 +258,7 @@ impl PtyOutput {
 }
 
 /// Whether `fd` has something to read (or hung up) within `wait` (`None`: however long).
-fn readable_within(fd: &OwnedFd, wait: Option<std::time::Duration>) -> bool {
+pub(super) fn readable_within(fd: &OwnedFd, wait: Option<std::time::Duration>) -> bool {
     use rustix::event::{PollFd, PollFlags, Timespec};
     let timeout = wait.map(|w| Timespec {
         tv_sec: i64::try_from(w.as_secs()).unwrap_or(i64::MAX),
@@ -267,30 +269,45 @@ fn readable_within(fd: &OwnedFd, wait: Option<std::time::Duration>) -> bool {
     rustix::event::poll(&mut fds, timeout.as_ref()).map_or(true, |n| n > 0)
 }
 
-/// The parser thread: each burst parsed, then the PTY read until it is empty, then reading
-/// given back. Ends when the loop's side is dropped.
+/// The parser thread: each burst parsed, then what the read-ahead thread reads until the
+/// PTY stays empty, then reading given back. Ends when the loop's side is dropped.
 fn parse_bursts(
     bursts: &mpsc::Receiver<Vec<u8>>,
-    fd: &OwnedFd,
+    fd: &Arc<OwnedFd>,
     feed: &Feed,
     resume: &parking_lot::Mutex<Option<Resume>>,
     drained: &mpsc::Sender<()>,
 ) {
+    let ahead = ReadAhead::start(fd.clone());
     let mut buf = vec![0u8; READ_SIZE];
     while let Ok(burst) = bursts.recv() {
         feed.feed(&burst);
-        loop {
-            match read(fd, &mut buf) {
-                Read::Bytes(n) => feed.feed(&buf[..n]),
-                // A flood often outruns its program for a moment: reading is kept a little
-                // longer rather than handed back and forth (two wake-ups each time).
-                Read::Empty if readable_within(fd, Some(LINGER)) => {}
-                Read::Empty => break,
-                Read::Ended => {
-                    let _ = drained.send(());
-                    break;
+        match &ahead {
+            Some(ahead) => {
+                ahead.begin();
+                loop {
+                    match ahead.next() {
+                        Ahead::Bytes(bytes) => feed.feed(&bytes),
+                        Ahead::Quiet => break,
+                        Ahead::Ended => {
+                            let _ = drained.send(());
+                            break;
+                        }
+                    }
                 }
             }
+            // No second thread: this one reads too.
+            None => loop {
+                match read(fd, &mut buf) {
+                    Read::Bytes(n) => feed.feed(&buf[..n]),
+                    Read::Empty if readable_within(fd, Some(LINGER)) => {}
+                    Read::Empty => break,
+                    Read::Ended => {
+                        let _ = drained.send(());
+                        break;
+                    }
+                }
+            },
         }
         // The loop reads again (and sees the end itself, if that is what came).
         if let Some(resume) = resume.lock().as_ref() {
