@@ -269,6 +269,18 @@ pub(super) fn readable_within(fd: &OwnedFd, wait: Option<std::time::Duration>) -
     rustix::event::poll(&mut fds, timeout.as_ref()).map_or(true, |n| n > 0)
 }
 
+/// How much the threads reading and parsing a flood give way: to the flooding program, whose
+/// writes into its PTY cost it more than the parsing costs March (the kernel's output
+/// processing, a newline at a time), and to the app's loop, which draws and echoes keys.
+const FLOOD_NICENESS: i32 = 5;
+
+/// Lowers this thread's priority (Linux counts niceness per thread).
+pub(super) fn give_way() {
+    if let Err(e) = rustix::process::nice(FLOOD_NICENESS) {
+        tracing::debug!("flood thread's priority not lowered: {e}");
+    }
+}
+
 /// The parser thread: each burst parsed, then what the read-ahead thread reads until the
 /// PTY stays empty, then reading given back. Ends when the loop's side is dropped.
 fn parse_bursts(
@@ -278,6 +290,7 @@ fn parse_bursts(
     resume: &parking_lot::Mutex<Option<Resume>>,
     drained: &mpsc::Sender<()>,
 ) {
+    give_way();
     let ahead = ReadAhead::start(fd.clone());
     let mut buf = vec![0u8; READ_SIZE];
     while let Ok(burst) = bursts.recv() {

@@ -130,6 +130,7 @@ impl Drop for ReadAhead {
 
 /// The reader thread: for each burst, reads until the PTY stays empty (or ends).
 fn read_bursts(shared: &Shared, fd: &OwnedFd) {
+    super::output::give_way();
     let mut buf = vec![0u8; READ_SIZE];
     loop {
         {
