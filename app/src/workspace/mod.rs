@@ -608,6 +608,13 @@ impl Workspace {
         for (id, rect) in rects {
             self.render_pane(id, rect, buf, theme, highlighter, id == focused);
         }
+        for (id, pane) in &self.panes {
+            if let Pane::Shell(slot) = pane
+                && !self.shells_on_screen.contains(id)
+            {
+                slot.pane.set_focused(false);
+            }
+        }
     }
 
     /// Stop every agent and hang up every shell.

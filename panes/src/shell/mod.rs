@@ -12,7 +12,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,6 +36,7 @@ use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
 pub use agent_shell::{AgentShellView, CommandEntry, Commands};
 pub use copy::{CopyMark, CopyMode, CopyOutcome, SearchCase};
+use output::Viewing;
 pub use output::{OutputReader, PtyOutput, ReadOutcome};
 pub use pty::{ExitInfo, SharedTerminal};
 
@@ -134,7 +135,7 @@ pub struct ShellPane {
     term: SharedTerminal,
     pty: Option<pty::Pty>,
     /// Set by the reader when output arrives; cleared when the app looks.
-    pending: Arc<AtomicBool>,
+    viewing: Arc<Viewing>,
     wake: Wake,
     /// Where each program's output is read.
     reader: OutputReader,
@@ -191,7 +192,7 @@ impl ShellPane {
             spec,
             term,
             pty: None,
-            pending: Arc::new(AtomicBool::new(false)),
+            viewing: Arc::default(),
             wake,
             reader,
             exited: None,
@@ -226,7 +227,7 @@ impl ShellPane {
         let pty = pty::Pty::spawn(
             &command,
             self.term.clone(),
-            self.pending.clone(),
+            self.viewing.clone(),
             self.wake.clone(),
             &self.reader,
         )?;
@@ -306,10 +307,16 @@ impl ShellPane {
         self.exited.as_ref()
     }
 
+    /// Whether the pane is the one the user works in (set as it is drawn; panes out of sight
+    /// are told here): a flood in it is read giving way to its program.
+    pub fn set_focused(&self, focused: bool) {
+        self.viewing.focused.store(focused, Ordering::Release);
+    }
+
     /// Output from now on wakes the app again (called when what it wrote so far is drawn,
     /// so a flood wakes the app once a frame, and a pane out of sight not at all).
     pub fn mark_drawn(&self) {
-        self.pending.store(false, Ordering::Release);
+        self.viewing.pending.store(false, Ordering::Release);
     }
 
     /// Takes what changed since the last call: the clipboard, the exit.
@@ -517,6 +524,7 @@ impl ShellPane {
     /// Draws the program's screen (no border) into `inner`, which its PTY takes the size of.
     pub fn render_screen(&mut self, inner: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) {
         self.mark_drawn();
+        self.set_focused(focused);
         self.screen = inner;
         if inner.width == 0 || inner.height == 0 {
             return;

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use alacritty_terminal::sync::FairMutex;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use super::output::{OutputReader, PtyOutput};
+use super::output::{OutputReader, PtyOutput, Viewing};
 use super::{ShellError, ShellNotice, Wake};
 use crate::terminal::TerminalEmulator;
 
@@ -96,7 +96,7 @@ impl Pty {
     pub(crate) fn spawn(
         cmd: &PtyCommand<'_>,
         term: SharedTerminal,
-        pending: Arc<AtomicBool>,
+        viewing: Arc<Viewing>,
         wake: Wake,
         reader: &OutputReader,
     ) -> Result<Pty, ShellError> {
@@ -157,7 +157,7 @@ impl Pty {
         let output = PtyOutput::new(
             output_fd,
             term,
-            pending,
+            viewing,
             input.clone(),
             wake.clone(),
             drained,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::output::{LINGER, READ_SIZE, Read, read, readable_within};
+use super::output::{LINGER, READ_SIZE, Read, give_way as give_way_now, read, readable_within};
 
 /// Bytes queued at most: past it the reader waits.
 const HIGH: usize = 256 * 1024;
@@ -51,6 +51,11 @@ struct Queue {
     reader_waits: bool,
     /// The parser is gone: the reader ends.
     closed: bool,
+    /// The reader lowers its priority at the next burst.
+    give_way: bool,
+    /// The reader thread's id, once it runs (for the tests, which look at its niceness).
+    #[cfg(test)]
+    tid: Option<i32>,
 }
 
 struct Shared {
@@ -86,6 +91,17 @@ impl ReadAhead {
                 None
             }
         }
+    }
+
+    /// From the next burst on the reader runs at a lower priority (for good).
+    pub(super) fn give_way(&self) {
+        self.shared.queue.lock().give_way = true;
+    }
+
+    /// The reader ends the burst after its current read, as if the PTY had stayed empty
+    /// (the loop reads again, and hands the next burst over afresh).
+    pub(super) fn stop(&self) {
+        self.shared.queue.lock().reading = false;
     }
 
     /// The reader reads until the PTY stays empty.
@@ -130,10 +146,14 @@ impl Drop for ReadAhead {
 
 /// The reader thread: for each burst, reads until the PTY stays empty (or ends).
 fn read_bursts(shared: &Shared, fd: &OwnedFd) {
-    super::output::give_way();
+    #[cfg(test)]
+    {
+        shared.queue.lock().tid = Some(rustix::thread::gettid().as_raw_nonzero().get());
+    }
     let mut buf = vec![0u8; READ_SIZE];
+    let mut gave_way = false;
     loop {
-        {
+        let give_way = {
             let mut q = shared.queue.lock();
             while !q.reading && !q.closed {
                 shared.for_reader.wait(&mut q);
@@ -141,14 +161,19 @@ fn read_bursts(shared: &Shared, fd: &OwnedFd) {
             if q.closed {
                 return;
             }
+            q.give_way
+        };
+        if give_way && !gave_way {
+            give_way_now();
+            gave_way = true;
         }
         let end = loop {
             match read(fd, &mut buf) {
-                Read::Bytes(n) => {
-                    if !push(shared, buf[..n].to_vec()) {
-                        return;
-                    }
-                }
+                Read::Bytes(n) => match push(shared, buf[..n].to_vec()) {
+                    Pushed::Closed => return,
+                    Pushed::Stopped => break End::Quiet,
+                    Pushed::Go => {}
+                },
                 // A flood often outruns its program for a moment: reading goes on a little
                 // rather than handed back and forth (two wake-ups each time).
                 Read::Empty if readable_within(fd, Some(LINGER)) => {}
@@ -165,9 +190,18 @@ fn read_bursts(shared: &Shared, fd: &OwnedFd) {
     }
 }
 
-/// Queues `chunk` for the parser, waiting while the queue is full; false when the parser
-/// is gone.
-fn push(shared: &Shared, chunk: Vec<u8>) -> bool {
+/// What became of a chunk pushed.
+enum Pushed {
+    /// Read on.
+    Go,
+    /// The parser stopped the burst.
+    Stopped,
+    /// The parser is gone.
+    Closed,
+}
+
+/// Queues `chunk` for the parser, waiting while the queue is full.
+fn push(shared: &Shared, chunk: Vec<u8>) -> Pushed {
     let mut q = shared.queue.lock();
     q.bytes += chunk.len();
     q.chunks.push_back(chunk);
@@ -178,7 +212,13 @@ fn push(shared: &Shared, chunk: Vec<u8>) -> bool {
         q.reader_waits = true;
         shared.for_reader.wait(&mut q);
     }
-    !q.closed
+    if q.closed {
+        Pushed::Closed
+    } else if !q.reading {
+        Pushed::Stopped
+    } else {
+        Pushed::Go
+    }
 }
 
 #[cfg(test)]
@@ -215,5 +255,32 @@ mod tests {
         wrote.join().unwrap();
         assert_eq!(got.len(), expected.len());
         assert!(got == expected, "the bytes came out of order");
+    }
+
+    /// The niceness of `ahead`'s reader thread, from /proc.
+    fn niceness(ahead: &ReadAhead) -> i64 {
+        let tid = ahead.shared.queue.lock().tid.unwrap();
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        // The fields after the name (which is in parentheses); nice is the 19th of all.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    fn a_reader_told_to_give_way_lowers_its_priority_at_the_next_burst() {
+        let (ours, theirs) = rustix::pipe::pipe().unwrap();
+        rustix::io::ioctl_fionbio(&ours, true).unwrap();
+        let ahead = ReadAhead::start(Arc::new(ours)).unwrap();
+        let mut writer = std::fs::File::from(theirs);
+        let burst = |writer: &mut std::fs::File| {
+            writer.write_all(b"flood").unwrap();
+            ahead.begin();
+            while !matches!(ahead.next(), Ahead::Quiet | Ahead::Ended) {}
+        };
+        burst(&mut writer);
+        let before = niceness(&ahead);
+        ahead.give_way();
+        burst(&mut writer);
+        assert_eq!(niceness(&ahead), (before + 5).min(19));
     }
 }
