@@ -295,7 +295,12 @@ fn random_bytes_for_seconds_leave_march_responsive_and_bounded() {
     let h = harness();
     let mut m = start(&h);
     open_shell(&mut m);
-    m.type_line("timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2))");
+    // The noise holds queries, which March answers as it parses them: answers parsed after
+    // `cat` ended land in the shell's input, and a terminal that echoes would print them
+    // over the marker. The test looks at March, not at that race: no echo while it runs.
+    m.type_line(
+        "stty -echo; timeout 10 cat /dev/urandom; printf '\\033c'; echo alive-$((40+2)); stty echo",
+    );
     m.wait_text("alive-42");
     let status = std::fs::read_to_string(format!("/proc/{}/status", m.server_pid())).unwrap();
     let rss_kb: u64 = status
