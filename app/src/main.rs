@@ -10,6 +10,7 @@ mod keymap;
 mod logging;
 mod models_cmd;
 mod nonblocking;
+mod reactor;
 mod server;
 mod table;
 mod tty_reader;

@@ -11,6 +11,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+use crate::reactor::watch;
+
 /// Writes all of `bytes` to `fd` (non-blocking), waiting without blocking the thread when it
 /// is full.
 pub async fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
@@ -24,7 +26,9 @@ pub async fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
                 // Full: watched for room until this write is done (then deregistered).
                 let watched = match room.as_mut() {
                     Some(watched) => watched,
-                    None => room.insert(watch(fd.as_fd().try_clone_to_owned()?)?),
+                    None => {
+                        room.insert(watch(fd.as_fd().try_clone_to_owned()?, Interest::WRITABLE)?)
+                    }
                 };
                 watched.writable().await?.clear_ready();
             }
@@ -32,13 +36,6 @@ pub async fn write_all(fd: impl AsFd, mut bytes: &[u8]) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-// Deprecated for descriptors that may be closed while registered: this copy is owned by the
-// AsyncFd and closed only when it is dropped (and deregistered).
-#[allow(deprecated)]
-fn watch(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    AsyncFd::with_interest(fd, Interest::WRITABLE)
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ use std::os::fd::OwnedFd;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+use crate::reactor::watch;
+
 /// One read's worth: a paste arrives in pieces this large at most.
 const READ_SIZE: usize = 16 << 10;
 
@@ -29,7 +31,7 @@ impl TtyReader {
     /// Watches `fd`, a terminal (blocking or not: it is read once per readiness).
     pub fn new(fd: OwnedFd) -> io::Result<TtyReader> {
         Ok(TtyReader {
-            fd: watch(fd)?,
+            fd: watch(fd, Interest::READABLE)?,
             buf: vec![0; READ_SIZE],
         })
     }
@@ -70,14 +72,6 @@ pub async fn read_if(tty: &mut Option<TtyReader>) -> io::Result<TtyRead<'_>> {
         Some(reader) => reader.read().await,
         None => std::future::pending().await,
     }
-}
-
-/// Registers the terminal with the loop's reactor for reading.
-// Deprecated for owners whose descriptor may be closed and reused while registered; this copy
-// is closed only when the AsyncFd is dropped (and deregistered).
-#[allow(deprecated)]
-fn watch(fd: OwnedFd) -> io::Result<AsyncFd<OwnedFd>> {
-    AsyncFd::with_interest(fd, Interest::READABLE)
 }
 
 #[cfg(test)]

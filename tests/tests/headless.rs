@@ -99,6 +99,16 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Asserts the run exited with `code`, showing its stderr when not.
+fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stderr:\n{}",
+        stderr(output)
+    );
+}
+
 fn json_lines(output: &Output) -> Vec<Value> {
     stdout(output)
         .lines()
@@ -124,12 +134,7 @@ fn text_turn(text: &str) -> Value {
 fn prints_the_answer_and_exits_zero() {
     let setup = Setup::new(json!([text_turn("Hello from the model.")]));
     let output = setup.run(&["-p", "hi"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     assert_eq!(stdout(&output), "Hello from the model.\n");
     let requests = setup.server.recorded_requests();
     assert_eq!(requests.len(), 1);
@@ -142,12 +147,7 @@ fn prints_the_answer_and_exits_zero() {
 fn json_output_is_one_object_per_line_ending_with_the_result() {
     let setup = Setup::new(json!([text_turn("Hello there.")]));
     let output = setup.run(&["-p", "hi", "--output", "json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     let lines = json_lines(&output);
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "result");
@@ -205,12 +205,7 @@ fn tool_calls_are_rejected_without_yolo() {
         text_turn("I was not allowed to write.")
     ]));
     let output = setup.run(&["-p", "write notes"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     assert!(!setup.project().join("notes.txt").exists());
     assert!(
         stderr(&output).contains("rejected tool call"),
@@ -230,12 +225,7 @@ fn tool_calls_are_rejected_without_yolo() {
 fn tool_calls_run_with_yolo() {
     let setup = Setup::new(json!([write_call(), text_turn("Written.")]));
     let output = setup.run(&["-p", "write notes", "--yolo", "--output", "json"]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     assert_eq!(
         std::fs::read_to_string(setup.project().join("notes.txt")).unwrap(),
         "hello\n"
@@ -257,12 +247,7 @@ fn model_and_cwd_are_honoured() {
     let elsewhere = tempfile::tempdir().unwrap();
     let cwd = elsewhere.path().to_str().unwrap();
     let output = setup.run(&["-p", "hi", "--model", "scripted/m2", "--cwd", cwd]);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     let requests = setup.server.recorded_requests();
     assert_eq!(requests[0]["body"]["model"], "m2");
     // The session identity layer names the working directory.
@@ -283,12 +268,7 @@ fn a_run_started_inside_a_workspace_is_not_offered_the_workspace_tool() {
         .spawn()
         .unwrap();
     let output = wait_output(child);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 0);
     let requests = setup.server.recorded_requests();
     let tools: Vec<&str> = requests[0]["body"]["tools"]
         .as_array()
@@ -346,11 +326,6 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let output = wait_output(child);
-    assert_eq!(
-        output.status.code(),
-        Some(130),
-        "stderr:\n{}",
-        stderr(&output)
-    );
+    assert_exit(&output, 130);
     assert!(!stdout(&output).contains("never sent"));
 }

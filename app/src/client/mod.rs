@@ -160,7 +160,7 @@ struct Connection {
 impl Connection {
     fn new(stream: UnixStream) -> io::Result<Connection> {
         let write = stream.into_std()?;
-        let read = watch(write.try_clone()?)?;
+        let read = crate::reactor::watch(write.try_clone()?, tokio::io::Interest::READABLE)?;
         Ok(Connection { read, write })
     }
 
@@ -191,16 +191,6 @@ impl Connection {
             frames.push(&buf[..n]);
         }
     }
-}
-
-/// Registers the connection with the reactor for reading only.
-// Deprecated for descriptors that may be closed while registered: this copy is owned by the
-// AsyncFd and closed only when it is dropped (and deregistered).
-#[allow(deprecated)]
-fn watch(
-    socket: std::os::unix::net::UnixStream,
-) -> io::Result<AsyncFd<std::os::unix::net::UnixStream>> {
-    AsyncFd::with_interest(socket, tokio::io::Interest::READABLE)
 }
 
 /// The path of the terminal output goes to, for the server to write it directly.

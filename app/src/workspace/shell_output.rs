@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use march_panes::shell::{OutputReader, PtyOutput, ReadOutcome};
 use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
 use tokio::sync::Notify;
+
+use crate::reactor::watch;
 
 /// Where new shells' output is read: on the loop when one runs here, else on threads.
 pub(super) fn output_reader() -> OutputReader {
@@ -27,7 +28,11 @@ async fn read_output(mut output: PtyOutput) {
         let resumed = resumed.clone();
         output.resumed(Arc::new(move || resumed.notify_one()));
     }
-    let mut fd = match output.fd().try_clone_to_owned().and_then(watch) {
+    let mut fd = match output
+        .fd()
+        .try_clone_to_owned()
+        .and_then(|fd| watch(fd, Interest::READABLE))
+    {
         Ok(fd) => fd,
         Err(e) => return read_on_thread(output, &e),
     };
@@ -40,7 +45,7 @@ async fn read_output(mut output: PtyOutput) {
                 let copy = fd.into_inner();
                 // A permit is kept when the parser gives reading back before this waits.
                 resumed.notified().await;
-                fd = match watch(copy) {
+                fd = match watch(copy, Interest::READABLE) {
                     Ok(fd) => fd,
                     Err(e) => return read_on_thread(output, &e),
                 };
@@ -76,14 +81,6 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
-}
-
-/// Registers a copy of the PTY with the loop's reactor.
-// Deprecated for descriptors that may be closed while registered: this copy is owned by
-// the AsyncFd and closed only when it is dropped (and deregistered).
-#[allow(deprecated)]
-fn watch(fd: std::os::fd::OwnedFd) -> std::io::Result<AsyncFd<std::os::fd::OwnedFd>> {
-    AsyncFd::with_interest(fd, Interest::READABLE)
 }
 
 #[cfg(test)]

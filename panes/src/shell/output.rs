@@ -284,8 +284,8 @@ pub(super) fn readable_within(fd: &OwnedFd, wait: Option<std::time::Duration>) -
 /// processing, a newline at a time; `seq` spends most of its time there), so it gets its
 /// core. Floods in other panes are read by the parser thread alone, at the normal priority:
 /// held back by their parsing, they leave the cores to what the user types into (measured:
-/// a flood read ahead two tabs away made the echo's p95 2.0 ms; parsed where it is read,
-/// 0.3–0.55 ms).
+/// a flood read ahead two tabs away made the echo's p95 2.0–2.4 ms; parsed where it is
+/// read, 0.3–0.8 ms, docs/BENCHMARKS.md).
 const FLOOD_NICENESS: i32 = 5;
 
 /// Lowers this thread's priority (Linux counts niceness per thread).
