@@ -135,6 +135,19 @@ fn march_time(m: &mut Outer, cmd: &str, fifo: &Path) -> Duration {
     start.elapsed()
 }
 
+/// The CPU seconds (user + system) of a shell's children, from the output of its `times`.
+fn children_cpu(path: &Path) -> f64 {
+    let text = std::fs::read_to_string(path).unwrap();
+    let children = text.lines().nth(1).unwrap();
+    children
+        .split_whitespace()
+        .map(|t| {
+            let (m, s) = t.trim_end_matches('s').split_once('m').unwrap();
+            m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+        })
+        .sum()
+}
+
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
         .arg(path)
@@ -166,10 +179,16 @@ fn main() {
     std::fs::write(&lines, workload::full_lines(10_050, 200)).unwrap();
     let fifo = dir.path().join("done.fifo");
     mkfifo(&fifo);
+    let seq_times = dir.path().join("seq.times");
     let workloads = [
         ("cat mixed", format!("cat {}", mixed.display())),
         ("cat plain", format!("cat {}", plain.display())),
-        ("seq 1 5000000", "seq 1 5000000".to_string()),
+        // `times` gives `seq`'s own CPU time, the rate it could reach if its pane never made
+        // it wait.
+        (
+            "seq 1 5000000",
+            format!("sh -c 'seq 1 5000000; times > {}'", seq_times.display()),
+        ),
     ];
     let sizes = [
         std::fs::metadata(&mixed).unwrap().len(),
@@ -254,6 +273,8 @@ fn main() {
             workloads.iter().map(|_| Default::default()).collect();
         let mut cpu: Vec<(Vec<f64>, Vec<f64>)> =
             workloads.iter().map(|_| Default::default()).collect();
+        // `seq`'s own CPU seconds in March's runs and in tmux's.
+        let (mut seq_march, mut seq_tmux) = (Vec::new(), Vec::new());
         let tick = 0.01;
         // CPU of server and client on both sides.
         let (march_client, tmux_client_pid) = (m.pid(), t.pid());
@@ -264,10 +285,16 @@ fn main() {
                 let c0 = march_cpu();
                 let a = march_time(&mut m, command, &fifo);
                 cpu[i].0.push((march_cpu() - c0) as f64 * tick);
+                if command.contains("times") {
+                    seq_march.push(children_cpu(&seq_times));
+                }
                 std::thread::sleep(Duration::from_millis(400));
                 let c0 = tmux_cpu();
                 let b = tmux_time("att:0.0", command);
                 cpu[i].1.push((tmux_cpu() - c0) as f64 * tick);
+                if command.contains("times") {
+                    seq_tmux.push(children_cpu(&seq_times));
+                }
                 std::thread::sleep(Duration::from_millis(400));
                 results[i].0.push(a);
                 results[i].1.push(b);
@@ -281,16 +308,16 @@ fn main() {
             "{:<14} {:>8} {:>12} {:>12} {:>10} {:>10} {:>8}",
             "workload", "MB", "march MB/s", "tmux MB/s", "march cpu", "tmux cpu", "ratio"
         );
+        let mid = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
         for (i, (name, _)) in workloads.iter().enumerate() {
             let mb = sizes[i] as f64 / 1e6;
             let (a, b, r) = &results[i];
             let mut r = r.clone();
             r.sort_by(f64::total_cmp);
-            let mid = |v: &[f64]| {
-                let mut v = v.to_vec();
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             println!(
                 "{name:<14} {mb:>8.1} {:>12.1} {:>12.1} {:>9.2}s {:>9.2}s {:>7.2}x",
                 mb / median(a.clone()).as_secs_f64(),
@@ -300,6 +327,13 @@ fn main() {
                 r[r.len() / 2]
             );
         }
+        let seq_mb = sizes[2] as f64 / 1e6;
+        let (own_march, own_tmux) = (mid(&seq_march), mid(&seq_tmux));
+        println!(
+            "seq's own CPU (user + system): {own_march:.2}s in march's runs ({:.1} MB/s if never kept waiting), {own_tmux:.2}s in tmux's ({:.1} MB/s)",
+            seq_mb / own_march,
+            seq_mb / own_tmux
+        );
     }
 
     if part("latency") {
