@@ -67,6 +67,27 @@ pub struct Config {
     pub lsp: crate::lsp_config::LspConfig,
     /// The `[requests]` table: how long a silent model server is waited on.
     pub requests: RequestsConfig,
+    /// The `[limits]` table: where a turn is stopped.
+    pub limits: LimitsConfig,
+}
+
+/// The `[limits]` table: bounds on one turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct LimitsConfig {
+    /// Model calls one prompt may make before its turn ends (none: no limit).
+    #[serde(deserialize_with = "positive_count")]
+    pub max_turns: Option<u32>,
+}
+
+/// A count above zero, when given.
+fn positive_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match u32::deserialize(d)? {
+        0 => Err(serde::de::Error::custom(
+            "0 is not a limit: leave the key out for none",
+        )),
+        n => Ok(Some(n)),
+    }
 }
 
 /// The `[requests]` table: patience with model servers that go silent.
@@ -464,6 +485,18 @@ cost = { input = 0.5 }
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn limits_table_sets_max_turns_and_refuses_zero() {
+        let defaults = Config::parse("", Path::new("c.toml")).unwrap();
+        assert_eq!(defaults.limits.max_turns, None);
+        let config = Config::parse("[limits]\nmax_turns = 12\n", Path::new("c.toml")).unwrap();
+        assert_eq!(config.limits.max_turns, Some(12));
+        let err = Config::parse("[limits]\nmax_turns = 0\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("0 is not a limit"), "{err}");
     }
 
     #[test]

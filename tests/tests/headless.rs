@@ -242,6 +242,28 @@ fn tool_calls_run_with_yolo() {
 }
 
 #[test]
+fn max_turns_from_the_config_ends_the_turn_with_exit_three() {
+    let setup = Setup::new(json!([write_call(), text_turn("Written.")]));
+    let config = setup.dir.path().join("march/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[limits]\nmax_turns = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let output = setup.run(&["-p", "write notes", "--yolo"]);
+    assert_exit(&output, 3);
+    // The first model call ran its tool; the second was never made.
+    assert_eq!(
+        std::fs::read_to_string(setup.project().join("notes.txt")).unwrap(),
+        "hello\n"
+    );
+    assert!(!stdout(&output).contains("Written."), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("stopped at a limit"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn model_and_cwd_are_honoured() {
     let setup = Setup::new(json!([text_turn("ok")]));
     let elsewhere = tempfile::tempdir().unwrap();

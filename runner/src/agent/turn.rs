@@ -257,6 +257,7 @@ pub(super) async fn run(
     let mut config = LoopConfig::new(settings.model.clone(), session.provider.clone());
     config.thinking = settings.thinking;
     config.stream_options.stall = session.config.requests.stall_policy();
+    config.max_turns = session.config.limits.max_turns;
     config.hooks = hooks.clone();
     // Recalled turns open the run after the recent ones; they are context, not transcript,
     // so they are never written to the session file.
