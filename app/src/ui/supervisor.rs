@@ -84,8 +84,8 @@ impl SupervisorView {
             KeyCode::Char('x') => {
                 row.map_or(SupervisorAction::None, |r| SupervisorAction::Stop(r.key))
             }
-            // Answers for the selected session's question, as in its pane but with y/n, so
-            // r stays restart: y allow once, Y always, n reject once, N reject always.
+            // Answers for the selected session's question, the letters of its pane's dialog:
+            // y allow once, Y always, n reject once, N reject always.
             KeyCode::Char(c @ ('y' | 'Y' | 'n' | 'N')) => match row {
                 Some(r) if r.question.is_some() => {
                     let kind = match c {

@@ -1,7 +1,7 @@
 //! The permission modal: an agent asks before a tool runs; the user picks one of the
 //! agent's options by key. Keys follow the option's kind, never its position or name:
-//! `a` allow once, `A` allow always, `r` reject once, `R` reject always (digits for any
-//! option whose kind repeats); arrows and Enter also work; Esc cancels, which ACP defines as
+//! `y` allow once, `Y` allow always, `n` reject once, `N` reject always, the same letters as
+//! the supervisor view's (digits for any option whose kind repeats); arrows and Enter also work; Esc cancels, which ACP defines as
 //! cancelling the turn, not as a refusal.
 
 use agent_client_protocol::v1::schema::{
@@ -43,10 +43,10 @@ pub(crate) struct PermissionModal {
 
 fn kind_key(kind: PermissionOptionKind) -> Option<char> {
     match kind {
-        PermissionOptionKind::AllowOnce => Some('a'),
-        PermissionOptionKind::AllowAlways => Some('A'),
-        PermissionOptionKind::RejectOnce => Some('r'),
-        PermissionOptionKind::RejectAlways => Some('R'),
+        PermissionOptionKind::AllowOnce => Some('y'),
+        PermissionOptionKind::AllowAlways => Some('Y'),
+        PermissionOptionKind::RejectOnce => Some('n'),
+        PermissionOptionKind::RejectAlways => Some('N'),
         _ => None,
     }
 }
@@ -274,11 +274,13 @@ mod tests {
     #[test]
     fn keys_follow_option_kinds() {
         let mut m = PermissionModal::new(PermissionId(1), request(), None);
-        assert_eq!(press(&mut m, KeyCode::Char('A')), selected("always"));
-        assert_eq!(press(&mut m, KeyCode::Char('r')), selected("no"));
-        assert_eq!(press(&mut m, KeyCode::Char('R')), selected("never"));
-        assert_eq!(press(&mut m, KeyCode::Char('a')), selected("allow"));
-        assert_eq!(press(&mut m, KeyCode::Char('x')), ModalKey::Ignored);
+        assert_eq!(press(&mut m, KeyCode::Char('Y')), selected("always"));
+        assert_eq!(press(&mut m, KeyCode::Char('n')), selected("no"));
+        assert_eq!(press(&mut m, KeyCode::Char('N')), selected("never"));
+        assert_eq!(press(&mut m, KeyCode::Char('y')), selected("allow"));
+        // The old letters answer nothing.
+        assert_eq!(press(&mut m, KeyCode::Char('a')), ModalKey::Ignored);
+        assert_eq!(press(&mut m, KeyCode::Char('r')), ModalKey::Ignored);
     }
 
     #[test]

@@ -88,7 +88,7 @@ fn permission_answers_in_order() {
     let second = pane.show_permission(permission_request());
     assert_eq!((first, second), (PermissionId(1), PermissionId(2)));
     type_text(&mut pane, "x");
-    match pane.handle_key(key(KeyCode::Char('A'))) {
+    match pane.handle_key(key(KeyCode::Char('Y'))) {
         PaneEvent::Permission { id, outcome, .. } => {
             assert_eq!(id, first);
             assert_eq!(
