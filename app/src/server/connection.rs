@@ -131,10 +131,16 @@ pub struct Outbox {
 impl Outbox {
     /// Queues terminal output; `false` when the client is behind and it was dropped.
     pub fn output(&self, bytes: Vec<u8>) -> bool {
-        let queued = self.queued.load(Ordering::Acquire);
+        let queued = self.queued.load(Ordering::SeqCst);
         if queued >= BEHIND_AT {
-            self.stalled.store(true, Ordering::Release);
-            return false;
+            self.stalled.store(true, Ordering::SeqCst);
+            // The writer may have emptied the queue after the load and found no stall to
+            // report; then nothing would ever say it drained, so take the stall back and send.
+            if !(self.queued.load(Ordering::SeqCst) == 0
+                && self.stalled.swap(false, Ordering::SeqCst))
+            {
+                return false;
+            }
         }
         if queued == 0
             && let Some(terminal) = &self.terminal
@@ -468,8 +474,9 @@ async fn write_frames(
             let _ = incoming.send(Incoming::Gone { id, why });
             return;
         }
-        let left = queued.fetch_sub(size, Ordering::AcqRel) - size;
-        if left == 0 && stalled.swap(false, Ordering::AcqRel) {
+        // Sequentially consistent with `Outbox::output`'s stall and its second look.
+        let left = queued.fetch_sub(size, Ordering::SeqCst) - size;
+        if left == 0 && stalled.swap(false, Ordering::SeqCst) {
             let _ = incoming.send(Incoming::Drained { id });
         }
     }
