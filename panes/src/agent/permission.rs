@@ -1,8 +1,8 @@
 //! The permission modal: an agent asks before a tool runs; the user picks one of the
 //! agent's options by key. Keys follow the option's kind, never its position or name:
-//! `y` allow once, `Y` allow always, `n` reject once, `N` reject always, the same letters as
-//! the supervisor view's (digits for any option whose kind repeats); arrows and Enter also work; Esc cancels, which ACP defines as
-//! cancelling the turn, not as a refusal.
+//! `y` allow once, `Y` allow always, `n` reject once, `N` reject always, the supervisor
+//! view's letters too (digits for any option whose kind repeats); arrows and Enter also work;
+//! Esc cancels, which ACP defines as cancelling the turn, not as a refusal.
 
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
