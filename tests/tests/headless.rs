@@ -256,6 +256,7 @@ fn max_turns_from_the_config_ends_the_turn_with_exit_three() {
         "hello\n"
     );
     assert!(!stdout(&output).contains("Written."), "{}", stdout(&output));
+    assert_eq!(setup.server.recorded_requests().len(), 1);
     assert!(
         stderr(&output).contains("stopped at a limit"),
         "{}",

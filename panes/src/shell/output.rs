@@ -313,9 +313,6 @@ fn parse_bursts(
         if feed.viewing.focused.load(Ordering::Acquire) {
             if ahead.is_none() {
                 ahead = ReadAhead::start(fd.clone());
-                if let Some(ahead) = &ahead {
-                    ahead.give_way();
-                }
             }
         } else {
             // Its thread ends: a flood out of focus is held back by this one's parsing.

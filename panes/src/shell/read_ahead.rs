@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::output::{LINGER, READ_SIZE, Read, give_way as give_way_now, read, readable_within};
+use super::output::{LINGER, READ_SIZE, Read, give_way, read, readable_within};
 
 /// Bytes queued at most: past it the reader waits.
 const HIGH: usize = 256 * 1024;
@@ -51,8 +51,6 @@ struct Queue {
     reader_waits: bool,
     /// The parser is gone: the reader ends.
     closed: bool,
-    /// The reader lowers its priority at the next burst.
-    give_way: bool,
     /// The reader thread's id, once it runs (for the tests, which look at its niceness).
     #[cfg(test)]
     tid: Option<i32>,
@@ -91,11 +89,6 @@ impl ReadAhead {
                 None
             }
         }
-    }
-
-    /// From the next burst on the reader runs at a lower priority (for good).
-    pub(super) fn give_way(&self) {
-        self.shared.queue.lock().give_way = true;
     }
 
     /// The reader ends the burst after its current read, as if the PTY had stayed empty
@@ -144,16 +137,17 @@ impl Drop for ReadAhead {
     }
 }
 
-/// The reader thread: for each burst, reads until the PTY stays empty (or ends).
+/// The reader thread: for each burst, reads until the PTY stays empty (or ends). It reads
+/// the focused pane's floods only, giving way to the program writing them.
 fn read_bursts(shared: &Shared, fd: &OwnedFd) {
+    give_way();
     #[cfg(test)]
     {
         shared.queue.lock().tid = Some(rustix::thread::gettid().as_raw_nonzero().get());
     }
     let mut buf = vec![0u8; READ_SIZE];
-    let mut gave_way = false;
     loop {
-        let give_way = {
+        {
             let mut q = shared.queue.lock();
             while !q.reading && !q.closed {
                 shared.for_reader.wait(&mut q);
@@ -161,11 +155,6 @@ fn read_bursts(shared: &Shared, fd: &OwnedFd) {
             if q.closed {
                 return;
             }
-            q.give_way
-        };
-        if give_way && !gave_way {
-            give_way_now();
-            gave_way = true;
         }
         let end = loop {
             match read(fd, &mut buf) {
@@ -257,9 +246,8 @@ mod tests {
         assert!(got == expected, "the bytes came out of order");
     }
 
-    /// The niceness of `ahead`'s reader thread, from /proc.
-    fn niceness(ahead: &ReadAhead) -> i64 {
-        let tid = ahead.shared.queue.lock().tid.unwrap();
+    /// The niceness of thread `tid` of this process, from /proc.
+    fn niceness(tid: i32) -> i64 {
         let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
         // The fields after the name (which is in parentheses); nice is the 19th of all.
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
@@ -267,20 +255,17 @@ mod tests {
     }
 
     #[test]
-    fn a_reader_told_to_give_way_lowers_its_priority_at_the_next_burst() {
+    fn the_reader_gives_way_to_the_program_writing() {
         let (ours, theirs) = rustix::pipe::pipe().unwrap();
         rustix::io::ioctl_fionbio(&ours, true).unwrap();
         let ahead = ReadAhead::start(Arc::new(ours)).unwrap();
         let mut writer = std::fs::File::from(theirs);
-        let burst = |writer: &mut std::fs::File| {
-            writer.write_all(b"flood").unwrap();
-            ahead.begin();
-            while !matches!(ahead.next(), Ahead::Quiet | Ahead::Ended) {}
-        };
-        burst(&mut writer);
-        let before = niceness(&ahead);
-        ahead.give_way();
-        burst(&mut writer);
-        assert_eq!(niceness(&ahead), (before + 5).min(19));
+        // One burst read: the thread runs (and has said its id).
+        writer.write_all(b"flood").unwrap();
+        ahead.begin();
+        while !matches!(ahead.next(), Ahead::Quiet | Ahead::Ended) {}
+        let before = niceness(rustix::thread::gettid().as_raw_nonzero().get());
+        let reader = ahead.shared.queue.lock().tid.unwrap();
+        assert_eq!(niceness(reader), (before + 5).min(19));
     }
 }
