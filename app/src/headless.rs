@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use march_runner::client::schema::{
-    ContentBlock, ContentChunk, PermissionOptionKind, PromptRequest, SessionId,
+    ContentBlock, ContentChunk, PermissionOptionKind, PromptRequest, PromptResponse, SessionId,
     SessionNotification, SessionUpdate, StopReason,
 };
 use march_runner::client::{
@@ -280,8 +280,13 @@ impl Turn<'_> {
         drain(events, printer, yolo);
         Ended::Turn(match result {
             Ok(response) => {
-                printer.result(session, &response.stop_reason);
-                exit_code(&response.stop_reason)
+                printer.result(session, &response);
+                if let Some(limit) = limit_message(&response) {
+                    printer.note(&format!("the turn stopped at a limit: {limit}"));
+                    EXIT_LIMIT
+                } else {
+                    exit_code(&response.stop_reason)
+                }
             }
             Err(error) => {
                 let error = client.explain(error).await;
@@ -398,6 +403,13 @@ fn reject_request(request: AgentRequest) {
     };
 }
 
+/// The words March's runner gave for a limit that ended the turn (`_meta.march.limit`).
+fn limit_message(response: &PromptResponse) -> Option<String> {
+    let limit = response.meta.as_ref()?.get("march")?.get("limit")?;
+    let text = limit.get("message")?.as_str()?;
+    Some(march_panes::sanitize::sanitize_line(text).into_owned())
+}
+
 /// The exit status of a turn that stopped for `stop` (said on stderr when not a success).
 pub(crate) fn exit_code(stop: &StopReason) -> u8 {
     match stop {
@@ -506,13 +518,21 @@ impl Printer {
         self.write(chunk.as_bytes());
     }
 
-    fn result(&mut self, session: &SessionId, stop: &StopReason) {
+    fn result(&mut self, session: &SessionId, response: &PromptResponse) {
         self.finish();
-        self.json_line(&json!({
+        let limit = response
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("march")?.get("limit"));
+        let mut line = json!({
             "type": "result",
             "sessionId": session,
-            "stopReason": stop,
-        }));
+            "stopReason": response.stop_reason,
+        });
+        if let Some(limit) = limit {
+            line["limit"] = limit.clone();
+        }
+        self.json_line(&line);
     }
 
     /// Ends the text with a newline.

@@ -72,12 +72,51 @@ pub struct Config {
 }
 
 /// The `[limits]` table: bounds on one turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct LimitsConfig {
     /// Model calls one prompt may make before its turn ends (none: no limit).
     #[serde(deserialize_with = "positive_count")]
     pub max_turns: Option<u32>,
+    /// Seconds any one tool call may run before the turn ends (none: no limit).
+    #[serde(deserialize_with = "some_positive_seconds")]
+    pub tool_timeout: Option<f64>,
+    /// Seconds by tool name, over `tool_timeout` (`[limits.tool_timeouts]`).
+    #[serde(deserialize_with = "seconds_by_name")]
+    pub tool_timeouts: std::collections::BTreeMap<String, f64>,
+}
+
+impl LimitsConfig {
+    /// The tool limits a turn runs with: a timeout set here ends the turn.
+    pub fn tool_timeouts(&self) -> crate::agent_loop::ToolTimeouts {
+        crate::agent_loop::ToolTimeouts {
+            default: self.tool_timeout.map(Duration::from_secs_f64),
+            per_tool: self
+                .tool_timeouts
+                .iter()
+                .map(|(name, secs)| (name.clone(), Duration::from_secs_f64(*secs)))
+                .collect(),
+            ends_run: true,
+        }
+    }
+}
+
+fn some_positive_seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    positive_seconds(d).map(Some)
+}
+
+fn seconds_by_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, f64>, D::Error> {
+    let table = std::collections::BTreeMap::<String, f64>::deserialize(d)?;
+    for (name, secs) in &table {
+        if !(secs.is_finite() && *secs > 0.0 && *secs <= 86_400.0) {
+            return Err(serde::de::Error::custom(format!(
+                "tool_timeouts.{name}: {secs} is not a number of seconds above 0 and at most 86400"
+            )));
+        }
+    }
+    Ok(table)
 }
 
 /// A count above zero, when given.
@@ -497,6 +536,30 @@ cost = { input = 0.5 }
             .unwrap_err()
             .to_string();
         assert!(err.contains("0 is not a limit"), "{err}");
+    }
+
+    #[test]
+    fn limits_table_sets_tool_timeouts_by_name() {
+        let defaults = Config::parse("", Path::new("c.toml")).unwrap();
+        assert_eq!(defaults.limits.tool_timeouts().limit_for("bash"), None);
+        let config = Config::parse(
+            "[limits]\ntool_timeout = 30\n[limits.tool_timeouts]\nbash = 600\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        let timeouts = config.limits.tool_timeouts();
+        assert!(timeouts.ends_run);
+        assert_eq!(timeouts.limit_for("bash"), Some(Duration::from_secs(600)));
+        assert_eq!(timeouts.limit_for("read"), Some(Duration::from_secs(30)));
+        for bad in ["tool_timeout = 0", "[limits.tool_timeouts]\nbash = -1"] {
+            let err = Config::parse(&format!("[limits]\n{bad}\n"), Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("not a number of seconds above 0"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -97,6 +97,8 @@ pub enum TimelineKind {
     ThinkingChange,
     /// The permission mode was switched.
     PermissionChange,
+    /// A limit (`max_turns`, `tool_timeout`) was set for the session.
+    LimitChange,
     /// The session was closed (by the client, or because the client went away).
     Closed,
     /// A kind this version does not know (written by a newer March); kept so the file loads.
@@ -146,6 +148,9 @@ pub struct MarchSession {
     /// The permission mode (`ask`, `auto-edit`, `yolo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<String>,
+    /// Limits the user set for this session, over the config's (absent: the config's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<SessionLimits>,
     /// What happened, oldest first, at most [`MAX_TIMELINE`] events.
     #[serde(default)]
     pub timeline: Vec<TimelineEvent>,
@@ -153,6 +158,18 @@ pub struct MarchSession {
 
 fn format_version() -> u32 {
     FORMAT_VERSION
+}
+
+/// Limits set for one session; a missing value means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionLimits {
+    /// Model calls one prompt may make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Seconds a tool call may run (per-tool overrides of the config still apply).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_timeout: Option<f64>,
 }
 
 /// Just the title, so listing many sessions does not build every timeline.
@@ -181,6 +198,7 @@ impl MarchSession {
             model: None,
             thinking: None,
             permission_mode: None,
+            limits: None,
             timeline: Vec::new(),
         }
     }

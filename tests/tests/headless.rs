@@ -265,6 +265,37 @@ fn max_turns_from_the_config_ends_the_turn_with_exit_three() {
 }
 
 #[test]
+fn a_tool_past_its_timeout_ends_the_turn_with_exit_three_and_says_which() {
+    let sleep = json!({"kind": "stream", "events": [
+        {"type": "tool_call", "id": "call_1", "name": "bash",
+         "args": ["{\"command\": \"sleep 60\"}"]}
+    ]});
+    let setup = Setup::new(json!([sleep, text_turn("Slept.")]));
+    let config = setup.dir.path().join("march/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    // The default would never fire; the per-tool override does.
+    text.push_str("\n[limits]\ntool_timeout = 3600\n[limits.tool_timeouts]\nbash = 1\n");
+    std::fs::write(&config, text).unwrap();
+    let output = setup.run(&["-p", "sleep", "--yolo", "--output", "json"]);
+    assert_exit(&output, 3);
+    assert_eq!(
+        setup.server.recorded_requests().len(),
+        1,
+        "no call after the limit"
+    );
+    let lines = json_lines(&output);
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    assert_eq!(result["stopReason"], "max_turn_requests");
+    assert_eq!(result["limit"]["kind"], "tool_timeout");
+    assert_eq!(result["limit"]["tool"], "bash");
+    assert_eq!(result["limit"]["seconds"], 1.0);
+    // The tool's own result says it timed out, as the model will see it next prompt.
+    assert!(lines.iter().any(|l| {
+        l["update"]["sessionUpdate"] == "tool_call_update" && l["update"]["status"] == "failed"
+    }));
+}
+
+#[test]
 fn model_and_cwd_are_honoured() {
     let setup = Setup::new(json!([text_turn("ok")]));
     let elsewhere = tempfile::tempdir().unwrap();

@@ -49,7 +49,16 @@ async fn a_tool_call_runs_only_after_permission_is_granted() {
         .iter()
         .map(|o| o["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["model", "thinking", "permissions"]);
+    assert_eq!(
+        ids,
+        [
+            "model",
+            "thinking",
+            "permissions",
+            "max_turns",
+            "tool_timeout"
+        ]
+    );
     assert_eq!(options[0]["currentValue"], "scripted/m");
     assert_eq!(options[0]["category"], "model");
     assert_eq!(options[1]["category"], "thought_level");

@@ -152,7 +152,9 @@ async fn settings_come_back_in_a_new_runner_and_delete_removes_both_files() {
         pairs(&[
             ("model", "scripted/n"),
             ("thinking", "high"),
-            ("permissions", "yolo")
+            ("permissions", "yolo"),
+            ("max_turns", "none"),
+            ("tool_timeout", "none")
         ])
     );
     client.drain();
@@ -226,7 +228,9 @@ async fn a_damaged_state_file_is_set_aside_and_rebuilt_from_the_transcript() {
         pairs(&[
             ("model", "scripted/n"),
             ("thinking", "off"),
-            ("permissions", "ask")
+            ("permissions", "ask"),
+            ("max_turns", "none"),
+            ("tool_timeout", "none")
         ])
     );
     let state = read_json(&file);
@@ -235,6 +239,61 @@ async fn a_damaged_state_file_is_set_aside_and_rebuilt_from_the_transcript() {
     assert_eq!(state["permissionMode"], "ask");
     let aside = state_dir(&h).join(format!("{}.json.corrupt", id.0));
     assert_eq!(std::fs::read_to_string(aside).unwrap(), "{\"id\": \"trunc");
+    quit(&mut runner, client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_limit_set_as_an_option_ends_its_turns_and_is_kept_across_runners() {
+    let h = Harness::new(vec![
+        // Each prompt's second model call is never made: the server answers in order.
+        Turn::stream(vec![write_call("w1", "a.txt", "one")]),
+        Turn::stream(vec![write_call("w2", "b.txt", "two")]),
+    ])
+    .await;
+    let project = h.project();
+    let (mut runner, mut client) = h.connect().await;
+    let id = client.new_session(&project).await.session_id;
+    set_option(&client, &id, "permissions", "yolo")
+        .await
+        .unwrap();
+    let options = set_option(&client, &id, "max_turns", "1").await.unwrap();
+    assert_eq!(current(&options)[3], ("max_turns".into(), "1".into()));
+    let err = set_option(&client, &id, "tool_timeout", "0")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    let r = within("prompt", client.prompt(&id, "write a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::MaxTurnRequests);
+    let meta = Value::Object(r.meta.unwrap());
+    assert_eq!(meta["march"]["limit"]["kind"], "max_turns");
+    assert_eq!(meta["march"]["limit"]["value"], 1);
+    client.drain();
+    assert_eq!(h.server.requests().len(), 1);
+    let state = read_json(&state_file(&h, &id));
+    assert_eq!(state["limits"]["maxTurns"], 1);
+    assert_eq!(timeline(&state)[2], "limit_change");
+    quit(&mut runner, client).await;
+
+    // A new runner keeps the session's own limit.
+    let (mut runner, mut client) = h.connect().await;
+    let loaded = load(&client, &id, &project).await;
+    let options = serde_json::to_value(loaded.config_options).unwrap();
+    assert_eq!(current(&options)[3], ("max_turns".into(), "1".into()));
+    client.drain();
+    let r = within("prompt after load", client.prompt(&id, "write b"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::MaxTurnRequests);
+    client.drain();
+    assert_eq!(h.server.requests().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(project.join("b.txt")).unwrap(),
+        "two"
+    );
     quit(&mut runner, client).await;
 }
 

@@ -131,7 +131,7 @@ fn no_session(ui: &Ui, key: u64) -> String {
 fn turn_json(end: Option<&TurnEnd>) -> Value {
     match end {
         None => json!({ "stop_reason": null, "error": null }),
-        Some(Ok(stop)) => json!({ "stop_reason": stop, "error": null }),
+        Some(Ok(response)) => json!({ "stop_reason": response.stop_reason, "error": null }),
         Some(Err(e)) => json!({ "stop_reason": null, "error": e }),
     }
 }

@@ -245,8 +245,8 @@ mod tests {
     #[test]
     fn status_bar_badges_and_tab_attention() {
         use agent_client_protocol::v1::schema::{
-            PermissionOption, PermissionOptionKind, RequestPermissionRequest, StopReason,
-            ToolCallUpdate, ToolCallUpdateFields,
+            PermissionOption, PermissionOptionKind, PromptResponse, RequestPermissionRequest,
+            StopReason, ToolCallUpdate, ToolCallUpdateFields,
         };
 
         use crate::workspace::agent::AgentEvent;
@@ -274,7 +274,10 @@ mod tests {
             )],
         );
         ws.agent_event(web, AgentEvent::Permission(request));
-        ws.agent_event(docs, AgentEvent::TurnEnded(Ok(StopReason::EndTurn)));
+        ws.agent_event(
+            docs,
+            AgentEvent::TurnEnded(Ok(PromptResponse::new(StopReason::EndTurn))),
+        );
         ws.agent_event(api, AgentEvent::TurnEnded(Err("boom".into())));
         // The focused session's failure is on screen: no badge for it.
         assert_eq!(ws.take_notifications().len(), 2);

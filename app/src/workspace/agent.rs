@@ -12,7 +12,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
     SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
-    SessionNotification, SetSessionConfigOptionRequest, StopReason, TextContent,
+    SessionNotification, SetSessionConfigOptionRequest, TextContent,
 };
 use march_core::config::AgentConfig;
 use march_runner::client::{
@@ -64,7 +64,7 @@ pub enum AgentEvent {
     /// The agent asks for permission; answer through [`AgentDriver::answer_permission`].
     Permission(RequestPermissionRequest),
     /// A prompt finished.
-    TurnEnded(Result<StopReason, String>),
+    TurnEnded(super::supervisor::TurnEnd),
     /// A config option change was applied (the complete list), or failed.
     Options(Result<Vec<SessionConfigOption>, String>),
     /// The agent process ended unexpectedly; a restart follows unless it keeps crashing.
@@ -353,11 +353,7 @@ impl AgentDriver {
             let request =
                 PromptRequest::new(session, vec![ContentBlock::Text(TextContent::new(text))]);
             let result = match runner.connection().await {
-                Ok(connection) => connection
-                    .prompt(request)
-                    .await
-                    .map(|r| r.stop_reason)
-                    .map_err(describe),
+                Ok(connection) => connection.prompt(request).await.map_err(describe),
                 Err(e) => Err(describe(e)),
             };
             let _ = events.send((key, AgentEvent::TurnEnded(result)));

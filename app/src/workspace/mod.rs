@@ -84,7 +84,7 @@ pub struct AgentSlot {
     /// The configured agent it runs, when not the workspace's own (`[agents.NAME]`).
     pub agent: Option<String>,
     /// How its last turn ended (the stop reason, or why it failed), once one has.
-    pub last_turn: Option<Result<agent_client_protocol::v1::schema::StopReason, String>>,
+    pub last_turn: Option<supervisor::TurnEnd>,
 }
 
 /// What starting a session needs besides its project.

@@ -244,7 +244,7 @@ impl Workspace {
                 slot.last_turn = Some(result.clone());
                 ended = Some(result.clone());
                 view.turn_ended(match result {
-                    Ok(stop) => TurnOutcome::from(stop),
+                    Ok(response) => TurnOutcome::from(&response),
                     Err(e) => TurnOutcome::Error(e),
                 });
                 notify = router.turn_ended(key, ok, seen);

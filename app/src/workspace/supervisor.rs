@@ -44,7 +44,7 @@ pub struct Sessions {
 }
 
 /// How a turn ended: its stop reason, or why it failed.
-pub type TurnEnd = Result<agent_client_protocol::v1::schema::StopReason, String>;
+pub type TurnEnd = Result<agent_client_protocol::v1::schema::PromptResponse, String>;
 
 impl Sessions {
     /// Session `key`'s turn ended.

@@ -88,8 +88,8 @@ pub struct LoopConfig {
     pub queues: Arc<dyn MessageQueues>,
     /// Parallel (default) or sequential tool batches.
     pub tool_execution: ExecutionMode,
-    /// Per-tool time limit; exceeding it is an error result the model sees.
-    pub tool_timeout: Option<Duration>,
+    /// How long each tool may run.
+    pub tool_timeouts: ToolTimeouts,
     /// Model calls allowed per run; exceeding it ends the run with an error message.
     pub max_turns: Option<u32>,
 }
@@ -105,9 +105,74 @@ impl LoopConfig {
             hooks: Arc::new(NoHooks),
             queues: Arc::new(NoQueues),
             tool_execution: ExecutionMode::Parallel,
-            tool_timeout: None,
+            tool_timeouts: ToolTimeouts::default(),
             max_turns: None,
         }
+    }
+}
+
+/// How long tools may run: a default, overrides by tool name, and what a timeout does.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolTimeouts {
+    /// The limit of every tool without an override (none: no limit).
+    pub default: Option<Duration>,
+    /// Limits by tool name, over the default.
+    pub per_tool: std::collections::BTreeMap<String, Duration>,
+    /// A timeout also ends the run (after the batch's results are in), as a user-set limit
+    /// does; otherwise, as in the seed, the model sees an error result and goes on.
+    pub ends_run: bool,
+}
+
+impl ToolTimeouts {
+    /// The limit for the tool named `name`.
+    pub fn limit_for(&self, name: &str) -> Option<Duration> {
+        self.per_tool.get(name).copied().or(self.default)
+    }
+}
+
+/// A user-set bound that ended a run. Its [`RunLimit::message`] is the failed assistant
+/// message's error text, which [`RunLimit::from_message`] reads back (the one place both
+/// the wording and its reading live).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunLimit {
+    /// The run made its allowed number of model calls.
+    MaxTurns(u32),
+    /// A tool ran past its limit.
+    ToolTimeout {
+        /// The tool's name.
+        tool: String,
+        /// Its limit.
+        after: Duration,
+    },
+}
+
+const MAX_TURNS_PREFIX: &str = "Maximum number of turns (";
+const TOOL_TIMEOUT_PREFIX: &str = "Turn stopped: tool ";
+
+impl RunLimit {
+    /// The error text of the message that ends the run.
+    pub fn message(&self) -> String {
+        match self {
+            RunLimit::MaxTurns(max) => format!("{MAX_TURNS_PREFIX}{max}) exceeded"),
+            RunLimit::ToolTimeout { tool, after } => format!(
+                "{TOOL_TIMEOUT_PREFIX}{tool} ran past its limit of {}",
+                tools::format_duration(*after)
+            ),
+        }
+    }
+
+    /// The limit a failed message's error text names.
+    pub fn from_message(text: &str) -> Option<RunLimit> {
+        if let Some(rest) = text.strip_prefix(MAX_TURNS_PREFIX) {
+            let max = rest.strip_suffix(") exceeded")?.parse().ok()?;
+            return Some(RunLimit::MaxTurns(max));
+        }
+        let rest = text.strip_prefix(TOOL_TIMEOUT_PREFIX)?;
+        let (tool, after) = rest.rsplit_once(" ran past its limit of ")?;
+        Some(RunLimit::ToolTimeout {
+            tool: tool.to_string(),
+            after: tools::parse_duration(after)?,
+        })
     }
 }
 
@@ -164,6 +229,8 @@ struct Run {
     cancel: CancellationToken,
     new_messages: Vec<Message>,
     turns: u32,
+    /// A limit a tool batch reached; the next turn ends the run instead of calling the model.
+    limit: Option<RunLimit>,
 }
 
 impl Run {
@@ -174,6 +241,7 @@ impl Run {
             cancel,
             new_messages: Vec::new(),
             turns: 0,
+            limit: None,
         }
     }
 
@@ -216,12 +284,15 @@ impl Run {
                     self.inject(m, sink).await;
                 }
                 self.turns += 1;
-                let assistant = match self.config.max_turns {
-                    Some(max) if self.turns > max => {
+                if let Some(max) = self.config.max_turns.filter(|max| self.turns > *max) {
+                    self.limit.get_or_insert(RunLimit::MaxTurns(max));
+                }
+                let assistant = match &self.limit {
+                    Some(limit) => {
                         let msg = stream::failed_message(
                             &self.config.model,
                             StopReason::Error,
-                            format!("Maximum number of turns ({max}) exceeded"),
+                            limit.message(),
                         );
                         for ev in [
                             AgentEvent::MessageStart {
@@ -262,7 +333,7 @@ impl Run {
                 more_tool_calls = false;
                 let mut results = Vec::new();
                 if assistant.tool_calls().next().is_some() {
-                    let (r, terminate) = tools::execute_tool_calls(
+                    let batch = tools::execute_tool_calls(
                         &self.ctx,
                         &assistant,
                         &self.config,
@@ -270,7 +341,12 @@ impl Run {
                         sink,
                     )
                     .await;
-                    more_tool_calls = !terminate;
+                    let r = batch.results;
+                    more_tool_calls = !batch.terminate;
+                    if self.config.tool_timeouts.ends_run && !self.cancel.is_cancelled() {
+                        self.limit = batch.timed_out;
+                        more_tool_calls |= self.limit.is_some();
+                    }
                     for res in &r {
                         self.ctx.messages.push(Message::ToolResult(res.clone()));
                         self.new_messages.push(Message::ToolResult(res.clone()));

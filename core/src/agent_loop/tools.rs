@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::hooks::{ToolCallInfo, ToolResultPatch};
-use super::{EventSink, LoopConfig, LoopContext};
+use super::{EventSink, LoopConfig, LoopContext, RunLimit};
 use crate::event::{AgentEvent, ToolOutcome};
 use crate::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, now_ms};
 use crate::provider::INVALID_ARGUMENTS_KEY;
@@ -39,15 +39,28 @@ fn error_outcome(text: impl Into<String>) -> ToolOutcome {
     }
 }
 
-/// Run the tool calls of `assistant`; returns their results in source order and whether the
-/// batch asked to terminate the run.
+/// What a tool batch came to.
+pub(crate) struct Batch {
+    /// The results, in source order.
+    pub results: Vec<ToolResultMessage>,
+    /// Every tool asked to terminate the run.
+    pub terminate: bool,
+    /// The first call (in source order) that ran past its limit.
+    pub timed_out: Option<RunLimit>,
+}
+
+/// How a spawned call ended: its index, outcome, whether that is an error, and the limit it
+/// ran past.
+type Settled = (usize, ToolOutcome, bool, Option<Duration>);
+
+/// Run the tool calls of `assistant`.
 pub(crate) async fn execute_tool_calls(
     ctx: &LoopContext,
     assistant: &AssistantMessage,
     config: &LoopConfig,
     cancel: &CancellationToken,
     sink: &mut dyn EventSink,
-) -> (Vec<ToolResultMessage>, bool) {
+) -> Batch {
     let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
     let sequential = config.tool_execution == ExecutionMode::Sequential
         || calls.iter().any(|c| {
@@ -58,10 +71,16 @@ pub(crate) async fn execute_tool_calls(
     } else {
         run_parallel(ctx, assistant, &calls, config, cancel, sink).await
     };
-    let terminate = !finals.is_empty() && finals.iter().all(|(_, o, _)| o.terminate);
+    let terminate = !finals.is_empty() && finals.iter().all(|f| f.1.terminate);
+    let timed_out = finals.iter().find_map(|f| {
+        f.3.map(|after| RunLimit::ToolTimeout {
+            tool: f.0.name.clone(),
+            after,
+        })
+    });
     let results = finals
         .into_iter()
-        .map(|(call, outcome, is_error)| ToolResultMessage {
+        .map(|(call, outcome, is_error, _)| ToolResultMessage {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             content: outcome.content,
@@ -70,8 +89,15 @@ pub(crate) async fn execute_tool_calls(
             timestamp: now_ms(),
         })
         .collect();
-    (results, terminate)
+    Batch {
+        results,
+        terminate,
+        timed_out,
+    }
 }
+
+/// One call's end: the call, its outcome, whether that is an error, the limit it ran past.
+type Final = (ToolCall, ToolOutcome, bool, Option<Duration>);
 
 fn find(ctx: &LoopContext, name: &str) -> Option<Arc<dyn Tool>> {
     ctx.tools.iter().find(|t| t.name() == name).cloned()
@@ -105,12 +131,13 @@ async fn run_sequential(
     config: &LoopConfig,
     cancel: &CancellationToken,
     sink: &mut dyn EventSink,
-) -> Vec<(ToolCall, ToolOutcome, bool)> {
+) -> Vec<Final> {
     let mut out = Vec::new();
     for call in calls {
         if cancel.is_cancelled() {
             break;
         }
+        let mut timed_out = None;
         let (outcome, is_error) = match prepare(ctx, assistant, call, config, cancel, sink).await {
             Prepared::Done { outcome, is_error } => (outcome, is_error),
             Prepared::Run { tool, args } => {
@@ -121,7 +148,10 @@ async fn run_sequential(
                     tokio::select! {
                         biased;
                         Some((_, partial)) = rx.recv() => emit_update(sink, call, &partial).await,
-                        (_, outcome, is_error) = &mut handle => break (outcome, is_error),
+                        (_, outcome, is_error, limit) = &mut handle => {
+                            timed_out = limit;
+                            break (outcome, is_error);
+                        }
                     }
                 };
                 while let Ok((_, partial)) = rx.try_recv() {
@@ -132,7 +162,7 @@ async fn run_sequential(
         };
         emit_end(sink, call, &outcome, is_error).await;
         emit_result_message(sink, call, &outcome, is_error).await;
-        out.push((call.clone(), outcome, is_error));
+        out.push((call.clone(), outcome, is_error, timed_out));
     }
     out
 }
@@ -144,8 +174,9 @@ async fn run_parallel(
     config: &LoopConfig,
     cancel: &CancellationToken,
     sink: &mut dyn EventSink,
-) -> Vec<(ToolCall, ToolOutcome, bool)> {
+) -> Vec<Final> {
     let mut slots: Vec<Option<(ToolOutcome, bool)>> = vec![None; calls.len()];
+    let mut limits: Vec<Option<Duration>> = vec![None; calls.len()];
     let mut args_of: Vec<Value> = vec![Value::Null; calls.len()];
     let mut running = FuturesUnordered::new();
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -187,7 +218,8 @@ async fn run_parallel(
                     emit_update(sink, &calls[i], &partial).await;
                 }
             }
-            Some((i, outcome, is_error)) = running.next() => {
+            Some((i, outcome, is_error, limit)) = running.next() => {
+                limits[i] = limit;
                 // Updates sent before the tool returned still count; later ones are ignored.
                 while let Ok((j, partial)) = rx.try_recv() {
                     if !settled[j] {
@@ -203,10 +235,10 @@ async fn run_parallel(
         }
     }
     let mut out = Vec::new();
-    for (call, slot) in calls.iter().zip(slots) {
+    for ((call, slot), limit) in calls.iter().zip(slots).zip(limits) {
         if let Some((outcome, is_error)) = slot {
             emit_result_message(sink, call, &outcome, is_error).await;
-            out.push((call.clone(), outcome, is_error));
+            out.push((call.clone(), outcome, is_error, limit));
         }
     }
     out
@@ -302,10 +334,10 @@ fn spawn_tool(
     config: &LoopConfig,
     cancel: &CancellationToken,
     updates: mpsc::UnboundedSender<(usize, ToolOutcome)>,
-) -> impl std::future::Future<Output = (usize, ToolOutcome, bool)> + use<> {
+) -> impl std::future::Future<Output = Settled> + use<> {
     let id = call.id.clone();
     let name = call.name.clone();
-    let timeout = config.tool_timeout;
+    let timeout = config.tool_timeouts.limit_for(&call.name);
     let run_cancel = cancel.clone();
     let tool_cancel = cancel.child_token();
     let handle = tokio::spawn(async move {
@@ -322,12 +354,12 @@ fn spawn_tool(
         // Biased: an abort wins over whatever the cancelled tool returns on its own.
         let result = tokio::select! {
             biased;
-            _ = run_cancel.cancelled() => Err(ABORTED_TEXT.to_string()),
-            r = exec => r.map_err(|e| e.0),
-            _ = limit => Err(format!(
-                "Tool {name} timed out after {}",
-                format_duration(timeout.unwrap_or_default())
-            )),
+            _ = run_cancel.cancelled() => Err((ABORTED_TEXT.to_string(), None)),
+            r = exec => r.map_err(|e| (e.0, None)),
+            _ = limit => {
+                let after = timeout.unwrap_or_default();
+                Err((format!("Tool {name} timed out after {}", format_duration(after)), Some(after)))
+            }
         };
         tool_cancel.cancel();
         result
@@ -335,18 +367,20 @@ fn spawn_tool(
     let name = call.name.clone();
     async move {
         match handle.await {
-            Ok(Ok(outcome)) => (index, outcome, false),
-            Ok(Err(text)) => (index, error_outcome(text), true),
+            Ok(Ok(outcome)) => (index, outcome, false, None),
+            Ok(Err((text, limit))) => (index, error_outcome(text), true, limit),
             Err(join) => (
                 index,
                 error_outcome(format!("Tool {name} crashed: {join}")),
                 true,
+                None,
             ),
         }
     }
 }
 
-fn format_duration(d: Duration) -> String {
+/// `d` as `250ms`, `30s` or `1.5s`.
+pub(super) fn format_duration(d: Duration) -> String {
     if d < Duration::from_secs(1) {
         format!("{}ms", d.as_millis())
     } else if d.subsec_millis() == 0 {
@@ -354,6 +388,15 @@ fn format_duration(d: Duration) -> String {
     } else {
         format!("{:.1}s", d.as_secs_f64())
     }
+}
+
+/// A duration [`format_duration`] wrote.
+pub(super) fn parse_duration(text: &str) -> Option<Duration> {
+    if let Some(ms) = text.strip_suffix("ms") {
+        return ms.parse().ok().map(Duration::from_millis);
+    }
+    let secs: f64 = text.strip_suffix('s')?.parse().ok()?;
+    Duration::try_from_secs_f64(secs).ok()
 }
 
 /// Apply `after_tool_call`.

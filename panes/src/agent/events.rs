@@ -1,8 +1,8 @@
 //! What the pane tells the app, how a turn ended, and scrolling requests.
 
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, SessionId, StopReason,
-    ToolCallId,
+    PromptResponse, RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, SessionId,
+    StopReason, ToolCallId,
 };
 
 use super::PermissionId;
@@ -54,20 +54,28 @@ pub enum TurnOutcome {
     Cancelled,
     /// The reply hit the token limit.
     MaxTokens,
-    /// The turn made too many model requests.
-    MaxTurnRequests,
+    /// A limit ended the turn (too many model requests, a tool past its timeout); the
+    /// runner's words for it when it gave them.
+    MaxTurnRequests(Option<String>),
     /// The agent refused.
     Refusal,
     /// The prompt request failed.
     Error(String),
 }
 
-impl From<StopReason> for TurnOutcome {
-    fn from(reason: StopReason) -> Self {
-        match reason {
+impl From<&PromptResponse> for TurnOutcome {
+    fn from(response: &PromptResponse) -> Self {
+        match response.stop_reason {
             StopReason::Cancelled => TurnOutcome::Cancelled,
             StopReason::MaxTokens => TurnOutcome::MaxTokens,
-            StopReason::MaxTurnRequests => TurnOutcome::MaxTurnRequests,
+            // March's runner names the limit in `_meta.march.limit.message`.
+            StopReason::MaxTurnRequests => TurnOutcome::MaxTurnRequests(
+                response
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.get("march")?.get("limit")?.get("message")?.as_str())
+                    .map(|text| crate::sanitize::sanitize_line(text).into_owned()),
+            ),
             StopReason::Refusal => TurnOutcome::Refusal,
             _ => TurnOutcome::EndTurn,
         }

@@ -198,9 +198,12 @@ impl AgentPane {
                 Some(Severity::Warning),
                 "Stopped: the reply reached the token limit".to_string(),
             ),
-            TurnOutcome::MaxTurnRequests => (
+            TurnOutcome::MaxTurnRequests(reason) => (
                 Some(Severity::Warning),
-                "Stopped: the turn made too many model requests".to_string(),
+                match reason {
+                    Some(reason) => format!("Stopped at a limit: {reason}"),
+                    None => "Stopped: the turn made too many model requests".to_string(),
+                },
             ),
             TurnOutcome::Refusal => (Some(Severity::Warning), "The agent refused".to_string()),
             TurnOutcome::Error(e) => {

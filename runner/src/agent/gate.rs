@@ -346,6 +346,7 @@ mod tests {
             model: Model::openai_compatible("p", "m", "http://x"),
             thinking: ThinkingLevel::Off,
             mode,
+            limits: Default::default(),
         };
         let gate = PermissionGate::new(
             dir.path().to_path_buf(),

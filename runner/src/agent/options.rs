@@ -1,4 +1,7 @@
-//! Session config options: model, thinking level and permission mode, as ACP `configOptions`.
+//! Session config options: model, thinking level, permission mode and turn limits, as ACP
+//! `configOptions`.
+
+use std::time::Duration;
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
@@ -15,6 +18,16 @@ pub(crate) const MODEL: &str = "model";
 pub(crate) const THINKING: &str = "thinking";
 /// Config option id of the permission mode select.
 pub(crate) const PERMISSIONS: &str = "permissions";
+/// Config option id of the select of model calls per prompt.
+pub(crate) const MAX_TURNS: &str = "max_turns";
+/// Config option id of the select of seconds a tool call may run.
+pub(crate) const TOOL_TIMEOUT: &str = "tool_timeout";
+/// The value id of "no limit".
+const NO_LIMIT: &str = "none";
+/// `max_turns` values offered besides "none" and the current one.
+const TURN_CHOICES: [u32; 5] = [10, 25, 50, 100, 200];
+/// `tool_timeout` seconds offered besides "none" and the current one.
+const TIMEOUT_CHOICES: [u64; 6] = [30, 60, 120, 300, 600, 1800];
 
 /// How the permission gate treats tool calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +90,94 @@ pub(crate) struct Settings {
     pub thinking: ThinkingLevel,
     /// The permission mode.
     pub mode: PermissionMode,
+    /// Where a turn is stopped.
+    pub limits: Limits,
+}
+
+/// Where a session's turns are stopped.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Limits {
+    /// Model calls one prompt may make.
+    pub max_turns: Option<u32>,
+    /// How long a tool call may run (the config's per-tool overrides still apply).
+    pub tool_timeout: Option<Duration>,
+    /// Set for this session by the user (and saved with it), not taken from the config.
+    pub chosen: bool,
+}
+
+impl Limits {
+    /// The limits of `[limits]` in the config.
+    pub(crate) fn from_config(config: &march_core::config::LimitsConfig) -> Self {
+        Limits {
+            max_turns: config.max_turns,
+            tool_timeout: config.tool_timeout.map(Duration::from_secs_f64),
+            chosen: false,
+        }
+    }
+
+    /// Limits saved with a session.
+    pub(crate) fn from_saved(saved: &march_core::march_session::SessionLimits) -> Self {
+        Limits {
+            max_turns: saved.max_turns,
+            tool_timeout: saved
+                .tool_timeout
+                .and_then(|s| Duration::try_from_secs_f64(s).ok()),
+            chosen: true,
+        }
+    }
+
+    /// What is saved with the session: only limits the user chose.
+    pub(crate) fn saved(&self) -> Option<march_core::march_session::SessionLimits> {
+        self.chosen
+            .then(|| march_core::march_session::SessionLimits {
+                max_turns: self.max_turns,
+                tool_timeout: self.tool_timeout.map(|d| d.as_secs_f64()),
+            })
+    }
+}
+
+/// `90` as `1m 30s`, `30` as `30s`, `600` as `10m`.
+fn seconds_label(secs: u64) -> String {
+    match (secs / 60, secs % 60) {
+        (0, s) => format!("{s}s"),
+        (m, 0) => format!("{m}m"),
+        (m, s) => format!("{m}m {s}s"),
+    }
+}
+
+/// A select of `choices` plus "none" and the current value.
+fn limit_select(
+    current: Option<u64>,
+    choices: &[u64],
+    label: impl Fn(u64) -> String,
+) -> (String, Vec<SessionConfigSelectOption>) {
+    let mut values: Vec<u64> = choices.to_vec();
+    if let Some(c) = current.filter(|c| !values.contains(c)) {
+        values.push(c);
+        values.sort_unstable();
+    }
+    let mut options = vec![SessionConfigSelectOption::new(NO_LIMIT, "No limit")];
+    options.extend(
+        values
+            .into_iter()
+            .map(|v| SessionConfigSelectOption::new(v.to_string(), label(v))),
+    );
+    let current = current.map_or_else(|| NO_LIMIT.to_string(), |c| c.to_string());
+    (current, options)
+}
+
+/// A limit's value id: "none", or a whole number above zero within `max`.
+fn limit_value(config_id: &str, value: &str, max: u64) -> Result<Option<u64>, Error> {
+    if value == NO_LIMIT {
+        return Ok(None);
+    }
+    match value.parse::<u64>() {
+        Ok(n) if n > 0 && n <= max => Ok(Some(n)),
+        _ => Err(errors::invalid_params(format!(
+            "config option `{config_id}` takes `{NO_LIMIT}` or a whole number from 1 to {max}, \
+             not `{value}`"
+        ))),
+    }
 }
 
 /// A validated `session/set_config_option`.
@@ -88,6 +189,10 @@ pub(crate) enum Change {
     Thinking(ThinkingLevel),
     /// Switch the permission mode.
     Mode(PermissionMode),
+    /// Set the model calls one prompt may make.
+    MaxTurns(Option<u32>),
+    /// Set how long a tool call may run.
+    ToolTimeout(Option<Duration>),
 }
 
 /// `provider/model-id`, the value id of a model.
@@ -139,6 +244,20 @@ pub(crate) fn config_options(
         SessionConfigOption::select(PERMISSIONS, "Permissions", settings.mode.as_str(), modes)
             .description("When tool calls need your approval".to_string())
             .category(SessionConfigOptionCategory::Mode),
+        {
+            let current = settings.limits.max_turns.map(u64::from);
+            let (current, values) = limit_select(current, &TURN_CHOICES.map(u64::from), |n| {
+                format!("{n} model calls")
+            });
+            SessionConfigOption::select(MAX_TURNS, "Max turns", current, values)
+                .description("Model calls one prompt may make before its turn stops".to_string())
+        },
+        {
+            let current = settings.limits.tool_timeout.map(|d| d.as_secs().max(1));
+            let (current, values) = limit_select(current, &TIMEOUT_CHOICES, seconds_label);
+            SessionConfigOption::select(TOOL_TIMEOUT, "Tool timeout", current, values)
+                .description("How long one tool call may run before the turn stops".to_string())
+        },
     ]
 }
 
@@ -190,8 +309,13 @@ pub(crate) fn parse_change(
                     "unknown permission mode `{value}` (ask, auto-edit, yolo)"
                 ))
             }),
+        MAX_TURNS => limit_value(config_id, value, u64::from(u32::MAX))
+            .map(|n| Change::MaxTurns(n.map(|n| n as u32))),
+        TOOL_TIMEOUT => limit_value(config_id, value, 86_400)
+            .map(|n| Change::ToolTimeout(n.map(Duration::from_secs))),
         other => Err(errors::invalid_params(format!(
-            "unknown config option `{other}` (model, thinking, permissions)"
+            "unknown config option `{other}` (model, thinking, permissions, max_turns, \
+             tool_timeout)"
         ))),
     }
 }
@@ -247,10 +371,28 @@ mod tests {
             model: reg.resolve("scripted/m").unwrap(),
             thinking: ThinkingLevel::Low,
             mode: PermissionMode::Ask,
+            limits: Limits {
+                max_turns: Some(40),
+                tool_timeout: None,
+                chosen: false,
+            },
         };
         let options = config_options(&settings, &reg);
         let ids: Vec<&str> = options.iter().map(|o| &*o.id.0).collect();
-        assert_eq!(ids, [MODEL, THINKING, PERMISSIONS]);
+        assert_eq!(ids, [MODEL, THINKING, PERMISSIONS, MAX_TURNS, TOOL_TIMEOUT]);
+        // The current limit is offered among the choices, in order.
+        assert_eq!(
+            values(&options[3]),
+            (
+                "40".into(),
+                ["none", "10", "25", "40", "50", "100", "200"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
+        assert_eq!(values(&options[4]).0, "none");
+        assert_eq!(seconds_label(90), "1m 30s");
+        assert_eq!(seconds_label(600), "10m");
         let (current, models) = values(&options[0]);
         assert_eq!(current, "scripted/m");
         // No builtin provider has a key here, so only the local scripted models are offered.
@@ -298,6 +440,22 @@ mod tests {
             parse_change(PERMISSIONS, &v("auto-edit"), &reg).ok(),
             Some(Change::Mode(PermissionMode::AutoEdit))
         );
+        assert_eq!(
+            parse_change(MAX_TURNS, &v("7"), &reg).ok(),
+            Some(Change::MaxTurns(Some(7)))
+        );
+        assert_eq!(
+            parse_change(TOOL_TIMEOUT, &v("none"), &reg).ok(),
+            Some(Change::ToolTimeout(None))
+        );
+        assert_eq!(
+            parse_change(TOOL_TIMEOUT, &v("45"), &reg).ok(),
+            Some(Change::ToolTimeout(Some(Duration::from_secs(45))))
+        );
+        for bad in ["0", "-3", "many", "86401"] {
+            let err = parse_change(TOOL_TIMEOUT, &v(bad), &reg).unwrap_err();
+            assert!(err.message.contains("from 1 to 86400"), "{bad}: {err:?}");
+        }
         let err = parse_change("color", &v("red"), &reg).unwrap_err();
         assert_eq!(err.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
         assert!(parse_change(MODEL, &SessionConfigOptionValue::boolean(true), &reg).is_err());

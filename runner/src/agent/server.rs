@@ -35,7 +35,7 @@ use super::client_terminal::ClientTerminals;
 use super::history::{History, HistorySearchRequest};
 use super::initialize;
 use super::lsp::ProjectServers;
-use super::options::Settings;
+use super::options::{Limits, Settings};
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
@@ -482,6 +482,9 @@ impl Server {
             model,
             thinking,
             mode: state::saved_mode(saved).unwrap_or_default(),
+            limits: saved
+                .and_then(|s| s.limits.as_ref())
+                .map_or_else(|| Limits::from_config(&config.limits), Limits::from_saved),
         };
         Ok((Arc::new(registry), settings, Arc::new(config)))
     }
@@ -650,9 +653,9 @@ impl Server {
     ) -> Result<PromptResponse, Error> {
         let session = self.session_or_error(&req.session_id.0)?;
         let port: Arc<dyn ClientPort> = Arc::new(AcpPort::new(cx, session.id().to_string()));
-        let stop = session.prompt(&req.prompt, port, cancellation).await?;
-        tracing::info!(session = %session.id(), ?stop, "prompt answered");
-        Ok(PromptResponse::new(stop))
+        let response = session.prompt(&req.prompt, port, cancellation).await?;
+        tracing::info!(session = %session.id(), stop = ?response.stop_reason, "prompt answered");
+        Ok(response)
     }
 }
 

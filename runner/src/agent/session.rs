@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionConfigOption, SessionConfigOptionValue, SessionInfoUpdate,
-    SessionUpdate, StopReason, TextContent,
+    ContentBlock, ContentChunk, PromptResponse, SessionConfigOption, SessionConfigOptionValue,
+    SessionInfoUpdate, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::{Error, RequestCancellation};
 use march_core::config::Config;
@@ -155,8 +155,8 @@ impl Session {
             match &record {
                 Change::Model(m) => store.append_model_change(&m.provider, &m.id).map(drop),
                 Change::Thinking(t) => store.append_thinking_level(t.as_str()).map(drop),
-                // The permission mode is March's own session state, not transcript.
-                Change::Mode(_) => Ok(()),
+                // The permission mode and limits are March's own session state, not transcript.
+                Change::Mode(_) | Change::MaxTurns(_) | Change::ToolTimeout(_) => Ok(()),
             }
         })
         .await
@@ -168,6 +168,14 @@ impl Session {
                 Change::Model(m) => settings.model = m,
                 Change::Thinking(t) => settings.thinking = t,
                 Change::Mode(m) => settings.mode = m,
+                Change::MaxTurns(n) => {
+                    settings.limits.max_turns = n;
+                    settings.limits.chosen = true;
+                }
+                Change::ToolTimeout(t) => {
+                    settings.limits.tool_timeout = t;
+                    settings.limits.chosen = true;
+                }
             }
         }
         self.state.changed(&change, &self.settings).await;
@@ -223,7 +231,7 @@ impl Session {
         blocks: &[ContentBlock],
         port: Arc<dyn ClientPort>,
         request: RequestCancellation,
-    ) -> Result<StopReason, Error> {
+    ) -> Result<PromptResponse, Error> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(errors::session_not_found(&self.id));
         }
@@ -232,16 +240,17 @@ impl Session {
         let run = async {
             let _turn = tokio::select! {
                 biased;
-                () = mine.cancelled() => return Ok(StopReason::Cancelled),
+                () = mine.cancelled() => return Ok(PromptResponse::new(StopReason::Cancelled)),
                 guard = self.turns.lock() => guard,
             };
             if mine.is_cancelled() {
-                return Ok(StopReason::Cancelled);
+                return Ok(PromptResponse::new(StopReason::Cancelled));
             }
             if let Some(instructions) = compact_command(&user) {
-                return Ok(self
+                let stop = self
                     .compact_command(instructions, &port, mine.clone())
-                    .await);
+                    .await;
+                return Ok(PromptResponse::new(stop));
             }
             if let Some(title) = self.state.prompt_started(&user).await {
                 // Clients learn the title as ACP says: a session info update.

@@ -124,6 +124,17 @@ impl SessionState {
             Change::Model(m) => (TimelineKind::ModelChange, model_spec(m)),
             Change::Thinking(t) => (TimelineKind::ThinkingChange, t.as_str().to_string()),
             Change::Mode(m) => (TimelineKind::PermissionChange, m.as_str().to_string()),
+            Change::MaxTurns(n) => (
+                TimelineKind::LimitChange,
+                format!("max_turns {}", n.map_or("none".into(), |n| n.to_string())),
+            ),
+            Change::ToolTimeout(t) => (
+                TimelineKind::LimitChange,
+                format!(
+                    "tool_timeout {}",
+                    t.map_or("none".into(), |t| format!("{}s", t.as_secs()))
+                ),
+            ),
         };
         let settings = settings.clone();
         // The settings are read at save time, so racing changes cannot save a stale set last.
@@ -164,6 +175,7 @@ fn apply(state: &mut MarchSession, settings: &Settings) {
     state.model = Some(model_spec(&settings.model));
     state.thinking = Some(settings.thinking);
     state.permission_mode = Some(settings.mode.as_str().to_string());
+    state.limits = settings.limits.saved();
 }
 
 /// The first user message's title, as `session/list` derives it from a file.

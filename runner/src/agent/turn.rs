@@ -5,10 +5,12 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 use agent_client_protocol::Error;
-use agent_client_protocol::v1::schema::StopReason;
+use agent_client_protocol::v1::schema::{PromptResponse, StopReason};
 use async_trait::async_trait;
 use march_core::agent::Agent;
-use march_core::agent_loop::{AgentHooks, LoopConfig, NextTurn, ToolBlock, ToolCallInfo, TurnInfo};
+use march_core::agent_loop::{
+    AgentHooks, LoopConfig, NextTurn, RunLimit, ToolBlock, ToolCallInfo, TurnInfo,
+};
 use march_core::compaction::{estimate_context_tokens, is_context_overflow, should_compact};
 use march_core::context::{ContextEngine, ContextRequest, RecallHints};
 use march_core::event::AgentEvent;
@@ -108,30 +110,50 @@ impl Listener {
     }
 }
 
-/// The ACP stop reason for how a run ended; a provider failure is an error response.
-pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<StopReason, Error> {
+/// The ACP answer for how a run ended; a provider failure is an error response. A limit the
+/// user set ends with `max_turn_requests` and names itself in `_meta.march.limit`.
+pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<PromptResponse, Error> {
     let Some(last) = last else {
-        return Ok(StopReason::EndTurn);
+        return Ok(PromptResponse::new(StopReason::EndTurn));
     };
-    match last.stop_reason {
-        CoreStop::Stop | CoreStop::ToolUse => Ok(StopReason::EndTurn),
-        CoreStop::Length => Ok(StopReason::MaxTokens),
-        CoreStop::Aborted => Ok(StopReason::Cancelled),
+    let stop = match last.stop_reason {
+        CoreStop::Stop | CoreStop::ToolUse => StopReason::EndTurn,
+        CoreStop::Length => StopReason::MaxTokens,
+        CoreStop::Aborted => StopReason::Cancelled,
         CoreStop::Error => {
             let message = last
                 .error_message
                 .clone()
                 .unwrap_or_else(|| "the model request failed".to_string());
+            if let Some(limit) = RunLimit::from_message(&message) {
+                return Ok(PromptResponse::new(StopReason::MaxTurnRequests)
+                    .meta(limit_meta(&limit, &message)));
+            }
             let lower = message.to_lowercase();
             if lower.contains("refus") || lower.contains("content filter") {
-                Ok(StopReason::Refusal)
-            } else if lower.starts_with("maximum number of turns") {
-                Ok(StopReason::MaxTurnRequests)
+                StopReason::Refusal
             } else {
-                Err(errors::internal(message))
+                return Err(errors::internal(message));
             }
         }
-    }
+    };
+    Ok(PromptResponse::new(stop))
+}
+
+/// `_meta` of a turn a limit ended: `{"march": {"limit": {kind, value, message}}}`.
+fn limit_meta(limit: &RunLimit, message: &str) -> serde_json::Map<String, serde_json::Value> {
+    let limit = match limit {
+        RunLimit::MaxTurns(max) => serde_json::json!({
+            "kind": "max_turns", "value": max, "message": message,
+        }),
+        RunLimit::ToolTimeout { tool, after } => serde_json::json!({
+            "kind": "tool_timeout", "tool": tool, "seconds": after.as_secs_f64(),
+            "message": message,
+        }),
+    };
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), serde_json::json!({ "limit": limit }));
+    meta
 }
 
 /// The text of a prompt (its text blocks), for recall.
@@ -213,7 +235,7 @@ pub(super) async fn run(
     user: UserMessage,
     port: Arc<dyn ClientPort>,
     cancel: CancellationToken,
-) -> Result<StopReason, Error> {
+) -> Result<PromptResponse, Error> {
     let stop = cancel.child_token();
     let settings = session.settings.lock().clone();
     // The layers are assembled here, once; later requests of the run continue the transcript.
@@ -257,7 +279,9 @@ pub(super) async fn run(
     let mut config = LoopConfig::new(settings.model.clone(), session.provider.clone());
     config.thinking = settings.thinking;
     config.stream_options.stall = session.config.requests.stall_policy();
-    config.max_turns = session.config.limits.max_turns;
+    config.max_turns = settings.limits.max_turns;
+    config.tool_timeouts = session.config.limits.tool_timeouts();
+    config.tool_timeouts.default = settings.limits.tool_timeout;
     config.hooks = hooks.clone();
     // Recalled turns open the run after the recent ones; they are context, not transcript,
     // so they are never written to the session file.
@@ -313,7 +337,7 @@ pub(super) async fn run(
         }
     }
     if cancel.is_cancelled() || hooks.gate.user_cancelled() {
-        return Ok(StopReason::Cancelled);
+        return Ok(PromptResponse::new(StopReason::Cancelled));
     }
     stop_reason(listener.last_assistant.lock().as_ref())
 }
@@ -331,7 +355,7 @@ mod tests {
 
     #[test]
     fn stop_reasons_map_to_acp() {
-        let r = |stop, error| stop_reason(Some(&ended(stop, error)));
+        let r = |stop, error| stop_reason(Some(&ended(stop, error))).map(|r| r.stop_reason);
         assert_eq!(r(CoreStop::Stop, None), Ok(StopReason::EndTurn));
         assert_eq!(r(CoreStop::ToolUse, None), Ok(StopReason::EndTurn));
         assert_eq!(r(CoreStop::Length, None), Ok(StopReason::MaxTokens));
@@ -353,6 +377,27 @@ mod tests {
         let err = r(CoreStop::Error, Some("HTTP 500: overloaded")).unwrap_err();
         assert_eq!(err.message, "HTTP 500: overloaded");
         assert_eq!(err.code, agent_client_protocol::ErrorCode::INTERNAL_ERROR);
-        assert_eq!(stop_reason(None), Ok(StopReason::EndTurn));
+        assert_eq!(
+            stop_reason(None).map(|r| r.stop_reason),
+            Ok(StopReason::EndTurn)
+        );
+        let limit = RunLimit::ToolTimeout {
+            tool: "bash".into(),
+            after: std::time::Duration::from_secs(30),
+        };
+        let response = stop_reason(Some(&ended(CoreStop::Error, Some(&limit.message())))).unwrap();
+        assert_eq!(response.stop_reason, StopReason::MaxTurnRequests);
+        let meta = serde_json::Value::Object(response.meta.unwrap());
+        assert_eq!(meta["march"]["limit"]["kind"], "tool_timeout");
+        assert_eq!(meta["march"]["limit"]["tool"], "bash");
+        assert_eq!(meta["march"]["limit"]["seconds"], 30.0);
+        let response = stop_reason(Some(&ended(
+            CoreStop::Error,
+            Some(&RunLimit::MaxTurns(3).message()),
+        )))
+        .unwrap();
+        assert_eq!(response.stop_reason, StopReason::MaxTurnRequests);
+        let meta = serde_json::Value::Object(response.meta.unwrap());
+        assert_eq!(meta["march"]["limit"]["value"], 3);
     }
 }

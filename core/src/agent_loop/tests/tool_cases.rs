@@ -17,7 +17,7 @@ async fn unknown_tools_bad_arguments_and_timeouts_become_error_results() {
     let mut hang = GateTool::new("hang");
     hang.hang = true;
     let mut cfg = config(&s, false);
-    cfg.tool_timeout = Some(Duration::from_millis(50));
+    cfg.tool_timeouts.default = Some(Duration::from_millis(50));
     let mut rec = Recorder::new();
     let new = run(
         "go",
@@ -175,4 +175,75 @@ async fn thinking_and_signatures_stream_through_the_loop() {
     assert!(rec.events.iter().any(|e| matches!(e, AgentEvent::MessageUpdate {
         assistant_message_event: AssistantStreamEvent::ThinkingDelta { delta, .. }, .. } if delta == "hmm")));
     assert_eq!(a.stop_reason, StopReason::Stop);
+}
+
+#[tokio::test]
+async fn a_timeout_that_ends_the_run_keeps_the_batch_results_and_calls_the_model_no_more() {
+    let s = server(vec![
+        Turn::stream(vec![
+            Event::tool_call("h", "hang", &["{\"x\":1}"]),
+            Event::tool_call("v", "t", &["{\"x\":2}"]),
+        ]),
+        Turn::text("never asked for"),
+    ])
+    .await;
+    let mut hang = GateTool::new("hang");
+    hang.hang = true;
+    let mut cfg = config(&s, false);
+    // The default would let the quick tool finish; the override bounds the hanging one.
+    cfg.tool_timeouts.default = Some(Duration::from_secs(600));
+    cfg.tool_timeouts
+        .per_tool
+        .insert("hang".into(), Duration::from_millis(50));
+    cfg.tool_timeouts.ends_run = true;
+    let mut rec = Recorder::new();
+    let new = run(
+        "go",
+        ctx(vec![Arc::new(GateTool::new("t")), Arc::new(hang)]),
+        cfg,
+        &mut rec,
+    )
+    .await;
+    let results: Vec<(String, bool)> = new
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(r) => Some((r.tool_name.clone(), r.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, [("hang".into(), true), ("t".into(), false)]);
+    let last = new.last().unwrap().as_assistant().unwrap();
+    assert_eq!(last.stop_reason, StopReason::Error);
+    let text = last.error_message.as_deref().unwrap();
+    assert_eq!(text, "Turn stopped: tool hang ran past its limit of 50ms");
+    assert_eq!(
+        RunLimit::from_message(text),
+        Some(RunLimit::ToolTimeout {
+            tool: "hang".into(),
+            after: Duration::from_millis(50)
+        })
+    );
+    assert_eq!(s.requests().len(), 1, "no model call after the limit");
+}
+
+#[test]
+fn run_limits_read_back_from_their_messages() {
+    for limit in [
+        RunLimit::MaxTurns(7),
+        RunLimit::ToolTimeout {
+            tool: "bash".into(),
+            after: Duration::from_secs(30),
+        },
+        RunLimit::ToolTimeout {
+            tool: "odd name ran past its limit of x".into(),
+            after: Duration::from_millis(1500),
+        },
+    ] {
+        assert_eq!(RunLimit::from_message(&limit.message()), Some(limit));
+    }
+    assert_eq!(RunLimit::from_message("the model request failed"), None);
+    assert_eq!(
+        RunLimit::from_message("Maximum number of turns (x) exceeded"),
+        None
+    );
 }

@@ -206,6 +206,36 @@ fn turn_outcomes_leave_a_line_and_set_status() {
 }
 
 #[test]
+fn a_limit_that_ended_the_turn_is_named_from_the_runners_meta() {
+    use agent_client_protocol::v1::schema::{PromptResponse, StopReason};
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".into(),
+        serde_json::json!({"limit": {"kind": "tool_timeout",
+            "message": "Turn stopped: tool bash ran past its limit of 30s\u{1b}[2J"}}),
+    );
+    let response = PromptResponse::new(StopReason::MaxTurnRequests).meta(meta);
+    let outcome = TurnOutcome::from(&response);
+    assert_eq!(
+        outcome,
+        TurnOutcome::MaxTurnRequests(Some(
+            "Turn stopped: tool bash ran past its limit of 30s\u{241b}[2J".into()
+        ))
+    );
+    let mut pane = AgentPane::new("a");
+    pane.turn_started();
+    pane.turn_ended(outcome);
+    let text = pane.capture(None);
+    assert!(
+        text.contains("Stopped at a limit: Turn stopped: tool bash ran past its limit of 30s"),
+        "{text}"
+    );
+    // Another agent's bare stop reason still says what it means.
+    let bare = TurnOutcome::from(&PromptResponse::new(StopReason::MaxTurnRequests));
+    assert_eq!(bare, TurnOutcome::MaxTurnRequests(None));
+}
+
+#[test]
 fn unread_until_drawn_focused() {
     let mut pane = AgentPane::new("a");
     pane.apply(&agent("hi"));
