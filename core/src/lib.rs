@@ -22,4 +22,5 @@ pub mod provider;
 pub mod restart;
 pub mod session;
 pub mod tool;
+pub mod usage;
 pub mod validate;

@@ -135,8 +135,9 @@ async fn load_replays_the_whole_conversation_in_a_new_runner() {
             "tool_call",
             "tool_call_update completed",
             "agent_message_chunk",
-            // The title, after the replay.
+            // The title and the session's usage, after the replay.
             "session_info_update",
+            "usage_update",
         ]
     );
     let texts: Vec<Option<String>> = replayed.iter().map(chunk_text).collect();
@@ -193,8 +194,9 @@ async fn list_resume_close_and_delete() {
     )
     .await
     .unwrap();
-    // No replay on resume.
-    assert_eq!(conversation(client.drain()), []);
+    // No replay on resume: only the session's usage.
+    let sent: Vec<String> = conversation(client.drain()).iter().map(describe).collect();
+    assert_eq!(sent, ["usage_update"]);
     let prompt = client.prompt(&a, "still there?");
     client.wait_update(|u| is_text(u, "resumed")).await;
     within("prompt after resume", prompt)
@@ -315,6 +317,7 @@ async fn a_runner_killed_mid_turn_loses_nothing_that_was_finished() {
             "tool_call",
             "tool_call_update completed",
             "session_info_update",
+            "usage_update",
         ]
     );
     let r = within("prompt after the crash", client.prompt(&session, "go on"))
@@ -327,4 +330,92 @@ async fn a_runner_killed_mid_turn_loses_nothing_that_was_finished() {
         ["user", "assistant", "toolResult", "user", "assistant"]
     );
     client.close().await;
+}
+
+/// The `usage_update` a client was last sent: (used, cost, `_meta.march.usage`).
+fn last_usage(updates: &[SessionUpdate]) -> (u64, Option<f64>, Value) {
+    let update = updates
+        .iter()
+        .rev()
+        .find_map(|u| match u {
+            SessionUpdate::UsageUpdate(u) => Some(u.clone()),
+            _ => None,
+        })
+        .expect("a usage_update");
+    let meta = update
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("march"))
+        .map(|m| m["usage"].clone())
+        .unwrap_or(Value::Null);
+    (update.used, update.cost.map(|c| c.amount), meta)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cost_is_the_sessions_sum_and_comes_back_on_load_and_resume() {
+    let usage = |input, output| march_testkit::ScriptUsage {
+        input,
+        output,
+        ..Default::default()
+    };
+    let h = Harness::new(vec![
+        Turn::text("first").with_usage(usage(100, 10)),
+        Turn::text("second").with_usage(usage(200, 20)),
+    ])
+    .await;
+    // $1000 and $2000 per million tokens: 0.12 for the first call, 0.24 for the second.
+    let config = h.march_home().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "id = \"m\"\n",
+        "id = \"m\"\ncost = { input = 1000.0, output = 2000.0 }\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let project = h.project();
+    let (mut runner, mut client) = h.connect().await;
+    let id = client.new_session(&project).await.session_id;
+    within("first prompt", client.prompt(&id, "one"))
+        .await
+        .unwrap()
+        .unwrap();
+    let (used, cost, _) = last_usage(&client.drain());
+    assert_eq!(used, 110);
+    assert!((cost.unwrap() - 0.12).abs() < 1e-9, "{cost:?}");
+    within("second prompt", client.prompt(&id, "two"))
+        .await
+        .unwrap()
+        .unwrap();
+    // `used` is the context now; `cost` the sum of both calls, as ACP defines it.
+    let (used, cost, meta) = last_usage(&client.drain());
+    assert_eq!(used, 220);
+    assert!((cost.unwrap() - 0.36).abs() < 1e-9, "{cost:?}");
+    assert_eq!(meta["calls"], 2);
+    assert_eq!(meta["input"], 300);
+    assert_eq!(meta["output"], 30);
+    client.close().await;
+    within("runner exit", runner.child.wait()).await.unwrap();
+
+    for how in ["load", "resume"] {
+        let (mut runner, mut client) = h.connect().await;
+        let request = match how {
+            "load" => client
+                .cx
+                .send_request(LoadSessionRequest::new(id.clone(), project.clone()))
+                .block_task()
+                .await
+                .map(drop),
+            _ => client
+                .cx
+                .send_request(ResumeSessionRequest::new(id.clone(), project.clone()))
+                .block_task()
+                .await
+                .map(drop),
+        };
+        within(how, async { request }).await.unwrap();
+        let (used, cost, meta) = last_usage(&client.drain());
+        assert_eq!(used, 220, "{how}");
+        assert!((cost.unwrap() - 0.36).abs() < 1e-9, "{how}: {cost:?}");
+        assert_eq!(meta["calls"], 2, "{how}");
+        client.close().await;
+        within("runner exit", runner.child.wait()).await.unwrap();
+    }
 }

@@ -22,6 +22,7 @@ use super::read::{LoadReport, read_session};
 use crate::atomic_file::sync_dir;
 use crate::message::UserBody;
 use crate::paths::MarchPaths;
+use crate::usage::UsageTotals;
 
 /// A session transcript: an append-only JSONL file in pi's v3 format, held in memory as a
 /// tree of entries with a movable leaf.
@@ -43,6 +44,9 @@ pub struct SessionStore {
     by_id: HashMap<String, usize>,
     labels: HashMap<String, String>,
     leaf: Option<String>,
+    /// Tokens and cost of every model call in the file (all branches: spent is spent),
+    /// summed while entries are read and appended, never by a second pass.
+    usage: UsageTotals,
     /// Opened on the first append, so reading a session never needs write access.
     file: Option<File>,
 }
@@ -80,6 +84,7 @@ impl SessionStore {
             by_id: HashMap::new(),
             labels: HashMap::new(),
             leaf: None,
+            usage: UsageTotals::default(),
             file: Some(file),
         })
     }
@@ -103,6 +108,7 @@ impl SessionStore {
             entries: loaded.entries,
             labels: HashMap::new(),
             leaf: None,
+            usage: UsageTotals::default(),
             file: None,
         };
         for index in 0..store.entries.len() {
@@ -169,6 +175,11 @@ impl SessionStore {
             .into_iter()
             .filter_map(|i| self.entries.get(i))
             .collect()
+    }
+
+    /// Tokens and cost of every model call the session made.
+    pub fn usage(&self) -> UsageTotals {
+        self.usage
     }
 
     /// The label on `id`, if any.
@@ -489,6 +500,9 @@ impl SessionStore {
         let Some(entry) = self.entries.get(index) else {
             return;
         };
+        if let Some(SessionMessage::Assistant(a)) = entry.message() {
+            self.usage.add(&a.usage);
+        }
         if let EntryKind::Label(label) = &entry.kind {
             match label.label.as_deref().filter(|l| !l.is_empty()) {
                 Some(text) => self

@@ -375,6 +375,9 @@ impl Server {
                 SessionInfoUpdate::new().title(title),
             ));
         }
+        if let Some(usage) = session.stored_usage() {
+            port.notify(usage);
+        }
         let response = LoadSessionResponse::new().config_options(session.config_options());
         Ok((response, session.id().to_string()))
     }
@@ -388,6 +391,10 @@ impl Server {
             .reopen(&req.session_id.0, &req.cwd, &cx, TimelineKind::Resumed)
             .await?;
         tracing::info!(session = %session.id(), "session/resume");
+        // No replay, but the session's tokens and cost are part of what a client shows.
+        if let Some(usage) = session.stored_usage() {
+            AcpPort::new(cx.clone(), session.id().to_string()).notify(usage);
+        }
         let response = ResumeSessionResponse::new().config_options(session.config_options());
         Ok((response, session.id().to_string()))
     }

@@ -27,7 +27,7 @@ use super::history::History;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
 use super::state::SessionState;
-use super::{content, errors, replay, turn};
+use super::{content, errors, replay, turn, updates};
 
 /// Everything a session is built from.
 pub(crate) struct SessionSetup {
@@ -133,6 +133,12 @@ impl Session {
     /// The complete config option list.
     pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
         options::config_options(&self.settings.lock(), &self.registry)
+    }
+
+    /// The session's usage as the transcript records it (none before the first model call).
+    pub(crate) fn stored_usage(&self) -> Option<SessionUpdate> {
+        let window = self.settings.lock().model.context_window;
+        updates::stored_usage(&self.store.lock(), window)
     }
 
     /// The conversation as updates, for `session/load`.

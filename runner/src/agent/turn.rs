@@ -100,7 +100,10 @@ impl Listener {
             if let Message::Assistant(a) = message {
                 *self.last_assistant.lock() = Some(a.clone());
                 let window = self.settings.lock().model.context_window;
-                self.mapper.lock().set_context_window(window);
+                let usage = self.store.lock().usage();
+                let mut mapper = self.mapper.lock();
+                mapper.set_context_window(window);
+                mapper.set_session_usage(usage);
             }
         }
         let updates = self.mapper.lock().map(&event);

@@ -13,7 +13,9 @@ use agent_client_protocol::v1::schema::{
 };
 use march_core::event::{AgentEvent, AssistantStreamEvent};
 use march_core::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, UserContent};
+use march_core::session::{SessionMessage, SessionStore};
 use march_core::tool::{FileChange, Tool, ToolKind as CoreToolKind, call_title};
+use march_core::usage::UsageTotals;
 
 use super::client_terminal::ClientTerminals;
 
@@ -191,17 +193,48 @@ pub(crate) fn status_update(id: &str, status: ToolCallStatus) -> SessionUpdate {
     ))
 }
 
-/// Context usage after an assistant message: tokens the context holds now, against the window.
-pub(crate) fn usage_update(message: &AssistantMessage, context_window: u64) -> SessionUpdate {
+/// The tokens the context held when `message` was answered.
+fn context_tokens(message: &AssistantMessage) -> u64 {
     let u = &message.usage;
-    let used = u
-        .total_tokens
-        .max(u.input + u.output + u.cache_read + u.cache_write);
+    u.total_tokens
+        .max(u.input + u.output + u.cache_read + u.cache_write)
+}
+
+/// Usage after an assistant message: the tokens the context holds now (its usage) against
+/// the window, and the session's cost so far (ACP's `cost` is cumulative); the session's
+/// token totals go in `_meta.march.usage`.
+pub(crate) fn usage_update(used: u64, context_window: u64, session: &UsageTotals) -> SessionUpdate {
     let mut update = UsageUpdate::new(used, context_window);
-    if u.cost.total > 0.0 {
-        update = update.cost(Cost::new(u.cost.total, "USD"));
+    if session.cost > 0.0 {
+        update = update.cost(Cost::new(session.cost, "USD"));
+    }
+    if session.calls > 0 {
+        let mut meta = serde_json::Map::new();
+        meta.insert("march".into(), serde_json::json!({ "usage": session }));
+        update = update.meta(meta);
     }
     SessionUpdate::UsageUpdate(update)
+}
+
+/// The usage of a session read from its file (`session/load`, `session/resume`): the context
+/// of the branch's last answer and the totals of every call; none before the first call.
+pub(crate) fn stored_usage(store: &SessionStore, context_window: u64) -> Option<SessionUpdate> {
+    let totals = store.usage();
+    if totals.calls == 0 {
+        return None;
+    }
+    let used = store
+        .branch_path(None)
+        .into_iter()
+        .rev()
+        .find_map(|e| match e.message() {
+            Some(SessionMessage::Assistant(a)) if !a.stop_reason.is_failure() => {
+                Some(context_tokens(a))
+            }
+            _ => None,
+        })
+        .unwrap_or(0);
+    Some(usage_update(used, context_window, &totals))
 }
 
 /// Turns the events of one run into updates; keeps what later events need (message ids,
@@ -216,6 +249,8 @@ pub(crate) struct UpdateMapper {
     changes: HashMap<String, FileChange>,
     /// Calls whose commands run in a client terminal, which shows their output itself.
     terminals: Option<Arc<ClientTerminals>>,
+    /// Tokens and cost of the session so far.
+    session_usage: UsageTotals,
 }
 
 impl UpdateMapper {
@@ -234,6 +269,7 @@ impl UpdateMapper {
             messages: 0,
             changes: HashMap::new(),
             terminals: None,
+            session_usage: UsageTotals::default(),
         }
     }
 
@@ -252,6 +288,11 @@ impl UpdateMapper {
     /// Use another context window (after a model switch).
     pub(crate) fn set_context_window(&mut self, window: u64) {
         self.context_window = window;
+    }
+
+    /// The session's totals, with the message about to be mapped counted.
+    pub(crate) fn set_session_usage(&mut self, usage: UsageTotals) {
+        self.session_usage = usage;
     }
 
     /// The updates for one event. Called after a finished message has been persisted.
@@ -289,7 +330,11 @@ impl UpdateMapper {
                     .tool_calls()
                     .map(|call| tool_call_announcement(call, describe(&self.tools, call)))
                     .collect();
-                out.push(usage_update(a, self.context_window));
+                out.push(usage_update(
+                    context_tokens(a),
+                    self.context_window,
+                    &self.session_usage,
+                ));
                 out
             }
             AgentEvent::ToolExecutionUpdate {

@@ -430,3 +430,28 @@ fn cyclic_parents_do_not_hang() {
     assert_eq!(store.build_context(Some("bbbbbbbb")).messages.len(), 2);
     assert_eq!(store.tree().roots, [2]);
 }
+
+#[test]
+fn usage_of_a_pi_file_is_summed_while_it_loads_and_grows_with_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = copy_fixture(dir.path(), "large-session.v1.head25.jsonl");
+    let (store, _) = SessionStore::open(&path).unwrap();
+    // Summed independently with Python over the fixture: 8 calls, 38 input tokens.
+    let usage = store.usage();
+    assert_eq!((usage.calls, usage.input), (8, 38));
+    assert!((usage.cost - 0.26804745).abs() < 1e-9, "{}", usage.cost);
+
+    let mut store = new_store(dir.path());
+    let mut paid = assistant("hi", "p", "m");
+    if let SessionMessage::Assistant(a) = &mut paid {
+        a.usage.input = 10;
+        a.usage.cost.total = 0.5;
+    }
+    store.append_message(paid.clone()).unwrap();
+    store.append_message(user("again")).unwrap();
+    store.append_message(paid).unwrap();
+    assert_eq!(store.usage().calls, 2);
+    assert_eq!(store.usage().cost, 1.0);
+    let (reopened, _) = SessionStore::open(store.path()).unwrap();
+    assert_eq!(reopened.usage(), store.usage());
+}

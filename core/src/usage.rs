@@ -1,0 +1,337 @@
+//! What model calls cost, summed from the transcripts: a session's totals (kept by the
+//! `SessionStore` while it reads and appends) and totals over many session files, read
+//! incrementally, for `march usage` and the supervisor's project and day totals.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::{AssistantMessage, Usage};
+
+/// Tokens and cost of model calls, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Model calls counted.
+    pub calls: u64,
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+    /// Cost in USD, as the model's prices gave it when the call was made.
+    pub cost: f64,
+}
+
+impl UsageTotals {
+    /// Count one call's usage.
+    pub fn add(&mut self, usage: &Usage) {
+        self.calls += 1;
+        self.input += usage.input;
+        self.output += usage.output;
+        self.cache_read += usage.cache_read;
+        self.cache_write += usage.cache_write;
+        self.cost += usage.cost.total;
+    }
+
+    /// Add another sum.
+    pub fn merge(&mut self, other: &UsageTotals) {
+        self.calls += other.calls;
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.cost += other.cost;
+    }
+
+    /// Every token counted.
+    pub fn tokens(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_write
+    }
+}
+
+/// One model call as a transcript records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallUsage {
+    /// `provider/model-id`.
+    pub model: String,
+    /// When the answer was made (ms since the epoch).
+    pub timestamp: i64,
+    /// Its usage.
+    pub usage: Usage,
+}
+
+impl CallUsage {
+    /// The call an assistant message records.
+    pub fn of(message: &AssistantMessage) -> Self {
+        CallUsage {
+            model: format!("{}/{}", message.provider, message.model),
+            timestamp: message.timestamp,
+            usage: message.usage,
+        }
+    }
+}
+
+/// The calls of one session file read so far.
+#[derive(Debug, Default)]
+struct FileUsage {
+    /// Bytes read, up to the end of the last whole line.
+    read: u64,
+    /// The project (`cwd` of the header).
+    project: Option<String>,
+    calls: Vec<CallUsage>,
+}
+
+/// Only what usage needs of a line; everything else is skipped unparsed.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    message: Option<LineMessage>,
+}
+
+#[derive(Deserialize)]
+struct LineMessage {
+    role: String,
+    #[serde(default)]
+    provider: String,
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    usage: Usage,
+    #[serde(default)]
+    timestamp: i64,
+}
+
+/// Usage over the session files under a directory, re-read only where a file grew (session
+/// files are only appended to); a file that shrank or was replaced is read again whole.
+#[derive(Debug, Default)]
+pub struct UsageIndex {
+    files: HashMap<PathBuf, FileUsage>,
+}
+
+/// Totals by project and model.
+pub type UsageByProject = BTreeMap<(String, String), UsageTotals>;
+
+impl UsageIndex {
+    /// An empty index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Read what is new in every `*.jsonl` under `dir` (one level of project directories, as
+    /// the sessions directory is laid out, or the files of one project's directory); files
+    /// gone since are forgotten. Unreadable files and lines are skipped: usage is a report.
+    pub fn refresh(&mut self, dir: &Path) {
+        let mut seen = Vec::new();
+        collect_files(dir, 2, &mut seen);
+        self.files.retain(|path, _| seen.contains(path));
+        for path in seen {
+            let entry = self.files.entry(path.clone()).or_default();
+            if let Err(e) = read_new(&path, entry) {
+                tracing::debug!(path = %path.display(), error = %e, "usage: file skipped");
+            }
+        }
+    }
+
+    /// Totals by project and model of the calls made at or after `since_ms`.
+    pub fn totals(&self, since_ms: Option<i64>) -> UsageByProject {
+        let mut out = UsageByProject::new();
+        for file in self.files.values() {
+            let project = file.project.clone().unwrap_or_else(|| "(unknown)".into());
+            for call in &file.calls {
+                if since_ms.is_some_and(|since| call.timestamp < since) {
+                    continue;
+                }
+                out.entry((project.clone(), call.model.clone()))
+                    .or_default()
+                    .add(&call.usage);
+            }
+        }
+        out
+    }
+
+    /// The totals of one project since `since_ms` (all models).
+    pub fn project_total(&self, project: &str, since_ms: Option<i64>) -> UsageTotals {
+        let mut sum = UsageTotals::default();
+        for ((p, _), totals) in self.totals(since_ms) {
+            if p == project {
+                sum.merge(&totals);
+            }
+        }
+        sum
+    }
+}
+
+fn collect_files(dir: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.flatten() {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() && depth > 1 {
+            collect_files(&path, depth - 1, out);
+        } else if kind.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            out.push(path);
+        }
+    }
+}
+
+/// Read the whole lines past `file.read`.
+fn read_new(path: &Path, file: &mut FileUsage) -> std::io::Result<()> {
+    let mut handle = File::open(path)?;
+    let len = handle.metadata()?.len();
+    if len < file.read {
+        *file = FileUsage::default();
+    }
+    if len == file.read {
+        return Ok(());
+    }
+    handle.seek(SeekFrom::Start(file.read))?;
+    let mut reader = BufReader::new(handle);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line)?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            // A line still being written is read next time, whole.
+            return Ok(());
+        }
+        file.read += n as u64;
+        count_line(&line, file);
+    }
+}
+
+fn count_line(line: &[u8], file: &mut FileUsage) {
+    // Most lines are not assistant messages or headers: skip them without parsing.
+    let wanted = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+    if !(wanted(b"\"assistant\"") || (file.project.is_none() && wanted(b"\"session\""))) {
+        return;
+    }
+    let Ok(parsed) = serde_json::from_slice::<Line>(line) else {
+        return;
+    };
+    match (parsed.kind.as_str(), parsed.message) {
+        ("session", _) => file.project = parsed.cwd.or(file.project.take()),
+        ("message", Some(m)) if m.role == "assistant" => file.calls.push(CallUsage {
+            model: format!("{}/{}", m.provider, m.model),
+            timestamp: m.timestamp,
+            usage: m.usage,
+        }),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Cost;
+    use std::io::Write;
+
+    fn usage(input: u64, output: u64, cost: f64) -> Usage {
+        Usage {
+            input,
+            output,
+            total_tokens: input + output,
+            cost: Cost {
+                total: cost,
+                ..Cost::default()
+            },
+            ..Usage::default()
+        }
+    }
+
+    fn assistant_line(model: &str, ts: i64, u: &Usage) -> String {
+        serde_json::json!({
+            "type": "message", "id": "x", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "hi \"assistant\""}],
+                "api": "openai-completions", "provider": "p", "model": model,
+                "usage": u, "stopReason": "stop", "timestamp": ts}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn totals_add_calls_and_merge() {
+        let mut t = UsageTotals::default();
+        t.add(&usage(100, 20, 0.5));
+        t.add(&usage(10, 2, 0.25));
+        assert_eq!((t.calls, t.input, t.output, t.tokens()), (2, 110, 22, 132));
+        assert!((t.cost - 0.75).abs() < 1e-12);
+        let mut sum = UsageTotals::default();
+        sum.merge(&t);
+        sum.merge(&t);
+        assert_eq!(sum.calls, 4);
+    }
+
+    #[test]
+    fn the_index_reads_only_what_was_appended_and_whole_lines_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let project_dir = dir.path().join("--work-proj--");
+        std::fs::create_dir_all(&project_dir).unwrap();
+        let path = project_dir.join("s.jsonl");
+        let mut f = File::create(&path).unwrap();
+        writeln!(
+            f,
+            r#"{{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/work/proj"}}"#
+        )
+        .unwrap();
+        writeln!(f, "{}", assistant_line("m", 1_000, &usage(100, 10, 1.0))).unwrap();
+        writeln!(
+            f,
+            r#"{{"type":"message","message":{{"role":"user","content":"assistant"}}}}"#
+        )
+        .unwrap();
+        writeln!(f, "not json \"assistant\"").unwrap();
+        // Half a line: a writer is in the middle of it.
+        let next = assistant_line("n", 5_000, &usage(1, 1, 2.0));
+        write!(f, "{}", &next[..20]).unwrap();
+        f.flush().unwrap();
+
+        let mut index = UsageIndex::new();
+        index.refresh(dir.path());
+        let totals = index.totals(None);
+        let key = ("/work/proj".to_string(), "p/m".to_string());
+        assert_eq!(totals.len(), 1);
+        assert_eq!(totals[&key].calls, 1);
+
+        writeln!(f, "{}", &next[20..]).unwrap();
+        f.flush().unwrap();
+        index.refresh(dir.path());
+        let totals = index.totals(None);
+        assert_eq!(totals.len(), 2);
+        assert_eq!(totals[&("/work/proj".into(), "p/n".into())].cost, 2.0);
+        assert_eq!(
+            index.totals(Some(2_000)).len(),
+            1,
+            "the earlier call is before since"
+        );
+        let all = index.project_total("/work/proj", None);
+        assert_eq!((all.calls, all.cost), (2, 3.0));
+
+        // A replaced, shorter file is read again from its start.
+        std::fs::write(
+            &path,
+            format!("{}\n", assistant_line("m", 9, &usage(1, 0, 0.5))),
+        )
+        .unwrap();
+        index.refresh(dir.path());
+        let totals = index.totals(None);
+        assert_eq!(totals[&("(unknown)".into(), "p/m".into())].cost, 0.5);
+        std::fs::remove_file(&path).unwrap();
+        index.refresh(dir.path());
+        assert!(index.totals(None).is_empty());
+    }
+}
