@@ -341,7 +341,7 @@ fn last_usage(updates: &[SessionUpdate]) -> (u64, Option<f64>, Value) {
             SessionUpdate::UsageUpdate(u) => Some(u.clone()),
             _ => None,
         })
-        .expect("a usage_update");
+        .unwrap_or_else(|| panic!("no usage_update in {updates:?}"));
     let meta = update
         .meta
         .as_ref()
