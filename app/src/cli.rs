@@ -79,6 +79,8 @@ pub enum Command {
     /// Check the config, theme and keymap files.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print the tokens and cost of every session's model calls, per project and model.
+    Usage(UsageArgs),
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {
@@ -293,6 +295,17 @@ pub struct HistorySearchArgs {
     /// At most this many results.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
+}
+
+/// Options of `march usage`.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// Only calls made on or after this local day (YYYY-MM-DD, or `today`).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Print one JSON object: each project's models and totals, and the grand total.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options of `march models`.

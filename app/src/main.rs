@@ -15,6 +15,7 @@ mod server;
 mod table;
 mod tty_reader;
 mod ui;
+mod usage_cmd;
 mod workspace;
 mod workspaces_cmd;
 
@@ -68,6 +69,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Models(args) => models_cmd::run(&paths, &args)?,
         Command::Runner => run_runner(paths)?,
         Command::History(command) => history_cmd::run(&paths, &command)?,
+        Command::Usage(args) => usage_cmd::run(&paths, &args)?,
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
         Command::New(args) => {

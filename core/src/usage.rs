@@ -56,6 +56,26 @@ impl UsageTotals {
     }
 }
 
+/// The start of a local day (ms since the epoch): `date` as `YYYY-MM-DD`, or today, in the
+/// system's time zone (`TZ` when set).
+pub fn local_day_start_ms(date: Option<&str>) -> Result<i64, String> {
+    day_start_ms(date, jiff::tz::TimeZone::system())
+}
+
+fn day_start_ms(date: Option<&str>, tz: jiff::tz::TimeZone) -> Result<i64, String> {
+    let day = match date {
+        Some(text) => text
+            .trim()
+            .parse::<jiff::civil::Date>()
+            .map_err(|e| format!("`{text}` is not a date as YYYY-MM-DD: {e}"))?,
+        None => jiff::Timestamp::now().to_zoned(tz.clone()).date(),
+    };
+    let start = day
+        .to_zoned(tz)
+        .map_err(|e| format!("the start of {day}: {e}"))?;
+    Ok(start.timestamp().as_millisecond())
+}
+
 /// One model call as a transcript records it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallUsage {
@@ -261,6 +281,25 @@ mod tests {
                 "usage": u, "stopReason": "stop", "timestamp": ts}
         })
         .to_string()
+    }
+
+    #[test]
+    fn days_start_at_local_midnight() {
+        let utc = jiff::tz::TimeZone::UTC;
+        assert_eq!(
+            day_start_ms(Some("2026-12-02"), utc.clone()),
+            Ok(1_796_169_600_000)
+        );
+        let berlin = jiff::tz::TimeZone::fixed(jiff::tz::offset(1));
+        assert_eq!(
+            day_start_ms(Some("2026-12-02"), berlin),
+            Ok(1_796_169_600_000 - 3_600_000)
+        );
+        let err = day_start_ms(Some("yesterday"), utc.clone()).unwrap_err();
+        assert!(err.contains("YYYY-MM-DD"), "{err}");
+        let today = day_start_ms(None, utc).unwrap();
+        let now = crate::message::now_ms();
+        assert!(today <= now && now - today < 86_400_000);
     }
 
     #[test]

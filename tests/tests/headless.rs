@@ -296,6 +296,56 @@ fn a_tool_past_its_timeout_ends_the_turn_with_exit_three_and_says_which() {
 }
 
 #[test]
+fn march_usage_sums_the_transcripts_per_project_and_model() {
+    let paid = |text: &str, input: u64, output: u64| {
+        json!({"kind": "stream", "events": [{"type": "text", "text": text}],
+               "usage": {"input": input, "output": output}})
+    };
+    let setup = Setup::new(json!([paid("one", 100, 10), paid("two", 200, 20)]));
+    let config = setup.dir.path().join("march/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "id = \"m\"\n",
+        "id = \"m\"\ncost = { input = 1000.0, output = 2000.0 }\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    assert_exit(&setup.run(&["-p", "first"]), 0);
+    assert_exit(&setup.run(&["-p", "second", "--model", "scripted/m2"]), 0);
+
+    let output = setup.run(&["usage", "--json"]);
+    assert_exit(&output, 0);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let project = setup.project().canonicalize().unwrap();
+    assert_eq!(report["projects"][0]["project"], *project.to_string_lossy());
+    let models = report["projects"][0]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2, "{report}");
+    assert_eq!(models[0]["model"], "scripted/m");
+    assert!(
+        (models[0]["cost"].as_f64().unwrap() - 0.12).abs() < 1e-9,
+        "{report}"
+    );
+    // m2 has no prices: its tokens count, its cost is zero.
+    assert_eq!(models[1]["model"], "scripted/m2");
+    assert_eq!(models[1]["input"], 200);
+    assert_eq!(report["total"]["calls"], 2);
+
+    // Every call was made today; none after tomorrow starts.
+    let today = setup.run(&["usage", "--since", "today", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&today)).unwrap();
+    assert_eq!(report["total"]["calls"], 2);
+    let later = setup.run(&["usage", "--since", "2999-01-01"]);
+    assert_exit(&later, 0);
+    assert_eq!(stdout(&later), "No model calls recorded.\n");
+    let table = stdout(&setup.run(&["usage"]));
+    assert!(
+        table.contains("scripted/m2") && table.contains("$0.1200"),
+        "{table}"
+    );
+    let bad = setup.run(&["usage", "--since", "last week"]);
+    assert_exit(&bad, 1);
+    assert!(stderr(&bad).contains("YYYY-MM-DD"), "{}", stderr(&bad));
+}
+
+#[test]
 fn model_and_cwd_are_honoured() {
     let setup = Setup::new(json!([text_turn("ok")]));
     let elsewhere = tempfile::tempdir().unwrap();
