@@ -16,7 +16,7 @@ pub fn run(paths: &MarchPaths, args: &UsageArgs) -> anyhow::Result<()> {
         Some(date) => Some(local_day_start_ms(Some(date)).map_err(|e| anyhow!(e))?),
     };
     let mut index = UsageIndex::new();
-    index.refresh(&paths.sessions_dir());
+    index.refresh(&[paths.sessions_dir()]);
     let totals = index.totals(since);
     let text = if args.json {
         format!("{}\n", as_json(&totals, args.since.as_deref()))

@@ -148,12 +148,14 @@ impl UsageIndex {
         Self::default()
     }
 
-    /// Read what is new in every `*.jsonl` under `dir` (one level of project directories, as
-    /// the sessions directory is laid out, or the files of one project's directory); files
-    /// gone since are forgotten. Unreadable files and lines are skipped: usage is a report.
-    pub fn refresh(&mut self, dir: &Path) {
+    /// Read what is new in every `*.jsonl` under `dirs` (each the sessions directory, with
+    /// one level of project directories, or one project's directory); files gone since are
+    /// forgotten. Unreadable files and lines are skipped: usage is a report.
+    pub fn refresh(&mut self, dirs: &[PathBuf]) {
         let mut seen = Vec::new();
-        collect_files(dir, 2, &mut seen);
+        for dir in dirs {
+            collect_files(dir, 2, &mut seen);
+        }
         self.files.retain(|path, _| seen.contains(path));
         for path in seen {
             let entry = self.files.entry(path.clone()).or_default();
@@ -340,7 +342,7 @@ mod tests {
         f.flush().unwrap();
 
         let mut index = UsageIndex::new();
-        index.refresh(dir.path());
+        index.refresh(&[dir.path().to_path_buf()]);
         let totals = index.totals(None);
         let key = ("/work/proj".to_string(), "p/m".to_string());
         assert_eq!(totals.len(), 1);
@@ -348,7 +350,7 @@ mod tests {
 
         writeln!(f, "{}", &next[20..]).unwrap();
         f.flush().unwrap();
-        index.refresh(dir.path());
+        index.refresh(&[dir.path().to_path_buf()]);
         let totals = index.totals(None);
         assert_eq!(totals.len(), 2);
         assert_eq!(totals[&("/work/proj".into(), "p/n".into())].cost, 2.0);
@@ -366,11 +368,11 @@ mod tests {
             format!("{}\n", assistant_line("m", 9, &usage(1, 0, 0.5))),
         )
         .unwrap();
-        index.refresh(dir.path());
+        index.refresh(&[dir.path().to_path_buf()]);
         let totals = index.totals(None);
         assert_eq!(totals[&("(unknown)".into(), "p/m".into())].cost, 0.5);
         std::fs::remove_file(&path).unwrap();
-        index.refresh(dir.path());
+        index.refresh(&[dir.path().to_path_buf()]);
         assert!(index.totals(None).is_empty());
     }
 }

@@ -55,9 +55,12 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         }
         C::AppDetach => return UiRequest::Detach,
         C::AppHelp => shell.layers.open(Layer::Help(std::cell::Cell::new(0))),
-        C::AppSupervisor => shell
-            .layers
-            .open(Layer::Supervisor(SupervisorView::default())),
+        C::AppSupervisor => {
+            ws.refresh_costs();
+            shell
+                .layers
+                .open(Layer::Supervisor(SupervisorView::default()));
+        }
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
         C::PrefixSend => {}
         C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),

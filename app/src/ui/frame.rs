@@ -293,6 +293,19 @@ mod tests {
         for _ in 0..at {
             view.key(key(crossterm::event::KeyCode::Down), &rows, dir);
         }
+        // The projects' costs, as read from their transcripts off the loop.
+        let spent = |calls, cost| march_core::usage::UsageTotals {
+            calls,
+            cost,
+            ..Default::default()
+        };
+        ws.job_done(crate::workspace::jobs::JobDone::CostsRead(vec![(
+            "/work/api".into(),
+            crate::workspace::costs::ProjectCost {
+                total: spent(3, 1.5),
+                today: spent(1, 0.25),
+            },
+        )]));
         let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
             layers: Some(&layers),

@@ -182,7 +182,7 @@ impl Layers {
                     scroll.set(hints::render_help(keymap, scroll.get(), panes, buf, theme));
                 }
                 Layer::Supervisor(view) => {
-                    view.render(&ws.supervisor_rows(), panes, buf, theme);
+                    view.render(&ws.supervisor_rows(), ws.costs(), panes, buf, theme);
                     hides_cursor = true;
                 }
                 Layer::Switcher(switcher) => {

@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 
 use crate::logging;
 use crate::workspace::agent::RunnerState;
+use crate::workspace::costs::ProjectCosts;
 use crate::workspace::router::SessionKey;
 use crate::workspace::supervisor::SessionRow;
 use crate::workspace::switching::{attention_slot, attention_words};
@@ -109,7 +110,14 @@ impl SupervisorView {
     }
 
     /// Draws the view over `area`.
-    pub(super) fn render(&self, rows: &[SessionRow], area: Rect, buf: &mut Buffer, theme: &Theme) {
+    pub(super) fn render(
+        &self,
+        rows: &[SessionRow],
+        costs: &ProjectCosts,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+    ) {
         if area.width < 20 || area.height < 6 {
             return;
         }
@@ -127,12 +135,19 @@ impl SupervisorView {
         };
         let title = match &self.log {
             Some((name, _, _)) => name.clone(),
-            None => format!(
-                "Supervisor · {projects} project{} · {} session{}",
-                plural(projects),
-                rows.len(),
-                plural(rows.len())
-            ),
+            None => {
+                let today = costs.today();
+                let mut title = format!(
+                    "Supervisor · {projects} project{} · {} session{}",
+                    plural(projects),
+                    rows.len(),
+                    plural(rows.len())
+                );
+                if today.calls > 0 {
+                    title.push_str(&format!(" · today {}", dollars(today.cost)));
+                }
+                title
+            }
         };
         let inner = draw_modal(rect, &title, buf, theme);
         let width = usize::from(inner.width);
@@ -150,7 +165,7 @@ impl SupervisorView {
                     .map(|l| Line::styled(clip(l, width), body))
                     .collect()
             }
-            None => self.row_lines(rows, width, theme),
+            None => self.row_lines(rows, costs, width, theme),
         };
         let room = usize::from(inner.height.saturating_sub(1));
         if lines.len() > room {
@@ -173,7 +188,13 @@ impl SupervisorView {
         );
     }
 
-    fn row_lines(&self, rows: &[SessionRow], width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    fn row_lines(
+        &self,
+        rows: &[SessionRow],
+        costs: &ProjectCosts,
+        width: usize,
+        theme: &Theme,
+    ) -> Vec<Line<'static>> {
         let body = theme.style(Slot::Modal);
         let dim = theme.style(Slot::TextDim);
         let mut lines = Vec::new();
@@ -189,6 +210,19 @@ impl SupervisorView {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
+                // The project's cost over all its sessions (open or not), from the transcripts.
+                let cost = costs
+                    .of(&row.project)
+                    .filter(|c| c.total.calls > 0)
+                    .map(|c| {
+                        format!(
+                            " {} total · {} today",
+                            dollars(c.total.cost),
+                            dollars(c.today.cost)
+                        )
+                    })
+                    .unwrap_or_default();
+                let used = march_panes::wrap::width(&name) + 2 + march_panes::wrap::width(&cost);
                 lines.push(Line::from(vec![
                     Span::styled(
                         format!(" {} ", sanitize_line(&name)),
@@ -197,10 +231,11 @@ impl SupervisorView {
                     Span::styled(
                         clip(
                             &sanitize_line(&row.project.to_string_lossy()),
-                            width.saturating_sub(march_panes::wrap::width(&name) + 2),
+                            width.saturating_sub(used),
                         ),
                         dim,
                     ),
+                    Span::styled(cost, body),
                 ]));
             }
             let selected = i == self.selected;
@@ -335,6 +370,15 @@ fn read_log(row: &SessionRow, log_dir: &Path) -> (String, Vec<String>, usize) {
         Err(e) => vec![format!("cannot read {}: {e}", path.display())],
     };
     (name, lines, 0)
+}
+
+/// `$0.12`: cents for sums of a cent or more, more places below, so a small spend is seen.
+fn dollars(amount: f64) -> String {
+    if amount > 0.0 && amount < 0.01 {
+        format!("${amount:.4}")
+    } else {
+        format!("${amount:.2}")
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -46,6 +46,8 @@ pub enum JobDone {
         /// What the file holds.
         changes: Vec<FileChange>,
     },
+    /// The costs of the workspace's projects were read from their transcripts.
+    CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
     /// First-run setup: providers with local servers probed.
     SetupProviders {
         /// The session in setup.

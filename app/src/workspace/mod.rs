@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod changes;
 mod control;
+pub mod costs;
 pub mod diagnostics;
 pub mod diffs;
 mod first_run;
@@ -170,6 +171,8 @@ pub struct Workspace {
     last_session: Option<SessionKey>,
     /// Projects listed for the project picker, not yet taken.
     projects_listed: Option<jobs::ProjectsListed>,
+    /// What each project's sessions cost, for the supervisor view.
+    costs: costs::ProjectCosts,
 }
 
 impl Workspace {
@@ -207,6 +210,7 @@ impl Workspace {
             listed: Vec::new(),
             last_session: None,
             projects_listed: None,
+            costs: costs::ProjectCosts::default(),
         }
     }
 
@@ -540,6 +544,12 @@ impl Workspace {
             } => self.worktree_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
             J::ChangesRead { session, changes } => self.changes_read(session, changes),
+            J::CostsRead(costs) => {
+                if let Some(projects) = self.costs.read(costs) {
+                    self.refresh_costs_of(projects);
+                }
+                true
+            }
             J::ProjectsListed(listed) => {
                 self.projects_listed = Some(listed);
                 false
@@ -553,6 +563,29 @@ impl Workspace {
                 providers,
             } => self.setup_checked(session, reason, providers),
         }
+    }
+
+    /// Reads what the open sessions' projects cost, off the loop; the supervisor view shows
+    /// it when it is back.
+    pub fn refresh_costs(&mut self) {
+        let mut projects: Vec<PathBuf> = self
+            .supervisor_rows()
+            .into_iter()
+            .map(|row| row.project)
+            .collect();
+        projects.sort();
+        projects.dedup();
+        self.refresh_costs_of(projects);
+    }
+
+    fn refresh_costs_of(&mut self, projects: Vec<PathBuf>) {
+        self.costs
+            .refresh(&self.launcher.jobs, self.launcher.paths.as_ref(), projects);
+    }
+
+    /// What the workspace's projects cost, as last read.
+    pub fn costs(&self) -> &costs::ProjectCosts {
+        &self.costs
     }
 
     /// Lists the projects the project picker offers, off the loop: those of saved

@@ -314,6 +314,8 @@ impl Workspace {
         }
         if let Some(result) = ended {
             self.sessions.turn_ended(key, result);
+            // A turn cost something: the supervisor's project and day totals follow.
+            self.refresh_costs();
         }
         if let Some(text) = next_prompt {
             self.send_prompt(key, text);
