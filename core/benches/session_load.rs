@@ -5,6 +5,10 @@
 //! peak resident size (`VmHWM`) belongs to that load alone; the child reports its baseline
 //! before loading so the growth can be computed. Also times a plain `read_to_string` of the
 //! same file in the same run as the floor any reader pays.
+//!
+//! `-- --baseline-exe PATH` also loads the file with another build of this bench (an earlier
+//! commit's), alternating with this one, and prints the ratio: the cost of what a change added
+//! to loading (issue 18: tokens and cost restored, at most 1.1×).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // a benchmark aborts on setup failure
 
 use std::io::Write;
@@ -70,6 +74,12 @@ fn generate(dir: &Path) -> PathBuf {
             thought_signature: None,
         }));
         a.stop_reason = StopReason::ToolUse;
+        // Every call is priced, so restoring the session's totals has work to do.
+        a.usage.input = 1_000 + turn;
+        a.usage.output = 200;
+        a.usage.cache_read = 30_000;
+        a.usage.total_tokens = 31_200 + turn;
+        a.usage.cost.total = 0.0123;
         store.append_message(Message::Assistant(a)).unwrap();
         store
             .append_message(Message::ToolResult(ToolResultMessage {
@@ -92,6 +102,18 @@ fn child(file: &Path) {
     let open_ms = start.elapsed().as_secs_f64() * 1000.0;
     let open_peak = vm_hwm_kb();
     let ctx = store.context();
+    // What `session/load` restores besides the conversation: the totals (summed while
+    // reading) and the context of the branch's last answer.
+    let totals = store.usage();
+    let last = store
+        .branch_path(None)
+        .into_iter()
+        .rev()
+        .find_map(|e| match e.message() {
+            Some(march_core::session::SessionMessage::Assistant(a)) => Some(a.usage.total_tokens),
+            _ => None,
+        });
+    assert!(totals.calls > 0 && last.is_some(), "usage restored");
     let total_ms = start.elapsed().as_secs_f64() * 1000.0;
     println!(
         "{} {} {} {} {} {} {}",
@@ -128,13 +150,12 @@ fn main() {
         assert_eq!(s.len() as u64, size);
     }
     let exe = std::env::current_exe().unwrap();
-    let mut load_ms = Vec::new();
-    let mut growth_kb = Vec::new();
-    let mut open_ms = Vec::new();
-    let mut open_growth_kb = Vec::new();
-    let mut entries = 0;
-    for _ in 0..RUNS {
-        let out = Command::new(&exe)
+    let baseline = args
+        .iter()
+        .position(|a| a == "--baseline-exe")
+        .map(|i| PathBuf::from(&args[i + 1]));
+    let load_with = |exe: &Path| -> Vec<f64> {
+        let out = Command::new(exe)
             .arg("--load")
             .arg(&file)
             .output()
@@ -144,11 +165,35 @@ fn main() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let line = String::from_utf8_lossy(&out.stdout);
-        let f: Vec<f64> = line
+        String::from_utf8_lossy(&out.stdout)
             .split_whitespace()
             .map(|x| x.parse().unwrap())
-            .collect();
+            .collect()
+    };
+    if let Some(baseline) = &baseline {
+        // Alternating, so both see the same machine load and page cache.
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS * 2 {
+            before.push(load_with(baseline)[0]);
+            after.push(load_with(&exe)[0]);
+        }
+        before.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        after.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let (b, a) = (before[before.len() / 2], after[after.len() / 2]);
+        println!(
+            "open + context: baseline {b:.0} ms, this build (with usage restored) {a:.0} ms: \
+             {:.3}x ({} runs each, alternating, medians)",
+            a / b,
+            RUNS * 2
+        );
+    }
+    let mut load_ms = Vec::new();
+    let mut growth_kb = Vec::new();
+    let mut open_ms = Vec::new();
+    let mut open_growth_kb = Vec::new();
+    let mut entries = 0;
+    for _ in 0..RUNS {
+        let f = load_with(&exe);
         load_ms.push(f[0]);
         growth_kb.push(f[2] - f[1]);
         entries = f[3] as u64;

@@ -77,9 +77,12 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_core::history",
             "march_core::session::format_iso_ms",
             "march_core::session::parse_iso_ms",
+            // `march usage` and the supervisor's project costs read the transcripts' usage.
+            "march_core::usage",
+            "march_core::session::march_session_dir",
         ],
         why: "the app uses core for config, paths, credentials, the model registry, atomic \
-              writes and the history index only (docs/ARCHITECTURE.md)",
+              writes, the history index and usage reports only (docs/ARCHITECTURE.md)",
     },
     SourceRule {
         dirs: &["app/src"],

@@ -298,6 +298,68 @@ async fn a_session_limit_set_as_an_option_ends_its_turns_and_is_kept_across_runn
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_set_mode_switches_the_permission_mode_and_both_views_agree() {
+    use agent_client_protocol::v1::schema::{SessionUpdate, SetSessionModeRequest};
+    let h = Harness::new(vec![
+        Turn::stream(vec![write_call("w1", "a.txt", "one")]),
+        Turn::text("Written."),
+    ])
+    .await;
+    let project = h.project();
+    let (mut runner, mut client) = h.connect().await;
+    let session = client.new_session(&project).await;
+    let id = session.session_id.clone();
+    let modes = session.modes.unwrap();
+    assert_eq!(*modes.current_mode_id.0, *"ask");
+    let ids: Vec<&str> = modes.available_modes.iter().map(|m| &*m.id.0).collect();
+    assert_eq!(ids, ["ask", "auto-edit", "yolo"]);
+
+    let set_mode = |mode: &str| {
+        client
+            .cx
+            .send_request(SetSessionModeRequest::new(id.clone(), mode.to_string()))
+            .block_task()
+    };
+    let err = within("set_mode bogus", set_mode("sometimes"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    within("set_mode auto-edit", set_mode("auto-edit"))
+        .await
+        .unwrap();
+    // Clients that follow config options hear of it.
+    let update = client
+        .wait_update(|u| matches!(u, SessionUpdate::ConfigOptionUpdate(_)))
+        .await;
+    let SessionUpdate::ConfigOptionUpdate(update) = update else {
+        unreachable!()
+    };
+    let options = serde_json::to_value(update.config_options).unwrap();
+    assert_eq!(current(&options)[2], ("permissions".into(), "auto-edit".into()));
+    // auto-edit: the write in the project runs without a permission request (one would
+    // fail the test in `drain`).
+    let r = within("prompt", client.prompt(&id, "write a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    client.drain();
+    assert_eq!(std::fs::read_to_string(project.join("a.txt")).unwrap(), "one");
+    assert_eq!(read_json(&state_file(&h, &id))["permissionMode"], "auto-edit");
+
+    // The option the other way: clients that follow modes hear of it.
+    set_option(&client, &id, "permissions", "ask").await.unwrap();
+    let update = client
+        .wait_update(|u| matches!(u, SessionUpdate::CurrentModeUpdate(_)))
+        .await;
+    let SessionUpdate::CurrentModeUpdate(update) = update else {
+        unreachable!()
+    };
+    assert_eq!(*update.current_mode_id.0, *"ask");
+    quit(&mut runner, client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unwritable_session_dir_fails_session_new_and_the_runner_keeps_serving() {
     let h = Harness::new(vec![Turn::text("works again")]).await;
     let project = h.project();

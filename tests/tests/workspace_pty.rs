@@ -691,3 +691,39 @@ fn the_project_picker_opens_a_neighbour_or_a_typed_path_in_a_tab() {
     });
     m.quit();
 }
+
+#[test]
+fn the_cost_in_the_border_is_the_sessions_sum_and_survives_a_restart_of_march() {
+    let usage = |input, output| march_testkit::ScriptUsage {
+        input,
+        output,
+        ..Default::default()
+    };
+    let h = tokio_harness(vec![
+        Turn::text("First priced answer.").with_usage(usage(100, 10)),
+        Turn::text("Second priced answer.").with_usage(usage(200, 20)),
+    ]);
+    // $1000 and $2000 per million tokens: $0.12, then $0.24.
+    let config = h.march_home().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "id = \"m\"\n",
+        "id = \"m\"\ncost = { input = 1000.0, output = 2000.0 }\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    m.type_line("one");
+    m.wait_for("the first cost", |t| {
+        t.contains("First priced answer.") && t.contains("$0.12")
+    });
+    m.type_line("two");
+    m.wait_for("the sum of both calls", |t| {
+        t.contains("Second priced answer.") && t.contains("$0.36")
+    });
+    m.quit();
+    // Started again: the session is loaded from its transcript, its cost with it.
+    let mut m = start(&h);
+    m.wait_for("the restored cost", |t| {
+        t.contains("Second priced answer.") && t.contains("$0.36")
+    });
+    m.quit();
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
-    SessionConfigSelectOption,
+    SessionConfigSelectOption, SessionMode, SessionModeState,
 };
 use march_core::model::{Model, ModelRegistry, ThinkingLevel};
 
@@ -79,6 +79,17 @@ impl PermissionMode {
     pub(crate) fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.as_str() == value)
     }
+}
+
+/// The permission modes as ACP session modes (`session/set_mode` takes their ids).
+pub(crate) fn session_modes(current: PermissionMode) -> SessionModeState {
+    SessionModeState::new(
+        current.as_str(),
+        PermissionMode::ALL
+            .iter()
+            .map(|m| SessionMode::new(m.as_str(), m.label()).description(m.description()))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// What a session runs with; changes apply from the next model request.

@@ -13,8 +13,9 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
     PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionInfo, SessionInfoUpdate,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    UnstructuredCommandInput,
+    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionValue, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -35,7 +36,7 @@ use super::client_terminal::ClientTerminals;
 use super::history::{History, HistorySearchRequest};
 use super::initialize;
 use super::lsp::ProjectServers;
-use super::options::{Limits, Settings};
+use super::options::{self, Limits, Settings};
 use super::port::{AcpPort, ClientPort};
 use super::provider::KeyedProvider;
 use super::session::{Session, SessionSetup};
@@ -153,8 +154,14 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            spawned!(s, spawn, |req: SetSessionConfigOptionRequest, _| s
-                .set_config_option(req)
+            spawned!(s, spawn, |req: SetSessionConfigOptionRequest, cx| s
+                .set_config_option(req, cx)
+                .await),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: SetSessionModeRequest, cx| s
+                .set_mode(req, cx)
                 .await),
             agent_client_protocol::on_receive_request!(),
         )
@@ -351,7 +358,8 @@ impl Server {
             .await;
         tracing::info!(session = %session.id(), path = %session.path().display(), "session/new");
         let response = NewSessionResponse::new(session.id().to_string())
-            .config_options(session.config_options());
+            .config_options(session.config_options())
+            .modes(session.modes());
         Ok((response, session.id().to_string()))
     }
 
@@ -378,7 +386,9 @@ impl Server {
         if let Some(usage) = session.stored_usage() {
             port.notify(usage);
         }
-        let response = LoadSessionResponse::new().config_options(session.config_options());
+        let response = LoadSessionResponse::new()
+            .config_options(session.config_options())
+            .modes(session.modes());
         Ok((response, session.id().to_string()))
     }
 
@@ -395,7 +405,9 @@ impl Server {
         if let Some(usage) = session.stored_usage() {
             AcpPort::new(cx.clone(), session.id().to_string()).notify(usage);
         }
-        let response = ResumeSessionResponse::new().config_options(session.config_options());
+        let response = ResumeSessionResponse::new()
+            .config_options(session.config_options())
+            .modes(session.modes());
         Ok((response, session.id().to_string()))
     }
 
@@ -645,11 +657,36 @@ impl Server {
     async fn set_config_option(
         &self,
         req: SetSessionConfigOptionRequest,
+        cx: ConnectionTo<Client>,
     ) -> Result<SetSessionConfigOptionResponse, Error> {
         let session = self.session_or_error(&req.session_id.0)?;
         let options = session.set_option(&req.config_id.0, &req.value).await?;
         tracing::info!(session = %session.id(), option = %req.config_id.0, "config option set");
+        if req.config_id.0.as_ref() == options::PERMISSIONS {
+            // The permission mode is also the session's ACP mode: clients that follow modes
+            // hear of the change.
+            let mode = session.settings.lock().mode;
+            AcpPort::new(cx, session.id().to_string()).notify(SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(mode.as_str()),
+            ));
+        }
         Ok(SetSessionConfigOptionResponse::new(options))
+    }
+
+    /// `session/set_mode`: the permission mode by its mode id, as the `permissions` option.
+    async fn set_mode(
+        &self,
+        req: SetSessionModeRequest,
+        cx: ConnectionTo<Client>,
+    ) -> Result<SetSessionModeResponse, Error> {
+        let session = self.session_or_error(&req.session_id.0)?;
+        let value = SessionConfigOptionValue::value_id(req.mode_id.0.to_string());
+        let options = session.set_option(options::PERMISSIONS, &value).await?;
+        tracing::info!(session = %session.id(), mode = %req.mode_id.0, "mode set");
+        // Clients that follow config options hear of the change.
+        AcpPort::new(cx, session.id().to_string())
+            .notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)));
+        Ok(SetSessionModeResponse::new())
     }
 
     async fn prompt(

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, PromptResponse, SessionConfigOption, SessionConfigOptionValue,
-    SessionInfoUpdate, SessionUpdate, StopReason, TextContent,
+    SessionInfoUpdate, SessionModeState, SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::{Error, RequestCancellation};
 use march_core::config::Config;
@@ -133,6 +133,11 @@ impl Session {
     /// The complete config option list.
     pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
         options::config_options(&self.settings.lock(), &self.registry)
+    }
+
+    /// The permission modes as ACP session modes, the current one selected.
+    pub(crate) fn modes(&self) -> SessionModeState {
+        options::session_modes(self.settings.lock().mode)
     }
 
     /// The session's usage as the transcript records it (none before the first model call).
