@@ -105,14 +105,16 @@ fn child(file: &Path) {
     // What `session/load` restores besides the conversation: the totals (summed while
     // reading) and the context of the branch's last answer.
     let totals = store.usage();
-    let last = store
-        .branch_path(None)
-        .into_iter()
-        .rev()
-        .find_map(|e| match e.message() {
-            Some(march_core::session::SessionMessage::Assistant(a)) => Some(a.usage.total_tokens),
-            _ => None,
-        });
+    // As the runner finds it: up from the leaf to the first answer.
+    let mut last = None;
+    let mut at = store.leaf_entry();
+    while let Some(entry) = at {
+        if let Some(march_core::session::SessionMessage::Assistant(a)) = entry.message() {
+            last = Some(a.usage.total_tokens);
+            break;
+        }
+        at = entry.parent_id.as_deref().and_then(|id| store.entry(id));
+    }
     assert!(totals.calls > 0 && last.is_some(), "usage restored");
     let total_ms = start.elapsed().as_secs_f64() * 1000.0;
     println!(
@@ -155,11 +157,7 @@ fn main() {
         .position(|a| a == "--baseline-exe")
         .map(|i| PathBuf::from(&args[i + 1]));
     let load_with = |exe: &Path| -> Vec<f64> {
-        let out = Command::new(exe)
-            .arg("--load")
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = Command::new(exe).arg("--load").arg(&file).output().unwrap();
         assert!(
             out.status.success(),
             "{}",

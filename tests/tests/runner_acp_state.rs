@@ -335,7 +335,10 @@ async fn session_set_mode_switches_the_permission_mode_and_both_views_agree() {
         unreachable!()
     };
     let options = serde_json::to_value(update.config_options).unwrap();
-    assert_eq!(current(&options)[2], ("permissions".into(), "auto-edit".into()));
+    assert_eq!(
+        current(&options)[2],
+        ("permissions".into(), "auto-edit".into())
+    );
     // auto-edit: the write in the project runs without a permission request (one would
     // fail the test in `drain`).
     let r = within("prompt", client.prompt(&id, "write a"))
@@ -344,11 +347,19 @@ async fn session_set_mode_switches_the_permission_mode_and_both_views_agree() {
         .unwrap();
     assert_eq!(r.stop_reason, StopReason::EndTurn);
     client.drain();
-    assert_eq!(std::fs::read_to_string(project.join("a.txt")).unwrap(), "one");
-    assert_eq!(read_json(&state_file(&h, &id))["permissionMode"], "auto-edit");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "one"
+    );
+    assert_eq!(
+        read_json(&state_file(&h, &id))["permissionMode"],
+        "auto-edit"
+    );
 
     // The option the other way: clients that follow modes hear of it.
-    set_option(&client, &id, "permissions", "ask").await.unwrap();
+    set_option(&client, &id, "permissions", "ask")
+        .await
+        .unwrap();
     let update = client
         .wait_update(|u| matches!(u, SessionUpdate::CurrentModeUpdate(_)))
         .await;

@@ -727,3 +727,23 @@ fn the_cost_in_the_border_is_the_sessions_sum_and_survives_a_restart_of_march() 
     });
     m.quit();
 }
+
+#[test]
+fn shift_tab_switches_to_auto_edit_and_the_next_edit_runs_without_asking() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![write_call("w1", "notes.txt", "hello")]),
+        Turn::text("Wrote the notes."),
+    ]);
+    let mut m = start(&h);
+    m.wait_for("the mode in the border", |t| t.contains("Ask"));
+    m.send(b"\x1b[Z");
+    m.wait_for("auto-edit in the border", |t| t.contains("Auto-edit"));
+    m.type_line("write the notes");
+    let screen = m.wait_text("Wrote the notes.");
+    assert!(!screen.contains("Allow"), "no permission dialog: {screen}");
+    assert_eq!(
+        std::fs::read_to_string(h.project().join("notes.txt")).unwrap(),
+        "hello"
+    );
+    m.quit();
+}

@@ -112,6 +112,7 @@ commands! {
     SessionLast = "session.last", "Show the session the focused pane showed before.";
     SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
     AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu).";
+    AgentCycleMode = "agent.cycle-mode", "Switch the session to its next permission mode (ask, auto-edit, yolo).";
     ScrollLineUp = "scroll.line-up", "Scroll the transcript (or a shell's history) up one line.";
     ScrollLineDown = "scroll.line-down", "Scroll the transcript (or a shell's history) down one line.";
     ScrollPageUp = "scroll.page-up", "Scroll the transcript (or a shell's history) up one page.";

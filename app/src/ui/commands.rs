@@ -259,6 +259,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
             }
         }
         C::AgentCancel
+        | C::AgentCycleMode
         | C::ScrollLineUp
         | C::ScrollLineDown
         | C::ScrollPageUp
@@ -310,6 +311,7 @@ fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
     let view = &mut slot.view;
     let event = match command {
         C::AgentCancel => view.cancel(),
+        C::AgentCycleMode => view.cycle_mode(),
         C::TranscriptToggleTools => view.toggle_tools(),
         C::TranscriptToggleThinking => view.toggle_thinking(),
         C::CopyMessage => {

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
     SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
-    SessionNotification, SetSessionConfigOptionRequest, TextContent,
+    SessionModeId, SessionModeState, SessionNotification, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, TextContent,
 };
 use march_core::config::AgentConfig;
 use march_runner::client::{
@@ -56,6 +57,8 @@ pub enum AgentEvent {
         session: SessionId,
         /// Its config options (model, thinking, mode).
         options: Vec<SessionConfigOption>,
+        /// Its ACP modes, when the agent offers modes.
+        modes: Option<SessionModeState>,
     },
     /// The agent could not be started or the session not opened.
     Failed(String),
@@ -67,6 +70,8 @@ pub enum AgentEvent {
     TurnEnded(super::supervisor::TurnEnd),
     /// A config option change was applied (the complete list), or failed.
     Options(Result<Vec<SessionConfigOption>, String>),
+    /// The agent switched to this mode (`session/set_mode` answered), or refused.
+    ModeSet(Result<SessionModeId, String>),
     /// The agent process ended unexpectedly; a restart follows unless it keeps crashing.
     Exited(String),
     /// The crashed agent runs again (the `attempt`th restart in a row); its session is
@@ -280,7 +285,7 @@ impl AgentDriver {
             // Updates flow from here on, also while the session is being opened.
             tokio::spawn(forward(key, incoming, shared.clone(), events.clone()));
             let opened = self::open(&connection, &cwd, open).await;
-            let (session, options) = match opened {
+            let (session, options, modes) = match opened {
                 Ok(opened) => opened,
                 Err(e) => {
                     shared.lock().status.state = RunnerState::Crashed(e.clone());
@@ -297,6 +302,7 @@ impl AgentDriver {
                 agent,
                 session,
                 options,
+                modes,
             });
         });
         driver
@@ -418,6 +424,27 @@ impl AgentDriver {
                 Err(e) => Err(describe(e)),
             };
             let _ = events.send((key, AgentEvent::Options(result)));
+        });
+        true
+    }
+
+    /// Switch the session's mode (`session/set_mode`); [`AgentEvent::ModeSet`] follows.
+    pub fn set_mode(&self, mode: SessionModeId) -> bool {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return false;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let request = SetSessionModeRequest::new(session, mode.clone());
+            let result = match runner.connection().await {
+                Ok(connection) => connection
+                    .set_mode(request)
+                    .await
+                    .map(|_| mode)
+                    .map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::ModeSet(result)));
         });
         true
     }
@@ -632,7 +659,14 @@ async fn open(
     connection: &Connection,
     cwd: &Path,
     open: SessionOpen,
-) -> Result<(SessionId, Vec<SessionConfigOption>), String> {
+) -> Result<
+    (
+        SessionId,
+        Vec<SessionConfigOption>,
+        Option<SessionModeState>,
+    ),
+    String,
+> {
     let (target, settings) = match open {
         SessionOpen::New(mode) => (
             SessionTarget::New,
@@ -648,14 +682,14 @@ async fn open(
         SessionTarget::New => None,
     };
     match open_session(connection, cwd, target, &settings).await {
-        Ok(opened) => Ok((opened.session_id, opened.options)),
+        Ok(opened) => Ok((opened.session_id, opened.options, opened.modes)),
         Err(OpenError::Open(e)) => Err(match load {
             Some(id) => format!("cannot resume session {}: {}", id.0, describe(e)),
             None => format!("cannot open a session: {}", describe(e)),
         }),
         Err(OpenError::NoOption { setting, opened }) => {
             tracing::warn!("the agent offers no {} choice", setting.name());
-            Ok((opened.session_id, opened.options))
+            Ok((opened.session_id, opened.options, opened.modes))
         }
         Err(OpenError::Refused {
             setting,
@@ -664,7 +698,7 @@ async fn open(
             opened,
         }) => {
             tracing::warn!("{} {value} not applied: {error}", setting.name());
-            Ok((opened.session_id, opened.options))
+            Ok((opened.session_id, opened.options, opened.modes))
         }
     }
 }

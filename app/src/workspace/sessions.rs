@@ -5,7 +5,7 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
-    SessionUpdate, ToolCallContent,
+    SessionModeId, SessionUpdate, ToolCallContent,
 };
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::setup::SetupView;
@@ -198,7 +198,9 @@ impl Workspace {
                 agent,
                 session,
                 options,
+                modes,
             } => {
+                view.set_modes(modes.as_ref());
                 tracing::info!(key = key.0, %agent, session = %session.0, "agent ready");
                 slot.session_id = Some(session);
                 if let Some(text) = slot.pending_prompt.take()
@@ -252,6 +254,8 @@ impl Workspace {
                 next_prompt = view.next_queued();
             }
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
+            AgentEvent::ModeSet(Ok(mode)) => view.mode_set(&mode.0),
+            AgentEvent::ModeSet(Err(e)) => view.set_error(format!("mode not changed: {e}")),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => {
                 if view.status().busy {
@@ -428,6 +432,12 @@ impl Workspace {
             PaneEvent::SetConfigOption { config_id, value } => {
                 slot.driver.set_option(&config_id.0, &value.0);
             }
+            PaneEvent::SetMode(mode) => {
+                if !slot.driver.set_mode(mode) {
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
+                }
+            }
             PaneEvent::Slash { name, args } => {
                 if let Some(pane) = pane {
                     return self.slash(pane, key, &name, &args);
@@ -475,6 +485,36 @@ impl Workspace {
                         slot.driver.set_option(&id.0, args.trim());
                     }
                     None => slot.view.notice("The agent offers no model choice."),
+                }
+            }
+            "mode" | "thinking" if args.trim().is_empty() => {
+                let (category, what) = if name == "mode" {
+                    (SessionConfigOptionCategory::Mode, "mode")
+                } else {
+                    (SessionConfigOptionCategory::ThoughtLevel, "thinking level")
+                };
+                if !slot.view.open_config_picker(&category) {
+                    slot.view
+                        .notice(&format!("The agent offers no {what} choice."));
+                }
+            }
+            "mode" | "thinking" => {
+                let (category, fallback) = if name == "mode" {
+                    (SessionConfigOptionCategory::Mode, "permissions")
+                } else {
+                    (SessionConfigOptionCategory::ThoughtLevel, "thinking")
+                };
+                match find_config_option(slot.view.config_options(), category, fallback) {
+                    Some(id) => {
+                        slot.driver.set_option(&id.0, args.trim());
+                    }
+                    None if name == "mode" => {
+                        slot.driver
+                            .set_mode(SessionModeId::new(args.trim().to_string()));
+                    }
+                    None => slot
+                        .view
+                        .notice("The agent offers no thinking level choice."),
                 }
             }
             "new" => self.replace_in_pane(pane, None),

@@ -15,6 +15,8 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("new", "Start a new session in this pane"),
     ("resume", "Resume an earlier session of this project"),
     ("model", "Choose the model"),
+    ("mode", "Choose the permission mode (shift-tab cycles it)"),
+    ("thinking", "Choose how much the model reasons"),
     ("compact", "Summarise the conversation to free context"),
     ("help", "Show keys and commands"),
     ("exit", "Close this pane"),

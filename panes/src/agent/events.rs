@@ -2,7 +2,7 @@
 
 use agent_client_protocol::v1::schema::{
     PromptResponse, RequestPermissionOutcome, SessionConfigId, SessionConfigValueId, SessionId,
-    StopReason, ToolCallId,
+    SessionModeId, StopReason, ToolCallId,
 };
 
 use super::PermissionId;
@@ -34,6 +34,8 @@ pub enum PaneEvent {
     },
     /// Cancel the running turn (`session/cancel`).
     CancelTurn,
+    /// Switch the session's mode (`session/set_mode`), for agents that offer modes.
+    SetMode(SessionModeId),
     /// Set a session config option (`session/set_config_option`).
     SetConfigOption {
         /// The option.

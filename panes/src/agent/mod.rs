@@ -28,10 +28,12 @@ use std::time::Instant;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionConfigOption,
-    SessionConfigOptionCategory, SessionId, SessionUpdate, ToolCallStatus,
+    SessionConfigOptionCategory, SessionId, SessionModeId, SessionModeState, SessionUpdate,
+    ToolCallStatus,
 };
 
 use crate::markdown::code_blocks;
+use crate::sanitize::sanitize_line;
 use completion::Completion;
 use permission::PermissionModal;
 use picker::Picker;
@@ -369,6 +371,50 @@ impl AgentPane {
         self.transcript.facts.config = options.to_vec();
     }
 
+    /// The session's ACP modes (for agents that offer modes rather than, or besides, a mode
+    /// config option), as `session/new` or `session/load` answered them.
+    pub fn set_modes(&mut self, modes: Option<&SessionModeState>) {
+        let facts = &mut self.transcript.facts;
+        match modes {
+            Some(state) => {
+                facts.mode = Some(sanitize_line(&state.current_mode_id.0).into_owned());
+                facts.modes = state
+                    .available_modes
+                    .iter()
+                    .map(|m| (m.id.0.to_string(), sanitize_line(&m.name).into_owned()))
+                    .collect();
+            }
+            None => facts.modes.clear(),
+        }
+    }
+
+    /// The agent switched to mode `id` (its answer to `session/set_mode`).
+    pub fn mode_set(&mut self, id: &str) {
+        self.transcript.facts.mode = Some(sanitize_line(id).into_owned());
+    }
+
+    /// The next permission mode after the current one (Shift-Tab): the mode config option's
+    /// next value, else the next ACP session mode; `None` when the agent offers neither.
+    pub fn cycle_mode(&mut self) -> PaneEvent {
+        let facts = &self.transcript.facts;
+        if let Some((config_id, value)) =
+            status::next_value(&facts.config, &SessionConfigOptionCategory::Mode)
+        {
+            return PaneEvent::SetConfigOption { config_id, value };
+        }
+        let modes = &facts.modes;
+        let at = modes
+            .iter()
+            .position(|(id, _)| Some(id) == facts.mode.as_ref());
+        match modes.get(at.map_or(0, |i| (i + 1) % modes.len())) {
+            Some((id, _)) => PaneEvent::SetMode(SessionModeId::new(id.clone())),
+            None => {
+                self.notice("The agent offers no modes to switch between.");
+                PaneEvent::Redraw
+            }
+        }
+    }
+
     /// The session's config options.
     pub fn config_options(&self) -> &[SessionConfigOption] {
         &self.transcript.facts.config
@@ -437,8 +483,14 @@ impl AgentPane {
                 &facts.config,
                 &SessionConfigOptionCategory::ThoughtLevel,
             ),
-            mode: status::current_label(&facts.config, &SessionConfigOptionCategory::Mode)
-                .or_else(|| facts.mode.clone()),
+            mode: status::current_label(&facts.config, &SessionConfigOptionCategory::Mode).or_else(
+                || {
+                    // A legacy mode by its name when the agent gave one.
+                    let id = facts.mode.as_ref()?;
+                    let name = facts.modes.iter().find(|(m, _)| m == id).map(|(_, n)| n);
+                    Some(name.unwrap_or(id).clone())
+                },
+            ),
             context_used: usage.map(|u| u.used),
             context_size: usage.map(|u| u.size),
             cost: usage.and_then(|u| u.cost.clone()),

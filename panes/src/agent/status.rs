@@ -3,7 +3,8 @@
 //! border shows.
 
 use agent_client_protocol::v1::schema::{
-    SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOptions,
+    SessionConfigId, SessionConfigKind, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigSelectOptions, SessionConfigValueId,
 };
 
 use crate::sanitize::sanitize_line;
@@ -60,6 +61,30 @@ pub(crate) fn current_label(
     Some(sanitize_line(&name.unwrap_or_else(|| current.0.to_string())).into_owned())
 }
 
+/// The option of `category` and the value after its current one (wrapping), for cycling.
+pub(crate) fn next_value(
+    options: &[SessionConfigOption],
+    category: &SessionConfigOptionCategory,
+) -> Option<(SessionConfigId, SessionConfigValueId)> {
+    let option = options
+        .iter()
+        .find(|o| o.category.as_ref() == Some(category))?;
+    let SessionConfigKind::Select(select) = &option.kind else {
+        return None;
+    };
+    let values: Vec<&SessionConfigValueId> = match &select.options {
+        SessionConfigSelectOptions::Ungrouped(list) => list.iter().map(|o| &o.value).collect(),
+        SessionConfigSelectOptions::Grouped(groups) => groups
+            .iter()
+            .flat_map(|g| g.options.iter().map(|o| &o.value))
+            .collect(),
+        _ => return None,
+    };
+    let at = values.iter().position(|v| **v == select.current_value);
+    let next = values.get(at.map_or(0, |i| (i + 1) % values.len()))?;
+    Some((option.id.clone(), (*next).clone()))
+}
+
 /// `950`, `12.3k`, `200k`, `1.2M`.
 pub(crate) fn tokens(n: u64) -> String {
     if n < 1000 {
@@ -81,6 +106,7 @@ impl PaneStatus {
         let mut parts: Vec<String> = Vec::new();
         parts.extend(self.model.clone());
         parts.extend(self.thinking.clone());
+        parts.extend(self.mode.clone());
         if let (Some(used), Some(size)) = (self.context_used, self.context_size) {
             let percent = used.saturating_mul(100).checked_div(size).unwrap_or(0);
             parts.push(format!("{}/{} {percent}%", tokens(used), tokens(size)));

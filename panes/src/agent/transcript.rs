@@ -137,7 +137,10 @@ pub(crate) struct SessionFacts {
     pub usage: Option<Usage>,
     pub commands: Vec<AvailableCommand>,
     pub config: Vec<SessionConfigOption>,
+    /// The current ACP session mode's id, for agents that offer modes.
     pub mode: Option<String>,
+    /// The modes the agent offers: id and name.
+    pub modes: Vec<(String, String)>,
 }
 
 /// The transcript: blocks in order, with indexes to find the block an update belongs to.

@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
-    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse,
-    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionInfo, SessionInfoUpdate,
-    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionValue, SessionUpdate,
+    CloseSessionRequest, CloseSessionResponse, ConfigOptionUpdate, CurrentModeUpdate,
+    DeleteSessionRequest, DeleteSessionResponse, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionConfigOptionValue, SessionInfo, SessionInfoUpdate, SessionUpdate,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse, UnstructuredCommandInput,
 };
@@ -684,8 +684,9 @@ impl Server {
         let options = session.set_option(options::PERMISSIONS, &value).await?;
         tracing::info!(session = %session.id(), mode = %req.mode_id.0, "mode set");
         // Clients that follow config options hear of the change.
-        AcpPort::new(cx, session.id().to_string())
-            .notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(options)));
+        AcpPort::new(cx, session.id().to_string()).notify(SessionUpdate::ConfigOptionUpdate(
+            ConfigOptionUpdate::new(options),
+        ));
         Ok(SetSessionModeResponse::new())
     }
 

@@ -223,17 +223,18 @@ pub(crate) fn stored_usage(store: &SessionStore, context_window: u64) -> Option<
     if totals.calls == 0 {
         return None;
     }
-    let used = store
-        .branch_path(None)
-        .into_iter()
-        .rev()
-        .find_map(|e| match e.message() {
-            Some(SessionMessage::Assistant(a)) if !a.stop_reason.is_failure() => {
-                Some(context_tokens(a))
-            }
-            _ => None,
-        })
-        .unwrap_or(0);
+    // Up from the leaf to the first good answer: usually a few entries, not the whole branch.
+    let mut used = 0;
+    let mut at = store.leaf_entry();
+    while let Some(entry) = at {
+        if let Some(SessionMessage::Assistant(a)) = entry.message()
+            && !a.stop_reason.is_failure()
+        {
+            used = context_tokens(a);
+            break;
+        }
+        at = entry.parent_id.as_deref().and_then(|id| store.entry(id));
+    }
     Some(usage_update(used, context_window, &totals))
 }
 

@@ -15,7 +15,8 @@ use agent_client_protocol::v1::schema::{
     NewSessionResponse, PromptRequest, PromptResponse, ReadTextFileRequest, ReleaseTerminalRequest,
     RequestPermissionRequest, ResumeSessionRequest, ResumeSessionResponse, SessionId,
     SessionNotification, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SystemPrompt, TerminalOutputRequest, WaitForTerminalExitRequest, WriteTextFileRequest,
+    SetSessionModeRequest, SetSessionModeResponse, SystemPrompt, TerminalOutputRequest,
+    WaitForTerminalExitRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo};
 use tokio::sync::{mpsc, oneshot};
@@ -258,6 +259,14 @@ impl Connection {
         &self,
         request: SetSessionConfigOptionRequest,
     ) -> Result<SetSessionConfigOptionResponse, ClientError> {
+        self.request(request).await
+    }
+
+    /// `session/set_mode`.
+    pub async fn set_mode(
+        &self,
+        request: SetSessionModeRequest,
+    ) -> Result<SetSessionModeResponse, ClientError> {
         self.request(request).await
     }
 

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     LoadSessionRequest, NewSessionRequest, SessionConfigId, SessionConfigOption,
-    SessionConfigOptionCategory, SessionConfigValueId, SessionId, SetSessionConfigOptionRequest,
+    SessionConfigOptionCategory, SessionConfigValueId, SessionId, SessionModeState,
+    SetSessionConfigOptionRequest,
 };
 
 use super::{ClientError, Connection};
@@ -36,6 +37,8 @@ pub struct OpenedSession {
     pub session_id: SessionId,
     /// The options after every setting was applied.
     pub options: Vec<SessionConfigOption>,
+    /// The agent's session modes, when it offers modes.
+    pub modes: Option<SessionModeState>,
 }
 
 /// A setting [`open_session`] applies.
@@ -111,6 +114,7 @@ pub async fn open_session(
             OpenedSession {
                 session_id: response.session_id,
                 options: response.config_options.unwrap_or_default(),
+                modes: response.modes,
             }
         }
         SessionTarget::Load(id) => {
@@ -121,6 +125,7 @@ pub async fn open_session(
             OpenedSession {
                 session_id: id,
                 options: response.config_options.unwrap_or_default(),
+                modes: response.modes,
             }
         }
     };

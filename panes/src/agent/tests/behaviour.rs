@@ -140,6 +140,75 @@ fn config_picker_sets_an_option() {
 }
 
 #[test]
+fn shift_tab_cycles_the_mode_option_or_the_agents_modes() {
+    use agent_client_protocol::v1::schema::{
+        SessionConfigKind, SessionConfigOption, SessionConfigSelect, SessionConfigSelectOption,
+        SessionMode, SessionModeState,
+    };
+    let mut pane = AgentPane::new("a");
+    // Neither: said, nothing sent.
+    assert_eq!(pane.cycle_mode(), PaneEvent::Redraw);
+    assert!(
+        pane.capture(None).contains("no modes"),
+        "{}",
+        pane.capture(None)
+    );
+
+    // An agent with legacy modes only: the next one, wrapping; the border names it.
+    let modes = SessionModeState::new(
+        "default",
+        vec![
+            SessionMode::new("default", "Default"),
+            SessionMode::new("plan", "Plan"),
+        ],
+    );
+    pane.set_modes(Some(&modes));
+    assert_eq!(pane.status().mode.as_deref(), Some("Default"));
+    assert_eq!(
+        pane.cycle_mode(),
+        PaneEvent::SetMode("plan".to_string().into())
+    );
+    pane.mode_set("plan");
+    assert_eq!(pane.status().mode.as_deref(), Some("Plan"));
+    assert_eq!(
+        pane.cycle_mode(),
+        PaneEvent::SetMode("default".to_string().into())
+    );
+
+    // A mode config option wins over modes.
+    let mut options = model_options();
+    options.push(
+        SessionConfigOption::new(
+            "permissions",
+            "Permissions",
+            SessionConfigKind::Select(SessionConfigSelect::new(
+                "yolo",
+                vec![
+                    SessionConfigSelectOption::new("ask", "Ask"),
+                    SessionConfigSelectOption::new("auto-edit", "Auto-edit"),
+                    SessionConfigSelectOption::new("yolo", "Yolo"),
+                ],
+            )),
+        )
+        .category(SessionConfigOptionCategory::Mode),
+    );
+    pane.set_config_options(&options);
+    match pane.cycle_mode() {
+        PaneEvent::SetConfigOption { config_id, value } => {
+            assert_eq!(config_id.0.as_ref(), "permissions");
+            assert_eq!(value.0.as_ref(), "ask", "wraps after the last");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(pane.status().mode.as_deref(), Some("Yolo"));
+    assert!(
+        pane.status().summary().contains("Yolo"),
+        "{}",
+        pane.status().summary()
+    );
+}
+
+#[test]
 fn session_picker_resumes_the_chosen_session() {
     use agent_client_protocol::v1::schema::SessionId;
 
