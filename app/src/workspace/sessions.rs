@@ -495,7 +495,7 @@ impl Workspace {
                 };
                 if !slot.view.open_config_picker(&category) {
                     slot.view
-                        .notice(&format!("The agent offers no {what} choice."));
+                        .notice(format!("The agent offers no {what} choice."));
                 }
             }
             "mode" | "thinking" => {
