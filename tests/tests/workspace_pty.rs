@@ -747,3 +747,33 @@ fn shift_tab_switches_to_auto_edit_and_the_next_edit_runs_without_asking() {
     );
     m.quit();
 }
+
+#[test]
+fn the_model_picker_offers_what_a_local_server_serves_beyond_the_config() {
+    // The config lists m and n; the server also serves `pulled-later`.
+    let h = Harness::on_own_runtime_with(
+        march_testkit::Script::new(vec![Turn::text("from the pulled model")])
+            .with_models(["m", "pulled-later"]),
+    );
+    let mut m = start(&h);
+    m.type_line("/model");
+    m.wait_for("the discovered model in the picker", |t| {
+        t.contains("pulled-later (scripted)")
+    });
+    // m, n, then the discovered one: down twice from the current model.
+    m.send(b"\x1b[B");
+    m.send(b"\x1b[B");
+    m.send(ENTER);
+    m.wait_for("the model in the border", |t| t.contains("pulled-later"));
+    m.type_line("hello");
+    m.wait_text("from the pulled model");
+    let calls: Vec<_> = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.model().is_some())
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].model(), Some("pulled-later"));
+    m.quit();
+}

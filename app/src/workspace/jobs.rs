@@ -46,6 +46,13 @@ pub enum JobDone {
         /// What the file holds.
         changes: Vec<FileChange>,
     },
+    /// Local servers were asked which models they serve, for a `/model` chooser.
+    ModelsDiscovered {
+        /// The session whose chooser asked.
+        session: SessionKey,
+        /// `provider/model-id` and a label, for models the servers serve.
+        models: Vec<(String, String)>,
+    },
     /// The costs of the workspace's projects were read from their transcripts.
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
     /// First-run setup: providers with local servers probed.

@@ -544,6 +544,14 @@ impl Workspace {
             } => self.worktree_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
             J::ChangesRead { session, changes } => self.changes_read(session, changes),
+            J::ModelsDiscovered { session, models } => {
+                self.sessions.get_mut(&session).is_some_and(|slot| {
+                    slot.view.offer_more_choices(
+                        &agent_client_protocol::v1::schema::SessionConfigOptionCategory::Model,
+                        &models,
+                    )
+                })
+            }
             J::CostsRead(costs) => {
                 if let Some(projects) = self.costs.read(costs) {
                     self.refresh_costs_of(projects);
@@ -563,6 +571,28 @@ impl Workspace {
                 providers,
             } => self.setup_checked(session, reason, providers),
         }
+    }
+
+    /// Asks the local model servers of March's config (providers that need no key) which
+    /// models they serve, for session `key`'s `/model` chooser: models pulled since the config
+    /// was written are offered too. The answer comes back as a job.
+    pub fn discover_models(&self, key: SessionKey) {
+        let Some(paths) = self.launcher.paths.clone() else {
+            return;
+        };
+        self.launcher.jobs.spawn(async move {
+            let models = match march_core::model::ModelRegistry::load(&paths) {
+                Ok(registry) => local_models(&registry).await,
+                Err(e) => {
+                    tracing::warn!("models not discovered: {e}");
+                    Vec::new()
+                }
+            };
+            jobs::JobDone::ModelsDiscovered {
+                session: key,
+                models,
+            }
+        });
     }
 
     /// Reads what the open sessions' projects cost, off the loop; the supervisor view shows
@@ -755,4 +785,32 @@ pub(crate) fn git_in(root: &Path, args: &[&str]) {
         .output()
         .unwrap_or_else(|e| panic!("git: {e}"));
     assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// The models local servers (providers that need no key) serve, as `provider/id` and a label;
+/// a server that does not answer in 3 s is left out.
+async fn local_models(registry: &march_core::model::ModelRegistry) -> Vec<(String, String)> {
+    use march_core::model::CredentialSource;
+    let local: Vec<String> = registry
+        .providers()
+        .iter()
+        .filter(|p| registry.credential_source(&p.name) == CredentialSource::NotNeeded)
+        .map(|p| p.name.clone())
+        .collect();
+    let mut out = Vec::new();
+    for provider in local {
+        match registry
+            .discover(&provider, std::time::Duration::from_secs(3))
+            .await
+        {
+            Ok(models) => out.extend(models.into_iter().map(|m| {
+                (
+                    format!("{provider}/{}", m.id),
+                    format!("{} ({provider})", m.name),
+                )
+            })),
+            Err(e) => tracing::debug!(%provider, "no model list: {e}"),
+        }
+    }
+    out
 }

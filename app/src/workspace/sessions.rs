@@ -454,6 +454,16 @@ impl Workspace {
         UiRequest::None
     }
 
+    /// Whether session `key` runs March's own agent (whose models are March's config's).
+    fn runs_march(&self, key: SessionKey) -> bool {
+        let l = &self.launcher;
+        let spec = match self.sessions.get(&key).and_then(|s| s.agent.as_deref()) {
+            Some(name) => l.agents.get(name).unwrap_or(&l.spec),
+            None => &l.spec,
+        };
+        spec.name == "march"
+    }
+
     /// A slash command typed in `pane`, which shows session `key`.
     fn slash(&mut self, pane: PaneId, key: SessionKey, name: &str, args: &str) -> UiRequest {
         let Some(slot) = self.sessions.get_mut(&key) else {
@@ -472,6 +482,10 @@ impl Workspace {
                     .open_config_picker(&SessionConfigOptionCategory::Model)
                 {
                     slot.view.notice("The agent offers no model choice.");
+                } else if self.runs_march(key) {
+                    // March's models come from March's config, whose local servers may
+                    // serve more than it lists.
+                    self.discover_models(key);
                 }
             }
             "model" => {

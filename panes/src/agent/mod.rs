@@ -434,6 +434,29 @@ impl AgentPane {
         self.picker.is_some()
     }
 
+    /// Adds `choices` (value id, label) to an open chooser of the option of `category`, after
+    /// what the agent offered (models a local server serves, found after the picker opened);
+    /// whether the pane changed.
+    pub fn offer_more_choices(
+        &mut self,
+        category: &SessionConfigOptionCategory,
+        choices: &[(String, String)],
+    ) -> bool {
+        let Some(id) = self
+            .transcript
+            .facts
+            .config
+            .iter()
+            .find(|o| o.category.as_ref() == Some(category))
+            .map(|o| o.id.clone())
+        else {
+            return false;
+        };
+        self.picker
+            .as_mut()
+            .is_some_and(|p| p.offer_more(&id, choices))
+    }
+
     /// Opens the `/resume` chooser over `sessions` (newest first), `current` marked; false
     /// when there are none.
     pub fn open_session_picker(

@@ -136,6 +136,27 @@ impl Picker {
         })
     }
 
+    /// Adds `choices` (value, label) not offered yet, after the others, when this picker is
+    /// for option `id`; whether any was added.
+    pub(crate) fn offer_more(
+        &mut self,
+        id: &SessionConfigId,
+        choices: &[(String, String)],
+    ) -> bool {
+        if self.purpose != Purpose::Config(id.clone()) {
+            return false;
+        }
+        let mut added = false;
+        for (value, label) in choices {
+            if !self.items.iter().any(|(v, _, _)| v == value) {
+                self.items
+                    .push((value.clone(), sanitize_line(label).into_owned(), false));
+                added = true;
+            }
+        }
+        added
+    }
+
     /// Handles a key.
     pub(crate) fn key(&mut self, key: KeyEvent) -> PickerKey {
         match key.code {

@@ -55,7 +55,12 @@ pub struct Harness {
 impl Harness {
     /// A home whose config points at a scripted server with models `m` (default) and `n`.
     pub async fn new(turns: Vec<Turn>) -> Harness {
-        let server = ScriptedServer::start(Script::new(turns))
+        Harness::with_script(Script::new(turns)).await
+    }
+
+    /// [`Harness::new`] serving a whole script (its turns and its `/models` list).
+    pub async fn with_script(script: Script) -> Harness {
+        let server = ScriptedServer::start(script)
             .await
             .unwrap_or_else(|e| panic!("scripted server: {e}"));
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
@@ -82,12 +87,17 @@ impl Harness {
     /// [`Harness::new`] for a test without a runtime: the scripted server runs on a runtime
     /// of its own, kept alive by a thread for the rest of the test process.
     pub fn on_own_runtime(turns: Vec<Turn>) -> Harness {
+        Harness::on_own_runtime_with(Script::new(turns))
+    }
+
+    /// [`Harness::on_own_runtime`] serving a whole script.
+    pub fn on_own_runtime_with(script: Script) -> Harness {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap_or_else(|e| panic!("runtime: {e}"));
-        let h = runtime.block_on(Harness::new(turns));
+        let h = runtime.block_on(Harness::with_script(script));
         std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
         h
     }
