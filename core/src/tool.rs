@@ -251,6 +251,14 @@ pub trait Tool: Send + Sync {
         Vec::new()
     }
 
+    /// What a call with these (validated) arguments would do, for a permission request to
+    /// show before it runs: the file change, the command and where. May read files (callers
+    /// run it off async threads); `None` when there is nothing more to show than the
+    /// arguments, or the call would fail anyway.
+    fn preview(&self, _args: &Value) -> Option<CallPreview> {
+        None
+    }
+
     /// Compatibility shim applied to raw arguments before validation.
     fn prepare_arguments(&self, args: Value) -> Value {
         args
@@ -264,6 +272,27 @@ pub trait Tool: Send + Sync {
         cancel: CancellationToken,
         updates: ToolUpdates,
     ) -> Result<ToolOutcome, ToolError>;
+}
+
+/// What a call would do, shown before the user allows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallPreview {
+    /// The change to a file (a new file has no old text).
+    Change(FileChange),
+    /// A shell command and the directory it runs in.
+    Command {
+        /// The command line.
+        command: String,
+        /// Its working directory.
+        cwd: std::path::PathBuf,
+    },
+    /// Text the call adds somewhere, and where (memory's file).
+    Text {
+        /// Where it goes, for people.
+        target: String,
+        /// The text.
+        text: String,
+    },
 }
 
 /// The schema a provider sends for a tool.

@@ -777,3 +777,35 @@ fn the_model_picker_offers_what_a_local_server_serves_beyond_the_config() {
     assert_eq!(calls[0].model(), Some("pulled-later"));
     m.quit();
 }
+
+#[test]
+fn the_edit_dialog_shows_the_diff_before_the_edit_runs() {
+    let edit = march_testkit::Event::tool_call(
+        "e1",
+        "edit",
+        &[
+            r#"{"path":"hello.py","edits":[{"oldText":"print('hello')","newText":"print('hello, world')"}]}"#,
+        ],
+    );
+    let h = tokio_harness(vec![Turn::stream(vec![edit]), Turn::text("Edited.")]);
+    std::fs::write(h.project().join("hello.py"), "import sys\nprint('hello')\n").unwrap();
+    let mut m = start(&h);
+    m.type_line("greet the world");
+    let screen = m.wait_for("the diff in the dialog", |t| {
+        t.contains("Allow once") && t.contains("+print('hello, world')")
+    });
+    assert!(screen.contains("-print('hello')"), "{screen}");
+    assert!(screen.contains("hello.py"), "{screen}");
+    // Nothing was written while the question is open.
+    assert_eq!(
+        std::fs::read_to_string(h.project().join("hello.py")).unwrap(),
+        "import sys\nprint('hello')\n"
+    );
+    m.send(b"y");
+    m.wait_text("Edited.");
+    assert_eq!(
+        std::fs::read_to_string(h.project().join("hello.py")).unwrap(),
+        "import sys\nprint('hello, world')\n"
+    );
+    m.quit();
+}

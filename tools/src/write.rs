@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::tool::{
-    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+    CallPreview, FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -90,6 +90,22 @@ impl Tool for WriteTool {
 
     fn target_paths(&self, args: &Value) -> Vec<PathBuf> {
         file_target(&self.ctx, args)
+    }
+
+    /// The file as it would be: new, or its text before and after.
+    fn preview(&self, args: &Value) -> Option<CallPreview> {
+        let path = args.get("path").and_then(Value::as_str)?;
+        let content = args.get("content").and_then(Value::as_str)?;
+        let absolute = self.ctx.resolve(path).absolute;
+        let before = match regular_file(&absolute) {
+            Ok(meta) if meta.len() <= FileChange::MAX_BYTES as u64 => {
+                Some(fs::read(&absolute).ok()?)
+            }
+            Err(FileError::NotFound) => None,
+            // Too big, not a regular file, unreadable: the write says what it finds.
+            _ => return None,
+        };
+        FileChange::new(&absolute, before.as_deref(), content.as_bytes()).map(CallPreview::Change)
     }
 
     async fn execute(
@@ -381,6 +397,28 @@ mod tests {
 
     fn tool(dir: &Path) -> WriteTool {
         WriteTool::new(ToolContext::local(dir))
+    }
+
+    #[test]
+    fn the_preview_says_new_file_or_shows_the_text_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = tool(dir.path());
+        let args = json!({"path": "sub/new.txt", "content": "hi\n"});
+        let Some(CallPreview::Change(change)) = t.preview(&args) else {
+            panic!("no preview");
+        };
+        assert_eq!(change.old_text, None, "a new file");
+        assert_eq!(change.path, dir.path().join("sub/new.txt"));
+        assert!(!dir.path().join("sub").exists(), "nothing written");
+        std::fs::write(dir.path().join("old.txt"), "before\n").unwrap();
+        let args = json!({"path": "old.txt", "content": "after\n"});
+        let Some(CallPreview::Change(change)) = t.preview(&args) else {
+            panic!("no preview");
+        };
+        assert_eq!(change.old_text.as_deref(), Some("before\n"));
+        assert_eq!(change.new_text, "after\n");
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert_eq!(t.preview(&json!({"path": "d", "content": "x"})), None);
     }
 
     async fn run(dir: &Path, args: Value) -> Result<ToolOutcome, ToolError> {

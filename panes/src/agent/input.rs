@@ -25,7 +25,15 @@ impl AgentPane {
                 other => self.close_picker(other),
             };
         }
-        if let Some(modal) = self.permissions.front_mut() {
+        if !self.permissions.is_empty() {
+            match key.code {
+                KeyCode::PageUp => return self.scroll(Scroll::Pages(-1)),
+                KeyCode::PageDown => return self.scroll(Scroll::Pages(1)),
+                _ => {}
+            }
+            let Some(modal) = self.permissions.front_mut() else {
+                return PaneEvent::None;
+            };
             return match modal.key(key) {
                 ModalKey::Ignored => PaneEvent::None,
                 ModalKey::Moved => PaneEvent::Redraw,
@@ -199,8 +207,13 @@ impl AgentPane {
         PaneEvent::Redraw
     }
 
-    /// Scrolls the transcript.
+    /// Scrolls the open permission request's body (its diff, command or arguments), else
+    /// the transcript.
     pub fn scroll(&mut self, scroll: Scroll) -> PaneEvent {
+        if let Some(modal) = self.permissions.front_mut() {
+            modal.scroll(scroll);
+            return PaneEvent::Redraw;
+        }
         match scroll {
             Scroll::Top => self.scroll.scroll_to_top(),
             Scroll::Bottom => self.scroll.scroll_to_bottom(),

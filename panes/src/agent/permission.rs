@@ -5,14 +5,15 @@
 //! Esc cancels, which ACP defines as cancelling the turn, not as a refusal.
 
 use agent_client_protocol::v1::schema::{
-    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    SelectedPermissionOutcome, ToolKind,
+    ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
+    RequestPermissionRequest, SelectedPermissionOutcome, ToolCallContent, ToolKind,
 };
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use super::diff::DiffLineKind;
 use crate::chrome::draw_modal;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
@@ -30,6 +31,19 @@ pub(crate) enum ModalKey {
     Answered(RequestPermissionOutcome),
 }
 
+/// What a line of the request's body is, for its colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyKind {
+    /// A file's path and whether it is new.
+    Heading,
+    Hunk,
+    Added,
+    Removed,
+    Context,
+    /// A command, text to append, pretty-printed arguments.
+    Text,
+}
+
 /// An open permission request.
 #[derive(Debug, Clone)]
 pub(crate) struct PermissionModal {
@@ -39,6 +53,62 @@ pub(crate) struct PermissionModal {
     kind: Option<ToolKind>,
     options: Vec<(char, PermissionOption)>,
     selected: usize,
+    /// What the call would do, built once: the diff, the command, the text, or the arguments.
+    body: Vec<(BodyKind, String)>,
+    /// The first body line shown.
+    scroll: usize,
+    /// Body lines the last frame had room for (a page).
+    page: std::cell::Cell<usize>,
+}
+
+/// The body of a request: each diff (path, new or not, the unified diff), each text block,
+/// else the raw arguments pretty-printed. Sanitized here, so drawing is copying.
+fn body_of(request: &RequestPermissionRequest) -> Vec<(BodyKind, String)> {
+    let mut out = Vec::new();
+    let fields = &request.tool_call.fields;
+    for content in fields.content.iter().flatten() {
+        match content {
+            ToolCallContent::Diff(d) => {
+                let path = sanitize_line(&d.path.to_string_lossy()).into_owned();
+                let heading = if d.old_text.is_none() {
+                    format!("{path} (new file)")
+                } else {
+                    path
+                };
+                if !out.is_empty() {
+                    out.push((BodyKind::Text, String::new()));
+                }
+                out.push((BodyKind::Heading, heading));
+                let diff = super::diff::unified(d.old_text.as_deref(), &d.new_text);
+                for (kind, text) in diff.lines {
+                    let (kind, sign) = match kind {
+                        DiffLineKind::Hunk => (BodyKind::Hunk, ""),
+                        DiffLineKind::Added => (BodyKind::Added, "+"),
+                        DiffLineKind::Removed => (BodyKind::Removed, "-"),
+                        DiffLineKind::Context => (BodyKind::Context, " "),
+                    };
+                    out.push((kind, format!("{sign}{}", sanitize_line(&text))));
+                }
+            }
+            ToolCallContent::Content(c) => {
+                if let ContentBlock::Text(t) = &c.content {
+                    for line in t.text.lines() {
+                        out.push((BodyKind::Text, sanitize_line(line).into_owned()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if out.is_empty()
+        && let Some(input) = &fields.raw_input
+        && let Ok(pretty) = serde_json::to_string_pretty(input)
+    {
+        for line in pretty.lines() {
+            out.push((BodyKind::Text, sanitize_line(line).into_owned()));
+        }
+    }
+    out
 }
 
 fn kind_key(kind: PermissionOptionKind) -> Option<char> {
@@ -85,6 +155,7 @@ impl PermissionModal {
                 (key, o)
             })
             .collect();
+        let body = body_of(&request);
         PermissionModal {
             id,
             request,
@@ -92,7 +163,29 @@ impl PermissionModal {
             kind,
             options,
             selected: 0,
+            body,
+            scroll: 0,
+            page: std::cell::Cell::new(1),
         }
+    }
+
+    /// Scrolls the body (what the call would do); whether it moved.
+    pub(crate) fn scroll(&mut self, scroll: crate::scroll::Scroll) -> bool {
+        use crate::scroll::Scroll;
+        let last = self.body.len().saturating_sub(self.page.get());
+        let to = match scroll {
+            Scroll::Top => 0,
+            Scroll::Bottom => last,
+            other => {
+                let by = other.lines(self.page.get());
+                self.scroll
+                    .saturating_add_signed(isize::try_from(by).unwrap_or(0))
+                    .min(last)
+            }
+        };
+        let moved = to != self.scroll;
+        self.scroll = to;
+        moved
     }
 
     /// The tool call this request is about.
@@ -173,25 +266,42 @@ impl PermissionModal {
         }
     }
 
-    /// Draws the modal centred in `area`; `waiting` more requests are queued behind it.
+    /// Draws the modal centred in `area`; `waiting` more requests are queued behind it. With
+    /// a body (a diff, a command, arguments) it takes most of the pane and shows a window
+    /// of the body: only the rows on screen are drawn, however long the diff.
     pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
-        let width = area.width.saturating_sub(4).min(64);
+        let has_body = !self.body.is_empty();
+        let width = if has_body {
+            area.width.saturating_sub(4).min(120)
+        } else {
+            area.width.saturating_sub(4).min(64)
+        };
         if width < 12 || area.height < 5 {
             return;
         }
         let inner_w = usize::from(width - 4);
         let body = theme.style(Slot::Modal);
-        let mut lines: Vec<Line<'static>> = Vec::new();
+        let mut head: Vec<Line<'static>> = Vec::new();
         let kind = self.kind.map(super::blocks::kind_label).unwrap_or("tool");
         let spans = [(self.title.clone(), body.patch(theme.style(Slot::Text)))];
-        let first = [Span::styled(
-            format!("{kind} "),
-            body.patch(theme.style(Slot::Tool)),
-        )];
+        // The kind first, unless the title already starts with it ("edit src/a.rs").
+        let first = if self.title.split_whitespace().next() == Some(kind) {
+            Vec::new()
+        } else {
+            vec![Span::styled(
+                format!("{kind} "),
+                body.patch(theme.style(Slot::Tool)),
+            )]
+        };
         let mut title = wrap::wrap(&spans, inner_w, &first, &[]);
         title.truncate(3);
-        lines.extend(title);
-        lines.push(Line::default());
+        head.extend(title);
+        head.push(Line::default());
+        // A blank line between the body and the options; without a body the title's does.
+        let mut tail: Vec<Line<'static>> = Vec::new();
+        if has_body {
+            tail.push(Line::default());
+        }
         for (i, (key, option)) in self.options.iter().enumerate() {
             let style = if i == self.selected {
                 body.patch(theme.style(Slot::Selection))
@@ -206,20 +316,73 @@ impl PermissionModal {
                 style,
             );
             b.pad_to(inner_w, style);
-            lines.push(b.finish());
+            tail.push(b.finish());
         }
-        lines.push(Line::default());
+        tail.push(Line::default());
         let mut hint = "↑↓ enter choose · esc cancel turn".to_string();
+        if has_body {
+            hint.push_str(" · pgup pgdn scroll");
+        }
         if waiting > 0 {
             hint = format!("{hint} · {waiting} more waiting");
         }
-        lines.push(Line::from(Span::styled(
+        tail.push(Line::from(Span::styled(
             wrap::truncate(&hint, inner_w),
             body.patch(theme.style(Slot::TextDim)),
         )));
 
-        let rows = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-        let height = rows.saturating_add(2).min(area.height);
+        let fixed = head.len() + tail.len();
+        let height = if has_body {
+            area.height.saturating_sub(2)
+        } else {
+            u16::try_from(fixed)
+                .unwrap_or(u16::MAX)
+                .saturating_add(2)
+                .min(area.height)
+        };
+        // Rows for the body: what the frame leaves after the title, the options and the hint.
+        let room = usize::from(height.saturating_sub(2)).saturating_sub(fixed);
+        // A body longer than the room gives its last row to "lines a–b of n".
+        let rows = if self.body.len() > room {
+            room.saturating_sub(1)
+        } else {
+            room
+        };
+        self.page.set(rows.max(1));
+        let mut lines = head;
+        if has_body && room > 0 {
+            let start = self.scroll.min(self.body.len().saturating_sub(1));
+            let end = (start + rows).min(self.body.len());
+            for (kind, text) in &self.body[start..end] {
+                let slot = match kind {
+                    BodyKind::Heading | BodyKind::Hunk => Slot::DiffHeader,
+                    BodyKind::Added => Slot::DiffAdded,
+                    BodyKind::Removed => Slot::DiffRemoved,
+                    BodyKind::Context => Slot::DiffContext,
+                    BodyKind::Text => Slot::Text,
+                };
+                let style = body.patch(theme.style(slot));
+                let mut b = LineBuilder::new(&[]);
+                b.push(&wrap::truncate(text, inner_w), style);
+                if matches!(kind, BodyKind::Added | BodyKind::Removed) {
+                    b.pad_to(inner_w, style);
+                }
+                lines.push(b.finish());
+            }
+            // The rest of the rows stays blank, so the options do not jump while scrolling.
+            for _ in end - start..rows {
+                lines.push(Line::default());
+            }
+            if rows < room {
+                let note = format!("lines {}–{end} of {}", start + 1, self.body.len());
+                lines.push(Line::from(Span::styled(
+                    note,
+                    body.patch(theme.style(Slot::TextDim)),
+                )));
+            }
+        }
+        lines.extend(tail);
+
         let x = area.x + (area.width - width) / 2;
         let y = area.y + area.height.saturating_sub(height) / 2;
         let rect = Rect::new(x, y, width, height);

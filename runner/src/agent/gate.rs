@@ -14,6 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 use march_core::agent_loop::{ABORTED_TEXT, ToolBlock};
 use march_core::message::ToolCall;
+use march_core::project_settings::ProjectSettings;
 use march_core::tool::Tool;
 use tokio_util::sync::CancellationToken;
 
@@ -28,6 +29,7 @@ pub(crate) const CANCELLED: &str = "The user cancelled this turn.";
 
 const ALLOW_ONCE: &str = "allow-once";
 const ALLOW_ALWAYS: &str = "allow-always";
+const ALLOW_PROJECT: &str = "allow-project";
 const REJECT_ONCE: &str = "reject-once";
 const REJECT_ALWAYS: &str = "reject-always";
 
@@ -81,6 +83,11 @@ fn options(tool: &str) -> Vec<PermissionOption> {
         PermissionOption::new(
             ALLOW_ALWAYS,
             format!("Always allow {tool} in this session"),
+            PermissionOptionKind::AllowAlways,
+        ),
+        PermissionOption::new(
+            ALLOW_PROJECT,
+            format!("Always allow {tool} in this project (.march/settings.toml)"),
             PermissionOptionKind::AllowAlways,
         ),
         PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
@@ -154,10 +161,16 @@ impl PermissionGate {
             outside: paths.iter().any(|p| !self.inside(p)),
             remembered: self.memory.lock().get(&call.name).copied(),
         };
-        let verdict = match decide(facts) {
+        let mut need = decide(facts);
+        // The project's own allow list, read when the answer would otherwise be to ask (so
+        // every session of the project follows a choice made in any of them).
+        if need == Need::Ask && !facts.outside && self.project_allows(&call.name).await {
+            need = Need::Allow;
+        }
+        let verdict = match need {
             Need::Allow => None,
             Need::Reject => block(REJECTED),
-            Need::Ask => self.ask(call, &look).await,
+            Need::Ask => self.ask(tool.clone(), call, &look).await,
         };
         if verdict.is_none() {
             self.port
@@ -166,8 +179,22 @@ impl PermissionGate {
         verdict
     }
 
-    async fn ask(&self, call: &ToolCall, look: &updates::CallLook) -> Option<ToolBlock> {
-        let fields = updates::call_fields(call, look).status(ToolCallStatus::Pending);
+    async fn ask(
+        &self,
+        tool: Arc<dyn Tool>,
+        call: &ToolCall,
+        look: &updates::CallLook,
+    ) -> Option<ToolBlock> {
+        // What the call would do, read off the async threads (an edit reads its file).
+        let args = call.arguments.clone();
+        let preview = tokio::task::spawn_blocking(move || tool.preview(&args))
+            .await
+            .ok()
+            .flatten();
+        let mut fields = updates::call_fields(call, look).status(ToolCallStatus::Pending);
+        if let Some(preview) = preview {
+            fields = fields.content(vec![updates::preview_content(preview)]);
+        }
         let request = RequestPermissionRequest::new(
             self.port.session_id(),
             ToolCallUpdate::new(call.id.clone(), fields),
@@ -200,12 +227,46 @@ impl PermissionGate {
                 remember(true);
                 None
             }
+            ALLOW_PROJECT => {
+                remember(true);
+                self.allow_in_project(&call.name).await;
+                None
+            }
             REJECT_ALWAYS => {
                 remember(false);
                 block(REJECTED)
             }
             // Unknown options are refusals: never run something the user did not allow.
             _ => block(REJECTED),
+        }
+    }
+
+    /// Whether `.march/settings.toml` of the project allows `tool`; a file that cannot be
+    /// read allows nothing (and is logged).
+    async fn project_allows(&self, tool: &str) -> bool {
+        let project = self.project.clone();
+        let loaded = tokio::task::spawn_blocking(move || ProjectSettings::load(&project)).await;
+        match loaded {
+            Ok(Ok(settings)) => settings.allows(tool),
+            Ok(Err(e)) => {
+                tracing::warn!("project settings not used: {e}");
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Save "always allow `tool` in this project". The call runs either way (the user allowed
+    /// it) and the session remembers it; a file that cannot be saved (a damaged one is never
+    /// overwritten) is logged.
+    async fn allow_in_project(&self, tool: &str) {
+        let (project, name) = (self.project.clone(), tool.to_string());
+        let saved =
+            tokio::task::spawn_blocking(move || ProjectSettings::allow_tool(&project, &name)).await;
+        match saved {
+            Ok(Ok(())) => tracing::info!(%tool, "allowed in the project"),
+            Ok(Err(e)) => tracing::warn!(%tool, "project permission not saved: {e}"),
+            Err(e) => tracing::warn!(%tool, "project permission not saved: {e}"),
         }
     }
 
@@ -391,10 +452,30 @@ mod tests {
         assert_eq!(asked.len(), 2);
         let kinds: Vec<_> = asked[0].options.iter().map(|o| o.kind).collect();
         use PermissionOptionKind::*;
-        assert_eq!(kinds, [AllowOnce, AllowAlways, RejectOnce, RejectAlways]);
+        assert_eq!(
+            kinds,
+            [
+                AllowOnce,
+                AllowAlways,
+                AllowAlways,
+                RejectOnce,
+                RejectAlways
+            ]
+        );
         let request = serde_json::to_value(&asked[0]).unwrap();
         assert_eq!(request["toolCall"]["toolCallId"], "id-write");
         assert_eq!(request["toolCall"]["kind"], "edit");
+        // What the write would do: a new file, its text.
+        let diff = &request["toolCall"]["content"][0];
+        assert_eq!(diff["type"], "diff");
+        assert_eq!(diff["newText"], "x");
+        assert!(diff["oldText"].is_null(), "{diff}");
+        // The command, and where it runs.
+        let ask_bash = serde_json::to_value(&asked[1]).unwrap();
+        let text = ask_bash["toolCall"]["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("$ ls\n\nin "), "{text}");
         assert!(!gate.user_cancelled());
         // Every call allowed to run was reported in progress.
         assert_eq!(port.updates.lock().len(), 3);
@@ -416,6 +497,42 @@ mod tests {
         assert!(gate.user_cancelled());
         assert!(gate.stop.is_cancelled());
         assert_eq!(port.asked.lock().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn allowing_in_the_project_saves_it_and_every_gate_there_follows() {
+        let (dir, port, gate) = setup(vec![selected(ALLOW_PROJECT)], PermissionMode::Ask);
+        let bash = call("bash", json!({"command": "ls"}));
+        assert_eq!(gate.check(&bash).await, None);
+        let saved = ProjectSettings::load(dir.path()).unwrap();
+        assert!(saved.allows("bash"));
+        // A new session's gate (no memory) in the same project does not ask.
+        let (_other, other_port, other) = setup(vec![], PermissionMode::Ask);
+        let fresh = PermissionGate::new(
+            dir.path().to_path_buf(),
+            other.tools.clone(),
+            other.settings.clone(),
+            PermissionMemory::default(),
+            other_port.clone(),
+            CancellationToken::new(),
+        );
+        assert_eq!(fresh.check(&bash).await, None);
+        assert_eq!(other_port.asked.lock().len(), 0);
+        assert_eq!(port.asked.lock().len(), 1);
+        // Outside the project it still asks (the question is withdrawn when the run stops).
+        let outside = call(
+            "write",
+            json!({"path": "/tmp/elsewhere.txt", "content": "x"}),
+        );
+        ProjectSettings::allow_tool(dir.path(), "write").unwrap();
+        let stop = fresh.stop.clone();
+        let (verdict, ()) = tokio::join!(fresh.check(&outside), async move {
+            while other_port.asked.lock().is_empty() {
+                tokio::task::yield_now().await;
+            }
+            stop.cancel();
+        });
+        assert_eq!(verdict, block(ABORTED_TEXT));
     }
 
     #[tokio::test]

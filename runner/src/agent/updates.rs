@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
 use march_core::event::{AgentEvent, AssistantStreamEvent};
 use march_core::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, UserContent};
 use march_core::session::{SessionMessage, SessionStore};
-use march_core::tool::{FileChange, Tool, ToolKind as CoreToolKind, call_title};
+use march_core::tool::{CallPreview, FileChange, Tool, ToolKind as CoreToolKind, call_title};
 use march_core::usage::UsageTotals;
 
 use super::client_terminal::ClientTerminals;
@@ -113,6 +113,20 @@ pub(crate) fn tool_call_announcement(call: &ToolCall, look: CallLook) -> Session
             .locations(locations(&look.paths))
             .raw_input(call.arguments.clone()),
     )
+}
+
+/// What a permission request shows of a call's preview: the diff of a file change, or a
+/// command and its directory, or text and where it goes.
+pub(crate) fn preview_content(preview: CallPreview) -> ToolCallContent {
+    match preview {
+        CallPreview::Change(change) => ToolCallContent::Diff(diff_of(change)),
+        CallPreview::Command { command, cwd } => ToolCallContent::from(ContentBlock::Text(
+            AcpText::new(format!("$ {command}\n\nin {}", cwd.display())),
+        )),
+        CallPreview::Text { target, text } => ToolCallContent::from(ContentBlock::Text(
+            AcpText::new(format!("to {target}:\n\n{text}")),
+        )),
+    }
 }
 
 /// The diff of a change a tool made.

@@ -14,7 +14,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::message::UserContent;
-use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
+use march_core::tool::{
+    CallPreview, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+};
 use serde_json::{Value, json};
 use tokio::time::{Instant, MissedTickBehavior, interval_at};
 use tokio_util::sync::CancellationToken;
@@ -97,6 +99,13 @@ impl Tool for BashTool {
 
     fn title(&self, args: &Value) -> String {
         call_title(self.name(), args.get("command").and_then(Value::as_str))
+    }
+
+    fn preview(&self, args: &Value) -> Option<CallPreview> {
+        Some(CallPreview::Command {
+            command: args.get("command").and_then(Value::as_str)?.to_string(),
+            cwd: self.ctx.cwd.clone(),
+        })
     }
 
     async fn execute(

@@ -462,3 +462,15 @@ async fn another_executor_gets_the_call_id_and_its_exit_is_reported() {
         }]
     );
 }
+
+#[test]
+fn the_preview_is_the_command_and_its_directory() {
+    let tool = BashTool::new(ToolContext::local("/work/proj"));
+    assert_eq!(
+        tool.preview(&json!({"command": "cargo test"})),
+        Some(CallPreview::Command {
+            command: "cargo test".into(),
+            cwd: "/work/proj".into()
+        })
+    );
+}

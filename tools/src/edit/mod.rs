@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::message::UserContent;
 use march_core::tool::{
-    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+    CallPreview, FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -200,6 +200,32 @@ impl Prepared {
     }
 }
 
+/// The text of a file after `edits` (its BOM and line endings kept), and the edits as applied
+/// to its normalized text.
+fn edited_text(raw: &str, edits: &[Edit], display: &str) -> Result<(String, Applied), String> {
+    let (bom, content) = fuzzy::strip_bom(raw);
+    let ending = fuzzy::detect_line_ending(content);
+    let normalized = fuzzy::normalize_to_lf(content);
+    let applied = apply_edits(&normalized, edits, display)?;
+    let mut output = String::with_capacity(raw.len() + 64);
+    output.push_str(bom);
+    output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
+    Ok((output, applied))
+}
+
+/// The change `edits` would make to `absolute`, read without locking or writing: what a
+/// permission request shows. `None` when the edit would fail or the file is no small text.
+fn preview_edit(absolute: &Path, display: &str, edits: &[Edit]) -> Option<FileChange> {
+    let meta = regular_file(absolute).ok()?;
+    if meta.len() > FileChange::MAX_BYTES as u64 {
+        return None;
+    }
+    let bytes = fs::read(absolute).ok()?;
+    let raw = String::from_utf8(bytes).ok()?;
+    let (output, _) = edited_text(&raw, edits, display).ok()?;
+    FileChange::new(absolute, Some(raw.as_bytes()), output.as_bytes())
+}
+
 /// Read and match `absolute` under the caller's file lock, and compute the new text. Blocking.
 fn edit_file(
     absolute: &Path,
@@ -243,17 +269,10 @@ fn edit_file(
         format!("Cannot edit {shown}: the file is not valid UTF-8, so it cannot be edited safely as text.")
     })?;
 
-    let (bom, content) = fuzzy::strip_bom(&raw);
-    let ending = fuzzy::detect_line_ending(content);
-    let normalized = fuzzy::normalize_to_lf(content);
-    let applied = apply_edits(&normalized, edits, display)?;
-
+    let (output, applied) = edited_text(&raw, edits, display)?;
     if cancel.is_cancelled() {
         return Err(aborted().0);
     }
-    let mut output = String::with_capacity(raw.len() + 64);
-    output.push_str(bom);
-    output.push_str(&fuzzy::restore_line_endings(&applied.new, ending));
     let change = FileChange::new(absolute, Some(raw.as_bytes()), output.as_bytes());
 
     Ok(Prepared {
@@ -312,6 +331,13 @@ impl Tool for EditTool {
 
     fn prepare_arguments(&self, args: Value) -> Value {
         prepare(args)
+    }
+
+    fn preview(&self, args: &Value) -> Option<CallPreview> {
+        let (path, edits) = parse_args(args).ok()?;
+        let absolute = self.ctx.resolve(&path).absolute;
+        let display = self.ctx.display(&absolute);
+        preview_edit(&absolute, &display, &edits).map(CallPreview::Change)
     }
 
     async fn execute(

@@ -626,3 +626,19 @@ async fn a_failing_writer_is_an_error_and_failed_matches_never_reach_it() {
     );
     assert_eq!(writer.writes().len(), 1);
 }
+
+#[test]
+fn the_preview_is_the_change_the_edit_would_make_and_writes_nothing() {
+    let (_dir, tool, path) = setup(b"\xEF\xBB\xBFone\r\ntwo\r\n");
+    let args = edits_args(&[("two", "TWO")]);
+    let Some(CallPreview::Change(change)) = tool.preview(&args) else {
+        panic!("no change previewed");
+    };
+    assert_eq!(change.path, path);
+    assert_eq!(change.old_text.as_deref(), Some("\u{feff}one\r\ntwo\r\n"));
+    // BOM and CRLF kept, as the edit itself would keep them.
+    assert_eq!(change.new_text, "\u{feff}one\r\nTWO\r\n");
+    assert_eq!(std::fs::read(&path).unwrap(), b"\xEF\xBB\xBFone\r\ntwo\r\n");
+    // An edit that would fail shows no preview: the dialog shows the arguments.
+    assert_eq!(tool.preview(&edits_args(&[("absent", "x")])), None);
+}

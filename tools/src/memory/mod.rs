@@ -17,7 +17,7 @@ use march_core::memory::{
     append_entry, read_file,
 };
 use march_core::tool::{
-    FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+    CallPreview, FileChange, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -186,6 +186,20 @@ impl Tool for MemoryTool {
              the user's preferences); keep entries short and in a fitting section.",
             "Use global memory for facts about the user that hold in every project.",
         ]
+    }
+
+    /// An append: the text and the file (and section) it goes to.
+    fn preview(&self, args: &Value) -> Option<CallPreview> {
+        if !is_append(args) {
+            return None;
+        }
+        let section = args.get("section").and_then(Value::as_str)?;
+        let text = args.get("text").and_then(Value::as_str)?;
+        let file = self.file(args).ok()?;
+        Some(CallPreview::Text {
+            target: format!("{} · ## {section}", self.ctx.display(&file.path)),
+            text: text.to_string(),
+        })
     }
 
     /// Only an append names its file: reads and searches touch nothing, so the permission

@@ -375,3 +375,15 @@ fn annotations_and_paths_follow_the_action() {
         json!({"action": "append", "scope": "global", "file": "../x", "section": "S", "text": "x"});
     assert!(tool.target_paths(&bad).is_empty());
 }
+
+#[test]
+fn an_append_previews_its_text_and_where_it_goes() {
+    let s = setup();
+    let args = json!({"action": "append", "section": "Build", "text": "cargo test -p x"});
+    let Some(CallPreview::Text { target, text }) = s.tool.preview(&args) else {
+        panic!("no preview");
+    };
+    assert_eq!(text, "cargo test -p x");
+    assert!(target.ends_with(".march/memory.md · ## Build"), "{target}");
+    assert_eq!(s.tool.preview(&json!({"action": "read"})), None);
+}

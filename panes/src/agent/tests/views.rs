@@ -191,6 +191,63 @@ fn permission_modal() {
 }
 
 #[test]
+fn the_edit_dialog_shows_the_diff_and_scrolls_it() {
+    use crate::scroll::Scroll;
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 30\n", "line thirty\n");
+    let mut request = permission_request();
+    request.tool_call.fields = ToolCallUpdateFields::new()
+        .title("edit src/notes.txt".to_string())
+        .kind(ToolKind::Edit)
+        .content(vec![ToolCallContent::Diff(
+            Diff::new("/work/proj/src/notes.txt", new).old_text(old),
+        )]);
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    pane.show_permission(request);
+    let theme = dark();
+    let t = draw(&mut pane, &theme, 70, 24);
+    insta::assert_snapshot!(t.backend());
+    let text = rows(t.backend().buffer()).join("\n");
+    assert!(text.contains("+line three"), "{text}");
+    assert!(
+        !text.contains("+line thirty"),
+        "the second hunk is below: {text}"
+    );
+    pane.scroll(Scroll::Pages(1));
+    let t = draw(&mut pane, &theme, 70, 24);
+    let text = rows(t.backend().buffer()).join("\n");
+    assert!(text.contains("+line thirty"), "{text}");
+    // A new file says so; a command shows itself and where it runs.
+    let mut request = permission_request();
+    request.tool_call.fields = ToolCallUpdateFields::new()
+        .title("write a.txt".to_string())
+        .kind(ToolKind::Edit)
+        .content(vec![ToolCallContent::Diff(Diff::new("/p/a.txt", "hi\n"))]);
+    let mut pane = AgentPane::new("agent 1");
+    pane.show_permission(request);
+    let text = rows(draw(&mut pane, &theme, 70, 24).backend().buffer()).join("\n");
+    assert!(
+        text.contains("/p/a.txt (new file)") && text.contains("+hi"),
+        "{text}"
+    );
+    let mut request = permission_request();
+    request.tool_call.fields = ToolCallUpdateFields::new()
+        .title("bash ls".to_string())
+        .kind(ToolKind::Execute)
+        .raw_input(serde_json::json!({"command": "ls", "timeout": 5}));
+    let mut pane = AgentPane::new("agent 1");
+    pane.show_permission(request);
+    let text = rows(draw(&mut pane, &theme, 70, 24).backend().buffer()).join("\n");
+    assert!(
+        text.contains("\"timeout\": 5"),
+        "arguments pretty-printed: {text}"
+    );
+}
+
+#[test]
 fn slash_completion_popup() {
     let mut pane = AgentPane::new("agent 1");
     pane.apply(&SessionUpdate::AvailableCommandsUpdate(
