@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod client;
 pub mod diagnostics;
+pub mod steering;
 pub mod wire;
 
 pub use agent::{serve, serve_lsp_host};

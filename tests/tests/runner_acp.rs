@@ -778,3 +778,137 @@ async fn the_request_carries_the_context_layers_in_order() {
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}\n{system}");
     assert_eq!(requests[0].body["messages"][1]["content"], "hi");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_queued_during_a_turn_steer_it_and_follow_it_up() {
+    use march_runner::steering::{
+        QueueKind, QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest,
+    };
+    let h = Harness::new(vec![
+        // The command runs until the test has queued its messages.
+        Turn::stream(vec![bash_call(
+            "c1",
+            "while [ ! -e go ]; do sleep 0.05; done; echo went",
+        )]),
+        Turn::text("Steered."),
+        Turn::text("Summary."),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let init = client.initialize().await;
+    let caps = serde_json::to_value(&init.agent_capabilities).unwrap();
+    assert_eq!(
+        caps["_meta"]["march"]["queue"]["queue"],
+        "_march/session/queue"
+    );
+    let id = client.new_session(&project).await.session_id;
+    set_option(&client, &id, "permissions", "yolo")
+        .await
+        .unwrap();
+    let cx = client.cx.clone();
+    let queue = |text: &str, kind| {
+        cx.send_request(QueueMessageRequest {
+            session_id: id.0.to_string(),
+            text: text.to_string(),
+            kind,
+        })
+        .block_task()
+    };
+    // Between turns nothing is queued: the client sends a prompt instead.
+    let idle: QueueMessageResponse = within("queue idle", queue("x", QueueKind::Steer))
+        .await
+        .unwrap();
+    assert_eq!(idle.id, None);
+
+    let prompt = client.prompt(&id, "start");
+    client
+        .wait_update(|u| is_status(u, ToolCallStatus::InProgress))
+        .await;
+    let steer = within("queue steer", queue("use tabs", QueueKind::Steer))
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let follow = within(
+        "queue follow-up",
+        queue("then summarise", QueueKind::FollowUp),
+    )
+    .await
+    .unwrap()
+    .id
+    .unwrap();
+    let dropped = within("queue another", queue("drop me", QueueKind::Steer))
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let removed = within(
+        "unqueue",
+        client
+            .cx
+            .send_request(UnqueueMessageRequest {
+                session_id: id.0.to_string(),
+                id: dropped.clone(),
+            })
+            .block_task(),
+    )
+    .await
+    .unwrap();
+    assert!(removed.removed);
+    std::fs::write(project.join("go"), "").unwrap();
+    let r = within("prompt", prompt).await.unwrap().unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    assert!(r.meta.is_none(), "everything was delivered: {:?}", r.meta);
+
+    // Each delivered message reached the client as the user's, marked with its queue id.
+    let delivered: Vec<(String, String)> = client
+        .drain()
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::UserMessageChunk(c) => Some((
+                chunk_text(u).unwrap_or_default(),
+                c.meta
+                    .as_ref()?
+                    .get("march")?
+                    .get("queueId")?
+                    .as_str()?
+                    .to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        delivered,
+        [
+            ("use tabs".to_string(), steer),
+            ("then summarise".to_string(), follow)
+        ]
+    );
+    // The steering reached the next model request (after the tool result); the follow-up
+    // the one after the agent would have stopped; the one taken back none.
+    let requests = h.server.requests();
+    let post: Vec<_> = requests.iter().filter(|r| r.model().is_some()).collect();
+    assert_eq!(post.len(), 3);
+    let last_user = |body: &Value| {
+        request_messages(body)
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        last_user(&post[1].body).contains("use tabs"),
+        "{}",
+        post[1].body
+    );
+    let roles: Vec<String> = request_messages(&post[1].body)
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(roles.last().map(String::as_str), Some("user"));
+    assert!(roles.iter().any(|r| r == "tool"), "{roles:?}");
+    assert!(last_user(&post[2].body).contains("then summarise"));
+    assert!(!requests.iter().any(|r| r.raw_body.contains("drop me")));
+}

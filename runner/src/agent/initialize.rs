@@ -52,6 +52,13 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
             "refresh": crate::diagnostics::REFRESH_METHOD,
         }),
     );
+    march.insert(
+        crate::steering::EXTENSION_KEY.to_string(),
+        serde_json::json!({
+            "queue": crate::steering::QUEUE_METHOD,
+            "unqueue": crate::steering::UNQUEUE_METHOD,
+        }),
+    );
     let mut meta = serde_json::Map::new();
     meta.insert("march".to_string(), serde_json::Value::Object(march));
     meta

@@ -14,6 +14,7 @@ mod lsp;
 mod options;
 mod port;
 mod provider;
+mod queue;
 mod replay;
 mod server;
 mod session;

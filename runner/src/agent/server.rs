@@ -43,6 +43,9 @@ use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
 use super::{errors, listing};
 use crate::diagnostics::RefreshDiagnosticsRequest;
+use crate::steering::{
+    QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest, UnqueueMessageResponse,
+};
 
 /// A request handler that answers from a spawned task, so the connection's dispatch loop never
 /// waits on session work: `spawned!(server, spawner, |req: Type, cx| body)`.
@@ -178,6 +181,23 @@ pub async fn serve_on(
                     })
                 }
             },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: QueueMessageRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                let id = session.queue.queue(req.kind, req.text);
+                tracing::info!(session = %session.id(), kind = ?req.kind, queued = id.is_some(), "message queued");
+                Ok::<_, Error>(QueueMessageResponse { id })
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: UnqueueMessageRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                let removed = session.queue.unqueue(&req.id);
+                Ok::<_, Error>(UnqueueMessageResponse { removed })
+            }),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(

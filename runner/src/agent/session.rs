@@ -26,6 +26,7 @@ use super::gate::PermissionMemory;
 use super::history::History;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
+use super::queue::TurnQueue;
 use super::state::SessionState;
 use super::{content, errors, replay, turn, updates};
 
@@ -79,6 +80,8 @@ pub(crate) struct Session {
     pub(super) memory: PermissionMemory,
     pub(super) terminals: Arc<ClientTerminals>,
     pub(super) state: Arc<SessionState>,
+    /// Messages typed while a turn runs, handed to its agent (`_march/session/queue`).
+    pub(super) queue: Arc<TurnQueue>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
     /// is fair).
     turns: tokio::sync::Mutex<()>,
@@ -108,6 +111,7 @@ impl Session {
             memory: PermissionMemory::default(),
             terminals: setup.terminals,
             state: setup.state,
+            queue: Arc::new(TurnQueue::default()),
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
             closed: AtomicBool::new(false),
@@ -270,6 +274,9 @@ impl Session {
                 ));
             }
             let stop = turn::run(self, user, port, mine.clone()).await;
+            // What was queued into the turn and never delivered goes back to the client.
+            let unsent = self.queue.run_ended();
+            let stop = stop.map(|response| with_unsent(response, unsent));
             // Commands a cancel cut short are released before the turn answers.
             self.terminals.settle().await;
             // Indexed before the answer, so a search right after finds the turn; a failure
@@ -287,6 +294,24 @@ impl Session {
             }
         }
     }
+}
+
+/// `response` with `_meta.march.unsent`: the ids of queued messages its turn never delivered.
+fn with_unsent(mut response: PromptResponse, unsent: Vec<String>) -> PromptResponse {
+    if unsent.is_empty() {
+        return response;
+    }
+    let meta = response.meta.get_or_insert_with(Default::default);
+    let march = meta
+        .entry("march")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if let Some(march) = march.as_object_mut() {
+        march.insert(
+            crate::steering::UNSENT_KEY.to_string(),
+            serde_json::json!(unsent),
+        );
+    }
+    response
 }
 
 /// The instructions of a `/compact [instructions]` prompt (`Some(None)` without any);

@@ -5,7 +5,9 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 
 use agent_client_protocol::Error;
-use agent_client_protocol::v1::schema::{PromptResponse, StopReason};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, PromptResponse, SessionUpdate, StopReason, TextContent,
+};
 use async_trait::async_trait;
 use march_core::agent::Agent;
 use march_core::agent_loop::{
@@ -72,6 +74,8 @@ struct Listener {
     failure: Mutex<Option<String>>,
     stop: CancellationToken,
     last_assistant: Mutex<Option<AssistantMessage>>,
+    /// Messages queued into the run: an injected one is shown to the client as the user's.
+    queue: Arc<super::queue::TurnQueue>,
 }
 
 impl Listener {
@@ -96,6 +100,11 @@ impl Listener {
                 *self.failure.lock() = Some(error);
                 self.stop.cancel();
                 return;
+            }
+            if let Message::User(u) = message
+                && let Some(id) = self.queue.delivered(&user_text(u))
+            {
+                self.port.notify(queued_delivery(u, &id));
             }
             if let Message::Assistant(a) = message {
                 *self.last_assistant.lock() = Some(a.clone());
@@ -159,8 +168,21 @@ fn limit_meta(limit: &RunLimit, message: &str) -> serde_json::Map<String, serde_
     meta
 }
 
+/// A queued message the loop delivered, as the user's message the client shows, marked with
+/// its queue id (`_meta.march.queueId`) so the client can drop it from its queue.
+fn queued_delivery(user: &UserMessage, id: &str) -> SessionUpdate {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".into(),
+        serde_json::json!({ crate::steering::QUEUE_ID_KEY: id }),
+    );
+    SessionUpdate::UserMessageChunk(
+        ContentChunk::new(ContentBlock::Text(TextContent::new(user_text(user)))).meta(meta),
+    )
+}
+
 /// The text of a prompt (its text blocks), for recall.
-pub(super) fn user_text(user: &UserMessage) -> String {
+pub(crate) fn user_text(user: &UserMessage) -> String {
     match &user.content {
         UserBody::Text(text) => text.clone(),
         UserBody::Blocks(blocks) => blocks
@@ -294,6 +316,8 @@ pub(super) async fn run(
     }
     let agent = Agent::new(config, assembled.system_prompt, session.tools.clone());
     agent.set_messages(assembled.messages);
+    // Messages typed from here on go into this run (`_march/session/queue`).
+    session.queue.run_started(agent.clone());
     let port_for_compaction = port.clone();
     let listener = Arc::new(Listener {
         store: session.store.clone(),
@@ -311,6 +335,7 @@ pub(super) async fn run(
         failure: Mutex::new(None),
         stop: stop.clone(),
         last_assistant: Mutex::new(None),
+        queue: session.queue.clone(),
     });
     let events = listener.clone();
     agent.subscribe(move |event, _| {

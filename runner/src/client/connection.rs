@@ -270,6 +270,39 @@ impl Connection {
         self.request(request).await
     }
 
+    /// Whether the agent takes messages into a running turn (`_march/session/queue`).
+    pub fn offers_queue(&self) -> bool {
+        self.init
+            .agent_capabilities
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("march"))
+            .and_then(|m| m.get(crate::steering::EXTENSION_KEY))
+            .is_some()
+    }
+
+    /// `_march/session/queue`: a message into the running turn (March's runner only).
+    pub async fn queue_message(
+        &self,
+        request: crate::steering::QueueMessageRequest,
+    ) -> Result<crate::steering::QueueMessageResponse, ClientError> {
+        if !self.offers_queue() {
+            return Err(ClientError::Unsupported(crate::steering::QUEUE_METHOD));
+        }
+        self.request(request).await
+    }
+
+    /// `_march/session/unqueue`: take a queued message back.
+    pub async fn unqueue_message(
+        &self,
+        request: crate::steering::UnqueueMessageRequest,
+    ) -> Result<crate::steering::UnqueueMessageResponse, ClientError> {
+        if !self.offers_queue() {
+            return Err(ClientError::Unsupported(crate::steering::UNQUEUE_METHOD));
+        }
+        self.request(request).await
+    }
+
     /// `_march/diagnostics/refresh`: the session's project checks `paths` again from disk
     /// (March's runner only; others answer it as unknown).
     pub async fn refresh_diagnostics(

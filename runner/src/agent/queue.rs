@@ -1,0 +1,148 @@
+//! Messages typed while a turn runs (`_march/session/queue`): handed to the running Agent's
+//! steering or follow-up queue, and tracked by id so the client can take one back, learn
+//! when one is delivered, and get back those the turn never delivered.
+
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use march_core::agent::Agent;
+use march_core::message::{Message, UserMessage};
+
+use crate::steering::QueueKind;
+
+/// One queued message.
+#[derive(Debug, Clone, PartialEq)]
+struct Item {
+    id: String,
+    kind: QueueKind,
+    text: String,
+}
+
+/// The queue of a session's running turn.
+#[derive(Default)]
+pub(crate) struct TurnQueue {
+    inner: Mutex<Inner>,
+    next: AtomicU64,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// The running turn's agent; `None` between turns.
+    agent: Option<Agent>,
+    /// Queued and not delivered yet, oldest first.
+    items: Vec<Item>,
+}
+
+fn push(agent: &Agent, item: &Item) {
+    let message = Message::User(UserMessage::text(item.text.clone()));
+    match item.kind {
+        QueueKind::Steer => agent.steer(message),
+        QueueKind::FollowUp => agent.follow_up(message),
+    }
+}
+
+impl TurnQueue {
+    /// A turn started with `agent`.
+    pub(crate) fn run_started(&self, agent: Agent) {
+        self.inner.lock().agent = Some(agent);
+    }
+
+    /// The turn ended: the ids of what it never delivered (the client sends or keeps them).
+    pub(crate) fn run_ended(&self) -> Vec<String> {
+        let mut inner = self.inner.lock();
+        inner.agent = None;
+        inner.items.drain(..).map(|i| i.id).collect()
+    }
+
+    /// Queue `text` into the running turn; its id, or `None` when no turn runs.
+    pub(crate) fn queue(&self, kind: QueueKind, text: String) -> Option<String> {
+        let mut inner = self.inner.lock();
+        let agent = inner.agent.clone()?;
+        let id = format!("q{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+        let item = Item { id, kind, text };
+        push(&agent, &item);
+        let id = item.id.clone();
+        inner.items.push(item);
+        Some(id)
+    }
+
+    /// Take `id` back; false when it is no longer queued. The agent's queues are rebuilt
+    /// from what stays, in order (under the lock, so a queue or unqueue cannot interleave;
+    /// the loop may take the oldest meanwhile, which then counts as delivered).
+    pub(crate) fn unqueue(&self, id: &str) -> bool {
+        let mut inner = self.inner.lock();
+        let Some(at) = inner.items.iter().position(|i| i.id == id) else {
+            return false;
+        };
+        let Some(agent) = inner.agent.clone() else {
+            return false;
+        };
+        let waiting = agent.clear_queues();
+        inner.items.remove(at);
+        // What the loop took between the client's look and now was delivered: only items
+        // still waiting in the agent go back.
+        let still: Vec<Item> = inner
+            .items
+            .iter()
+            .filter(|i| {
+                waiting.iter().any(|m| match m {
+                    Message::User(u) => crate::agent::turn::user_text(u) == i.text,
+                    _ => false,
+                })
+            })
+            .cloned()
+            .collect();
+        for item in &still {
+            push(&agent, item);
+        }
+        true
+    }
+
+    /// A user message the loop injected: the id of the queued message it delivers, if any
+    /// (the turn's own prompt is none).
+    pub(crate) fn delivered(&self, text: &str) -> Option<String> {
+        let mut inner = self.inner.lock();
+        let at = inner.items.iter().position(|i| i.text == text)?;
+        Some(inner.items.remove(at).id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use march_core::agent_loop::LoopConfig;
+    use march_core::model::Model;
+    use std::sync::Arc;
+
+    fn agent() -> Agent {
+        let model = Model::openai_compatible("p", "m", "http://127.0.0.1:9");
+        let provider = Arc::new(march_core::provider::HttpProvider::new().unwrap());
+        Agent::new(LoopConfig::new(model, provider), "", Vec::new())
+    }
+
+    #[test]
+    fn nothing_queues_between_turns_and_the_unsent_come_back() {
+        let q = TurnQueue::default();
+        assert_eq!(q.queue(QueueKind::Steer, "early".into()), None);
+        let a = agent();
+        q.run_started(a.clone());
+        let one = q.queue(QueueKind::Steer, "one".into()).unwrap();
+        let two = q.queue(QueueKind::FollowUp, "two".into()).unwrap();
+        let three = q.queue(QueueKind::Steer, "three".into()).unwrap();
+        assert!(a.has_queued_messages());
+        // Delivering "one" (the loop injected it) removes it.
+        assert_eq!(q.delivered("one"), Some(one.clone()));
+        assert_eq!(q.delivered("the turn's prompt"), None);
+        // Taking "three" back leaves only "two" in the agent ("one" was delivered).
+        assert!(q.unqueue(&three));
+        assert!(!q.unqueue(&three));
+        let left = a.clear_queues();
+        assert_eq!(left.len(), 1);
+        let Message::User(u) = &left[0] else {
+            panic!("not a user message");
+        };
+        assert_eq!(crate::agent::turn::user_text(u), "two");
+        assert_eq!(q.run_ended(), [two]);
+        assert!(!q.unqueue(&one));
+    }
+}
