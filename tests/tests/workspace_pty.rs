@@ -809,3 +809,72 @@ fn the_edit_dialog_shows_the_diff_before_the_edit_runs() {
     );
     m.quit();
 }
+
+#[test]
+fn steering_and_a_follow_up_typed_during_a_turn_reach_its_next_requests() {
+    let h = tokio_harness(vec![
+        // The command runs until the test has typed its messages.
+        Turn::stream(vec![bash_call(
+            "c1",
+            "while [ ! -e go ]; do sleep 0.05; done; echo went",
+        )]),
+        Turn::text("Steered answer."),
+        Turn::text("Followed-up answer."),
+    ]);
+    let_commands_run_unasked(&h);
+    let mut m = start(&h);
+    m.type_line("start the slow thing");
+    m.wait_for("the command running", |t| t.contains("working"));
+    m.type_line("use tabs");
+    m.send(b"then summarise");
+    m.send(b"\x1b\r");
+    m.wait_for("both queued with their kinds", |t| {
+        t.contains("⧗ steer: use tabs") && t.contains("⧗ follow-up: then summarise")
+    });
+    std::fs::write(h.project().join("go"), "").unwrap();
+    let screen = m.wait_text("Followed-up answer.");
+    assert!(screen.contains("Steered answer."), "{screen}");
+    assert!(!screen.contains("⧗"), "the queue is empty: {screen}");
+    let calls: Vec<_> = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.model().is_some())
+        .collect();
+    assert_eq!(calls.len(), 3);
+    assert!(!calls[0].raw_body.contains("use tabs"));
+    assert!(calls[1].raw_body.contains("use tabs"));
+    assert!(!calls[1].raw_body.contains("then summarise"));
+    assert!(calls[2].raw_body.contains("then summarise"));
+    m.quit();
+}
+
+#[test]
+fn esc_cancels_a_turn_with_two_messages_queued_and_both_are_back_in_the_editor() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![bash_call("c1", "sleep 600")]),
+        Turn::text("Never reached."),
+    ]);
+    let_commands_run_unasked(&h);
+    let mut m = start(&h);
+    m.type_line("start the slow thing");
+    m.wait_for("the command running", |t| t.contains("working"));
+    m.type_line("first queued");
+    m.type_line("second queued");
+    m.wait_for("both queued", |t| {
+        t.contains("⧗ steer: first queued") && t.contains("⧗ steer: second queued")
+    });
+    m.send(ESC);
+    let screen = m.wait_for("the cancel, the messages in the editor", |t| {
+        t.contains("Cancelled") && !t.contains("⧗")
+    });
+    assert!(
+        screen.contains("first queued") && screen.contains("second queued"),
+        "{screen}"
+    );
+    assert!(!screen.contains("Never reached."), "{screen}");
+    // Sent again from the editor, as one prompt.
+    m.send(ENTER);
+    m.wait_text("Never reached.");
+    m.quit();
+}

@@ -126,6 +126,7 @@ commands! {
     CopyMode = "copy.mode", "Start copy mode in a shell pane: vi keys move, v selects, y copies.";
     PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
     PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
+    PromptFollowUp = "prompt.follow-up", "Queue the prompt as a follow-up while a turn runs; else break the line.";
     PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (on the first line of the prompt).";
     PromptHistoryNext = "prompt.history-next", "Recall the next prompt (on the last line of the prompt).";
     PromptComplete = "prompt.complete", "Complete the slash command or accept the highlighted item.";

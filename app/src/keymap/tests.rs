@@ -366,6 +366,6 @@ fn which_key_hints_are_sorted_and_stable() {
         keymap
             .keys_for(KeyContext::Agent, Command::PromptNewline)
             .len(),
-        3
+        2
     );
 }

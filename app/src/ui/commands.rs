@@ -272,6 +272,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         | C::CopyCodeBlock
         | C::PromptSubmit
         | C::PromptNewline
+        | C::PromptFollowUp
         | C::PromptHistoryPrev
         | C::PromptHistoryNext
         | C::PromptComplete => return pane_command(shell, command),
@@ -326,6 +327,7 @@ fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
         }
         C::PromptSubmit => view.submit(),
         C::PromptNewline => view.newline(),
+        C::PromptFollowUp => view.follow_up(),
         C::PromptHistoryPrev => view.history_prev(),
         C::PromptHistoryNext => view.history_next(),
         C::PromptComplete => view.complete(),

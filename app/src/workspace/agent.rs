@@ -70,6 +70,14 @@ pub enum AgentEvent {
     TurnEnded(super::supervisor::TurnEnd),
     /// A config option change was applied (the complete list), or failed.
     Options(Result<Vec<SessionConfigOption>, String>),
+    /// The agent answered `_march/session/queue` for the pane's message `local`: its id in
+    /// the running turn, or `None` when it took nothing (no turn, or no such extension).
+    Queued {
+        /// The pane's number for the message.
+        local: u64,
+        /// The agent's id for it.
+        id: Option<String>,
+    },
     /// The agent switched to this mode (`session/set_mode` answered), or refused.
     ModeSet(Result<SessionModeId, String>),
     /// The agent process ended unexpectedly; a restart follows unless it keeps crashing.
@@ -426,6 +434,63 @@ impl AgentDriver {
             let _ = events.send((key, AgentEvent::Options(result)));
         });
         true
+    }
+
+    /// Hand a message typed during the turn to the agent (`_march/session/queue`);
+    /// [`AgentEvent::Queued`] follows. An agent without March's extension takes nothing:
+    /// the message then runs as the next prompt.
+    pub fn queue(&self, local: u64, text: String, kind: march_panes::agent::QueuedKind) {
+        use march_panes::agent::QueuedKind;
+        use march_runner::steering::{QueueKind, QueueMessageRequest};
+        let (key, events) = (self.key, self.events.clone());
+        let kind = match kind {
+            QueuedKind::Steer => QueueKind::Steer,
+            QueuedKind::FollowUp => QueueKind::FollowUp,
+            QueuedKind::Next => {
+                let _ = events.send((key, AgentEvent::Queued { local, id: None }));
+                return;
+            }
+        };
+        let Some((runner, session)) = self.runner_and_session() else {
+            let _ = events.send((key, AgentEvent::Queued { local, id: None }));
+            return;
+        };
+        tokio::spawn(async move {
+            let request = QueueMessageRequest {
+                session_id: session.0.to_string(),
+                text,
+                kind,
+            };
+            let id = match runner.connection().await {
+                Ok(connection) => match connection.queue_message(request).await {
+                    Ok(response) => response.id,
+                    Err(e) => {
+                        tracing::debug!("message not queued in the turn: {}", describe(e));
+                        None
+                    }
+                },
+                Err(_) => None,
+            };
+            let _ = events.send((key, AgentEvent::Queued { local, id }));
+        });
+    }
+
+    /// Take queued message `id` back from the running turn (`_march/session/unqueue`).
+    pub fn unqueue(&self, id: String) {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let request = march_runner::steering::UnqueueMessageRequest {
+                session_id: session.0.to_string(),
+                id,
+            };
+            if let Ok(connection) = runner.connection().await
+                && let Err(e) = connection.unqueue_message(request).await
+            {
+                tracing::debug!("message not taken back: {}", describe(e));
+            }
+        });
     }
 
     /// Switch the session's mode (`session/set_mode`); [`AgentEvent::ModeSet`] follows.

@@ -245,16 +245,21 @@ impl Workspace {
                 let ok = result.is_ok();
                 slot.last_turn = Some(result.clone());
                 ended = Some(result.clone());
-                view.turn_ended(match result {
-                    Ok(response) => TurnOutcome::from(&response),
-                    Err(e) => TurnOutcome::Error(e),
-                });
+                let unsent = result.as_ref().map(unsent_ids).unwrap_or_default();
+                view.turn_ended_with(
+                    match result {
+                        Ok(response) => TurnOutcome::from(&response),
+                        Err(e) => TurnOutcome::Error(e),
+                    },
+                    &unsent,
+                );
                 notify = router.turn_ended(key, ok, seen);
                 // What was typed meanwhile runs now, as a turn of its own.
                 next_prompt = view.next_queued();
             }
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::ModeSet(Ok(mode)) => view.mode_set(&mode.0),
+            AgentEvent::Queued { local, id } => view.queue_taken(local, id),
             AgentEvent::ModeSet(Err(e)) => view.set_error(format!("mode not changed: {e}")),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => {
@@ -432,6 +437,8 @@ impl Workspace {
             PaneEvent::SetConfigOption { config_id, value } => {
                 slot.driver.set_option(&config_id.0, &value.0);
             }
+            PaneEvent::Queue { local, text, kind } => slot.driver.queue(local, text, kind),
+            PaneEvent::Unqueue(id) => slot.driver.unqueue(id),
             PaneEvent::SetMode(mode) => {
                 if !slot.driver.set_mode(mode) {
                     slot.view
@@ -564,6 +571,24 @@ impl Workspace {
         }
         UiRequest::None
     }
+}
+
+/// The ids of queued messages a turn never delivered (`_meta.march.unsent` of its answer).
+fn unsent_ids(response: &agent_client_protocol::v1::schema::PromptResponse) -> Vec<String> {
+    response
+        .meta
+        .as_ref()
+        .and_then(|m| {
+            m.get("march")?
+                .get(march_runner::steering::UNSENT_KEY)?
+                .as_array()
+        })
+        .map(|ids| {
+            ids.iter()
+                .filter_map(|id| id.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The one session `/resume QUERY` means: an id, an id prefix, or words of the title

@@ -34,6 +34,18 @@ pub enum PaneEvent {
     },
     /// Cancel the running turn (`session/cancel`).
     CancelTurn,
+    /// Hand a message typed during the turn to the agent (`_march/session/queue`); answer
+    /// with [`super::AgentPane::queue_taken`].
+    Queue {
+        /// The pane's number for it.
+        local: u64,
+        /// The message.
+        text: String,
+        /// When it is delivered.
+        kind: QueuedKind,
+    },
+    /// Take a queued message back from the agent (`_march/session/unqueue`).
+    Unqueue(String),
     /// Switch the session's mode (`session/set_mode`), for agents that offer modes.
     SetMode(SessionModeId),
     /// Set a session config option (`session/set_config_option`).
@@ -45,6 +57,29 @@ pub enum PaneEvent {
     },
     /// Show this earlier session in the pane (chosen from the `/resume` list).
     ResumeSession(SessionId),
+}
+
+/// When a message typed during a turn is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueuedKind {
+    /// Steering: at the next turn boundary, before the agent's next model call.
+    Steer,
+    /// When the agent would otherwise stop.
+    FollowUp,
+    /// After the turn, as a prompt of its own (from outside the pane, or for an agent that
+    /// takes nothing into a running turn).
+    Next,
+}
+
+impl QueuedKind {
+    /// How the queue line names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            QueuedKind::Steer => "steer",
+            QueuedKind::FollowUp => "follow-up",
+            QueuedKind::Next => "next",
+        }
+    }
 }
 
 /// How a turn ended.

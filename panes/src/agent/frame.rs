@@ -136,16 +136,20 @@ impl AgentPane {
     /// The queued prompts, one row each (the last row counts those that do not fit).
     fn render_queued(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let rows = usize::from(area.height);
-        for (i, text) in self.queued.iter().take(rows).enumerate() {
+        for (i, q) in self.queued.iter().take(rows).enumerate() {
             let more = self.queued.len() - i - 1;
             let line = if i + 1 == rows && more > 0 {
                 format!(
-                    "⧗ queued: {} more (↑ on an empty prompt takes one back)",
+                    "⧗ queued: {} more (↑ on an empty prompt takes the last back)",
                     more + 1
                 )
             } else {
-                let first = text.lines().next().unwrap_or_default();
-                format!("⧗ queued: {}", crate::sanitize::sanitize_line(first))
+                let first = q.text.lines().next().unwrap_or_default();
+                format!(
+                    "⧗ {}: {}",
+                    q.kind.label(),
+                    crate::sanitize::sanitize_line(first)
+                )
             };
             let line = wrap::truncate(&line, usize::from(area.width));
             let y = area.y + u16::try_from(i).unwrap_or(u16::MAX);
@@ -166,22 +170,37 @@ impl AgentPane {
             &Line::from(Span::styled(rule, theme.style(Slot::Border))),
             area.width,
         );
-        let hint = match self.model_wait() {
-            Some(since) => {
+        // Every running turn shows as working, with its elapsed time; waiting on the model
+        // says so with how long it has been silent.
+        let elapsed = self
+            .turn_since()
+            .map(|since| elapsed_text(since.elapsed().as_secs()));
+        let queued = if self.queued.is_empty() {
+            String::new()
+        } else {
+            format!(" · {} queued", self.queued.len())
+        };
+        let hint = match (self.model_wait(), elapsed) {
+            (Some(since), Some(elapsed)) => {
                 let secs = since.elapsed().as_secs();
-                let long = format!(" waiting for the model · {secs} s · esc cancels ");
+                let long = format!(
+                    " working {elapsed} · waiting for the model {secs} s{queued} · esc cancels "
+                );
                 if wrap::width(&long) + 2 <= usize::from(area.width) {
                     long
                 } else {
-                    format!(" model · {secs} s · esc ")
+                    format!(" model {secs} s · esc ")
                 }
             }
-            // In a pane too small to list them, the queue is counted here.
-            None if self.busy && !self.queued.is_empty() && area.width > 40 => {
-                format!(" {} queued · esc to cancel ", self.queued.len())
+            (None, Some(elapsed)) => {
+                let long = format!(" working {elapsed}{queued} · esc cancels ");
+                if wrap::width(&long) + 2 <= usize::from(area.width) {
+                    long
+                } else {
+                    format!(" working {elapsed} · esc ")
+                }
             }
-            None if self.busy => " esc to cancel ".to_string(),
-            None => String::new(),
+            _ => String::new(),
         };
         if !hint.is_empty() {
             let w = wrap::width(&hint) as u16;
@@ -211,4 +230,13 @@ pub(crate) fn share_border(title: &str, status: &str, width: usize) -> (String, 
         return (wrap::truncate(title, room), String::new());
     }
     (cut, wrap::truncate(status, status_room))
+}
+
+/// `42 s`, `3 m 05 s`, `1 h 02 m`.
+fn elapsed_text(secs: u64) -> String {
+    match (secs / 3600, secs / 60 % 60, secs % 60) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, s) => format!("{m} m {s:02} s"),
+        (h, m, _) => format!("{h} h {m:02} m"),
+    }
 }

@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::completion;
 use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
-use super::{AgentPane, PaneEvent};
+use super::{AgentPane, PaneEvent, QueuedKind};
 use crate::scroll::Scroll;
 
 impl AgentPane {
@@ -103,12 +103,24 @@ impl AgentPane {
             },
         };
         if self.busy {
-            // Shown under the editor until the running turn ends, then sent as a turn of its
-            // own (slash commands above act at once).
-            self.queued.push_back(text);
-            return PaneEvent::Redraw;
+            // Steering for the running turn, shown under the editor until delivered (slash
+            // commands above act at once).
+            return self.queue_kind(text, QueuedKind::Steer);
         }
         PaneEvent::Submit(text)
+    }
+
+    /// Alt-Enter: while a turn runs, queue the prompt as a follow-up (run when the agent
+    /// would stop); otherwise break the line.
+    pub fn follow_up(&mut self) -> PaneEvent {
+        if !self.busy || self.picker.is_some() || !self.permissions.is_empty() {
+            return self.newline();
+        }
+        let Some(text) = self.prompt.take() else {
+            return PaneEvent::None;
+        };
+        self.completion.close();
+        self.queue_kind(text, QueuedKind::FollowUp)
     }
 
     fn accept_completion(&mut self) -> bool {
@@ -146,12 +158,16 @@ impl AgentPane {
             self.completion.move_by(-1);
             return PaneEvent::Redraw;
         }
-        // On an empty editor the last queued prompt comes back to be edited (or dropped).
+        // On an empty editor the last queued message comes back to be edited (or dropped),
+        // taken back from the agent when it has it.
         if self.prompt.text().is_empty()
-            && let Some(text) = self.queued.pop_back()
+            && let Some(q) = self.queued.pop_back()
         {
-            self.prompt.replace(&text);
-            return PaneEvent::Redraw;
+            self.prompt.replace(&q.text);
+            return match q.id {
+                Some(id) => PaneEvent::Unqueue(id),
+                None => PaneEvent::Redraw,
+            };
         }
         if self.prompt.history_prev() {
             PaneEvent::Redraw
@@ -191,6 +207,8 @@ impl AgentPane {
             return PaneEvent::Redraw;
         }
         if self.busy {
+            // What was queued comes back into the editor at once: the cancel delivers none.
+            self.restore_queued();
             PaneEvent::CancelTurn
         } else {
             PaneEvent::None

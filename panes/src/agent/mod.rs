@@ -43,7 +43,20 @@ use transcript::{Severity, Transcript};
 
 pub(crate) use blocks::human_duration;
 pub use completion::BUILTIN_COMMANDS;
-pub use events::{PaneEvent, TurnOutcome};
+pub use events::{PaneEvent, QueuedKind, TurnOutcome};
+
+/// A message typed while a turn runs.
+#[derive(Debug, Clone)]
+struct Queued {
+    text: String,
+    kind: QueuedKind,
+    /// The pane's number for it, until the agent answers.
+    local: u64,
+    /// The agent's id once it took the message into the running turn.
+    id: Option<String>,
+    /// The app has had its answer (or needs none): a message not taken runs as a prompt.
+    sent: bool,
+}
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::PaneStatus;
@@ -63,7 +76,11 @@ pub struct AgentPane {
     thinking_expanded: bool,
     busy: bool,
     /// Prompts typed while a turn ran, oldest first: each runs as its own turn after it.
-    queued: VecDeque<String>,
+    queued: VecDeque<Queued>,
+    /// Numbers queued messages until the agent gives them ids.
+    next_queued: u64,
+    /// When the running turn started, for its elapsed time.
+    turn_since: Option<Instant>,
     /// Since when the running turn waits on the model: nothing came from it since the turn
     /// started or its tool calls finished.
     model_wait: Option<Instant>,
@@ -89,6 +106,8 @@ impl AgentPane {
             thinking_expanded: false,
             busy: false,
             queued: VecDeque::new(),
+            next_queued: 0,
+            turn_since: None,
             model_wait: None,
             unread: false,
             focused: false,
@@ -123,6 +142,15 @@ impl AgentPane {
 
     /// [`Self::apply`] at a given time (tool call durations are measured with it).
     pub(crate) fn apply_at(&mut self, update: &SessionUpdate, now: Instant) -> bool {
+        // A queued message the agent delivered leaves the queue; the transcript shows it.
+        if let SessionUpdate::UserMessageChunk(chunk) = update
+            && let Some(id) = chunk
+                .meta
+                .as_ref()
+                .and_then(|m| m.get("march")?.get("queueId")?.as_str())
+        {
+            self.queued.retain(|q| q.id.as_deref() != Some(id));
+        }
         let changed = self.transcript.apply(update, now);
         if self.busy {
             self.track_model_wait(update, now);
@@ -159,18 +187,77 @@ impl AgentPane {
         }
     }
 
-    /// The prompt typed during the last turn that should run now, if any (the app sends it
-    /// once the turn has ended, whatever its outcome: a cancel never drops one).
+    /// The message typed during the last turn that runs now as a prompt of its own, if any:
+    /// one the agent could not take into the turn (it lacks March's queue extension, or the
+    /// turn ended first).
     pub fn next_queued(&mut self) -> Option<String> {
         if self.busy {
             return None;
         }
-        self.queued.pop_front()
+        let at = self.queued.iter().position(|q| q.id.is_none())?;
+        self.queued.remove(at).map(|q| q.text)
     }
 
-    /// Prompts waiting for the running turn to end, oldest first.
-    pub fn queued(&self) -> impl Iterator<Item = &str> {
-        self.queued.iter().map(String::as_str)
+    /// Messages typed while the turn runs, oldest first: their text and kind.
+    pub fn queued(&self) -> impl Iterator<Item = (&str, QueuedKind)> {
+        self.queued.iter().map(|q| (q.text.as_str(), q.kind))
+    }
+
+    /// The agent took queued message `local` into the running turn as `id`; `None`: it did
+    /// not (no extension, or no turn), so it runs as the next prompt.
+    pub fn queue_taken(&mut self, local: u64, id: Option<String>) {
+        if let Some(q) = self.queued.iter_mut().find(|q| q.local == local) {
+            q.id = id;
+            q.sent = true;
+        }
+    }
+
+    /// Queue `text` for the running turn (`kind`); the event asks the app to hand it over.
+    fn queue_kind(&mut self, text: String, kind: QueuedKind) -> PaneEvent {
+        self.next_queued += 1;
+        let local = self.next_queued;
+        self.queued.push_back(Queued {
+            text: text.clone(),
+            kind,
+            local,
+            id: None,
+            sent: false,
+        });
+        PaneEvent::Queue { local, text, kind }
+    }
+
+    /// The turn ended: messages it delivered leave the queue; those it never delivered
+    /// (`unsent`, by id) stay, to run as prompts, or after a cancel or a failure come back
+    /// into the editor with everything else queued, so nothing typed is lost.
+    fn settle_queue(&mut self, unsent: &[String], restore: bool) {
+        self.queued.retain(|q| match &q.id {
+            Some(id) => unsent.contains(id),
+            None => true,
+        });
+        for q in &mut self.queued {
+            q.id = None;
+        }
+        if restore {
+            self.restore_queued();
+        }
+    }
+
+    /// Every queued message back into the editor, before what is typed there.
+    fn restore_queued(&mut self) {
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut texts: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
+        let typed = self.prompt.text();
+        if !typed.trim().is_empty() {
+            texts.push(typed);
+        }
+        self.prompt.replace(&texts.join("\n\n"));
+    }
+
+    /// Since when the running turn runs, if one does.
+    pub fn turn_since(&self) -> Option<Instant> {
+        self.turn_since.filter(|_| self.busy)
     }
 
     /// Since when the running turn has been waiting for the model, if it is.
@@ -181,6 +268,7 @@ impl AgentPane {
 
     /// A turn started.
     pub fn turn_started(&mut self) {
+        self.turn_since = Some(Instant::now());
         self.model_wait = Some(Instant::now());
         self.busy = true;
         self.error = None;
@@ -189,8 +277,17 @@ impl AgentPane {
 
     /// A turn ended; anything but a normal end leaves a line in the transcript.
     pub fn turn_ended(&mut self, outcome: TurnOutcome) {
+        self.turn_ended_with(outcome, &[]);
+    }
+
+    /// [`Self::turn_ended`], with the ids of queued messages the turn never delivered (from
+    /// its answer's `_meta.march.unsent`).
+    pub fn turn_ended_with(&mut self, outcome: TurnOutcome, unsent: &[String]) {
         self.busy = false;
         self.model_wait = None;
+        self.turn_since = None;
+        let restore = matches!(outcome, TurnOutcome::Cancelled | TurnOutcome::Error(_));
+        self.settle_queue(unsent, restore);
         let cancelled = outcome == TurnOutcome::Cancelled;
         self.transcript.end_turn(cancelled, Instant::now());
         let (severity, text) = match &outcome {
@@ -290,6 +387,11 @@ impl AgentPane {
         self.permissions.drain(..).map(|m| m.id).collect()
     }
 
+    /// What the editor holds.
+    pub fn prompt_text(&self) -> String {
+        self.prompt.text()
+    }
+
     /// Whether the session holds a prompt (typed here or replayed), so that there is
     /// something for the agent to load.
     pub fn has_prompt(&self) -> bool {
@@ -348,10 +450,16 @@ impl AgentPane {
         self.transcript.last_agent_text().map(str::to_string)
     }
 
-    /// Queues a prompt from outside the editor to run after the running turn, as one
-    /// typed during it does.
+    /// Queues a prompt from outside the editor (`march send`) to run after the running turn.
     pub fn queue(&mut self, text: String) {
-        self.queued.push_back(text);
+        self.next_queued += 1;
+        self.queued.push_back(Queued {
+            text,
+            kind: QueuedKind::Next,
+            local: self.next_queued,
+            id: None,
+            sent: true,
+        });
     }
 
     /// The transcript as markdown text, only its last `last_turns` turns when given.

@@ -1,7 +1,8 @@
 //! The events the pane gives back for keys and commands.
 
 use agent_client_protocol::v1::schema::{
-    RequestPermissionOutcome, SelectedPermissionOutcome, SessionConfigOptionCategory,
+    ContentBlock, ContentChunk, RequestPermissionOutcome, SelectedPermissionOutcome,
+    SessionConfigOptionCategory, TextContent,
 };
 
 use super::*;
@@ -351,12 +352,12 @@ fn the_wait_for_the_model_is_counted_until_it_answers_and_again_after_tools() {
     pane.model_wait = Some(Instant::now() - Duration::from_secs(42));
     let shown = format!("{}", draw(&mut pane, &dark(), 70, 6).backend());
     assert!(
-        shown.contains("waiting for the model · 42 s · esc cancels"),
+        shown.contains("waiting for the model 42 s · esc cancels"),
         "{shown}"
     );
     // Narrow panes get the short form.
     let narrow = format!("{}", draw(&mut pane, &dark(), 30, 6).backend());
-    assert!(narrow.contains("model · 42 s · esc"), "{narrow}");
+    assert!(narrow.contains("model 42 s · esc"), "{narrow}");
 
     pane.apply(&agent("Looking"));
     assert_eq!(pane.model_wait(), None, "text from the model ends the wait");
@@ -449,29 +450,85 @@ fn a_call_the_user_rejected_is_labelled_rejected_not_failed() {
 }
 
 #[test]
-fn a_prompt_typed_during_a_turn_waits_visibly_and_runs_after_it() {
+fn messages_typed_during_a_turn_queue_with_their_kind_and_survive_a_cancel() {
+    use crate::agent::QueuedKind;
     let mut pane = AgentPane::new("agent 1");
     pane.turn_started();
-    type_text(&mut pane, "second thing");
-    assert_eq!(pane.submit(), PaneEvent::Redraw, "queued, not sent");
-    type_text(&mut pane, "third");
-    pane.submit();
-    let shown = format!("{}", draw(&mut pane, &dark(), 60, 14).backend());
-    assert!(shown.contains("⧗ queued: second thing"), "{shown}");
-    assert!(shown.contains("⧗ queued: third"), "{shown}");
-    // Nothing runs while the turn does.
+    type_text(&mut pane, "use tabs");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Queue {
+            local: 1,
+            text: "use tabs".into(),
+            kind: QueuedKind::Steer
+        },
+        "queued for the turn, not sent as a prompt"
+    );
+    type_text(&mut pane, "then summarise");
+    assert_eq!(
+        pane.follow_up(),
+        PaneEvent::Queue {
+            local: 2,
+            text: "then summarise".into(),
+            kind: QueuedKind::FollowUp
+        }
+    );
+    pane.queue_taken(1, Some("q1".into()));
+    pane.queue_taken(2, Some("q2".into()));
+    let shown = format!("{}", draw(&mut pane, &dark(), 70, 14).backend());
+    assert!(shown.contains("⧗ steer: use tabs"), "{shown}");
+    assert!(shown.contains("⧗ follow-up: then summarise"), "{shown}");
+    assert!(shown.contains("working 0 s"), "{shown}");
+    // Nothing runs as a prompt while the turn does, nor what the agent took.
     assert_eq!(pane.next_queued(), None);
-    // A cancelled turn keeps the queue: the next prompt runs after it.
-    pane.turn_ended(TurnOutcome::Cancelled);
-    assert_eq!(pane.next_queued().as_deref(), Some("second thing"));
-    pane.submit_local("second thing");
-    pane.turn_started();
-    // Up on an empty prompt takes the last queued one back into the editor.
-    assert_eq!(pane.history_prev(), PaneEvent::Redraw);
+    // Delivered: it leaves the queue and shows as the user's message.
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), serde_json::json!({"queueId": "q1"}));
+    pane.apply(&SessionUpdate::UserMessageChunk(
+        ContentChunk::new(ContentBlock::Text(TextContent::new("use tabs"))).meta(meta),
+    ));
+    assert_eq!(
+        pane.queued().collect::<Vec<_>>(),
+        [("then summarise", QueuedKind::FollowUp)]
+    );
+    // Up on an empty prompt takes the last one back, from the agent too.
+    assert_eq!(pane.history_prev(), PaneEvent::Unqueue("q2".into()));
     assert_eq!(pane.queued().count(), 0);
-    assert_eq!(pane.submit(), PaneEvent::Redraw);
-    assert_eq!(pane.queued().collect::<Vec<_>>(), ["third"]);
+    // Esc with two queued: the turn is cancelled and both are back in the editor.
+    pane.submit();
+    type_text(&mut pane, "another");
+    pane.follow_up();
+    assert_eq!(pane.queued().count(), 2);
+    assert_eq!(pane.cancel(), PaneEvent::CancelTurn);
+    assert_eq!(pane.queued().count(), 0);
+    pane.turn_ended_with(TurnOutcome::Cancelled, &["q3".into()]);
+    let editor = pane.prompt_text();
+    assert!(
+        editor.contains("then summarise") && editor.contains("another"),
+        "{editor}"
+    );
+    assert_eq!(pane.next_queued(), None, "nothing is sent after a cancel");
     // Slash commands act at once, even during a turn.
+    assert!(matches!(pane.submit(), PaneEvent::Submit(_)));
+    pane.turn_started();
     type_text(&mut pane, "/help");
     assert!(matches!(pane.submit(), PaneEvent::Slash { .. }));
+}
+
+#[test]
+fn what_a_turn_never_delivered_runs_next_and_an_agent_without_the_queue_gets_prompts() {
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    type_text(&mut pane, "taken");
+    pane.submit();
+    type_text(&mut pane, "not taken");
+    pane.submit();
+    pane.queue_taken(1, Some("q1".into()));
+    // The agent lacks the extension: it stays, to run as the next prompt.
+    pane.queue_taken(2, None);
+    // The turn ended by error before delivering q1: back to the editor, with the other.
+    pane.turn_ended_with(TurnOutcome::EndTurn, &["q1".into()]);
+    assert_eq!(pane.next_queued().as_deref(), Some("taken"));
+    assert_eq!(pane.next_queued().as_deref(), Some("not taken"));
+    assert_eq!(pane.next_queued(), None);
 }
