@@ -189,3 +189,43 @@ async fn clear_queues_returns_what_was_queued() {
     assert_eq!(agent.clear_queues().len(), 2);
     assert!(!agent.has_queued_messages());
 }
+
+#[tokio::test]
+async fn an_abort_with_messages_queued_delivers_none_and_keeps_them_to_take_back() {
+    let (agent, server) = agent(vec![Turn::stream(vec![
+        Event::text("a"),
+        Event::pause(60_000),
+    ])])
+    .await;
+    let started = Arc::new(tokio::sync::Notify::new());
+    let st = started.clone();
+    agent.subscribe(move |ev, _| {
+        let st = st.clone();
+        async move {
+            if matches!(ev, AgentEvent::MessageUpdate { .. }) {
+                st.notify_one();
+            }
+        }
+    });
+    let a = agent.clone();
+    let run = tokio::spawn(async move { a.prompt(vec![Message::user("hi")]).await });
+    started.notified().await;
+    agent.steer(Message::user("steer"));
+    agent.follow_up(Message::user("follow"));
+    agent.abort();
+    run.await.unwrap().unwrap();
+    // The aborted answer ends the run: neither queued message reached the transcript or the
+    // model, and both are still there to be taken back (steering first).
+    let users = agent
+        .state()
+        .messages
+        .iter()
+        .filter(|m| matches!(m, Message::User(_)))
+        .count();
+    assert_eq!(users, 1);
+    assert_eq!(server.requests().len(), 1);
+    assert!(agent.has_queued_messages());
+    let back = agent.clear_queues();
+    assert_eq!(back.len(), 2);
+    assert!(!agent.has_queued_messages());
+}
