@@ -18,6 +18,7 @@ pub mod message;
 pub mod model;
 pub mod partial_json;
 pub mod paths;
+pub mod plan;
 pub mod project_settings;
 pub mod provider;
 pub mod restart;

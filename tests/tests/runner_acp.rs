@@ -8,8 +8,8 @@ mod acp_client;
 use acp_client::*;
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, PermissionOptionKind, PromptRequest, SessionUpdate,
-    StopReason, TextContent, ToolCallStatus,
+    CancelNotification, ContentBlock, LoadSessionRequest, PermissionOptionKind, PromptRequest,
+    SessionUpdate, StopReason, TextContent, ToolCallStatus,
 };
 use march_testkit::{Event, ScriptStop, Turn};
 use serde_json::{Value, json};
@@ -911,4 +911,52 @@ async fn messages_queued_during_a_turn_steer_it_and_follow_it_up() {
     assert!(roles.iter().any(|r| r == "tool"), "{roles:?}");
     assert!(last_user(&post[2].body).contains("then summarise"));
     assert!(!requests.iter().any(|r| r.raw_body.contains("drop me")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_todo_tool_sends_the_plan_and_a_load_replays_it() {
+    let todos = json!({"todos": [
+        {"content": "read the parser", "status": "completed"},
+        {"content": "fix nesting", "status": "in_progress", "priority": "high"},
+        {"content": "add tests", "status": "pending"}
+    ]});
+    let h = Harness::new(vec![
+        Turn::stream(vec![Event::tool_call("t1", "todo", &[&todos.to_string()])]),
+        Turn::text("Working on it."),
+    ])
+    .await;
+    let project = h.project();
+    let (_runner, mut client) = h.connect().await;
+    let id = client.new_session(&project).await.session_id;
+    // The plan changes nothing outside the session: it never asks (ask mode).
+    let r = within("prompt", client.prompt(&id, "fix the parser"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    let plan = |updates: Vec<SessionUpdate>| {
+        updates.into_iter().find_map(|u| match u {
+            SessionUpdate::Plan(p) => Some(serde_json::to_value(p).unwrap()),
+            _ => None,
+        })
+    };
+    let live = plan(client.drain()).expect("a plan update");
+    assert_eq!(live["entries"][1]["content"], "fix nesting");
+    assert_eq!(live["entries"][1]["status"], "in_progress");
+    assert_eq!(live["entries"][1]["priority"], "high");
+    assert_eq!(live["entries"][0]["status"], "completed");
+    client.close().await;
+
+    let (_runner, mut client) = h.connect().await;
+    within(
+        "session/load",
+        client
+            .cx
+            .send_request(LoadSessionRequest::new(id.clone(), project.clone()))
+            .block_task(),
+    )
+    .await
+    .unwrap();
+    let replayed = plan(client.drain()).expect("the plan replayed");
+    assert_eq!(replayed, live);
 }

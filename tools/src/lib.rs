@@ -20,6 +20,7 @@ mod stat;
 mod task;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod todo;
 pub mod truncate;
 pub mod workspace;
 pub mod write;

@@ -16,11 +16,12 @@ use crate::ls::LsTool;
 use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
 use crate::read::ReadTool;
+use crate::todo::TodoTool;
 use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 10] = [
+pub const ALL: [&str; 11] = [
     "read",
     "bash",
     "edit",
@@ -29,6 +30,7 @@ pub const ALL: [&str; 10] = [
     "find",
     "ls",
     "memory",
+    "todo",
     "diagnostics",
     "workspace",
 ];
@@ -64,6 +66,7 @@ impl ToolRegistry {
             "find" => Arc::new(FindTool::new(ctx)),
             "ls" => Arc::new(LsTool::new(ctx)),
             "memory" => Arc::new(MemoryTool::new(ctx)),
+            "todo" => Arc::new(TodoTool::new()),
             "diagnostics" => Arc::new(DiagnosticsTool::new(ctx)),
             "workspace" => Arc::new(WorkspaceTool::new(ctx)),
             other => {
@@ -152,7 +155,9 @@ mod tests {
         // No memory files and no language-server host: neither tool is offered.
         assert_eq!(
             names(&ToolRegistry::available(&ctx)),
-            ["read", "bash", "edit", "write", "grep", "find", "ls"]
+            [
+                "read", "bash", "edit", "write", "grep", "find", "ls", "todo"
+            ]
         );
         for t in ToolRegistry::read_only(&ctx).tools() {
             assert!(
@@ -174,7 +179,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, diagnostics, workspace)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -67,6 +67,7 @@ pub(crate) fn replay(
             SessionMessage::ToolResult(result) => {
                 open.retain(|c| *c != result.tool_call_id);
                 out.push(updates::tool_result_update(result, None));
+                out.extend(updates::plan_update(result));
             }
             SessionMessage::BashExecution(b) if !b.exclude_from_context => {
                 let text = bash_execution_to_text(b);

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Cost, Diff, ImageContent as AcpImage, Terminal, TerminalId,
-    TextContent as AcpText, ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
+    ContentBlock, ContentChunk, Cost, Diff, ImageContent as AcpImage, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, Terminal, TerminalId, TextContent as AcpText,
+    ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, UsageUpdate,
 };
 use march_core::event::{AgentEvent, AssistantStreamEvent};
 use march_core::message::{AssistantMessage, Message, ToolCall, ToolResultMessage, UserContent};
+use march_core::plan::{PlanPriority, PlanStatus};
 use march_core::session::{SessionMessage, SessionStore};
 use march_core::tool::{CallPreview, FileChange, Tool, ToolKind as CoreToolKind, call_title};
 use march_core::usage::UsageTotals;
@@ -127,6 +129,32 @@ pub(crate) fn preview_content(preview: CallPreview) -> ToolCallContent {
             AcpText::new(format!("to {target}:\n\n{text}")),
         )),
     }
+}
+
+/// The session's plan, when a tool result carries one (ACP `plan`: every entry, each time).
+pub(crate) fn plan_update(result: &ToolResultMessage) -> Option<SessionUpdate> {
+    if result.is_error {
+        return None;
+    }
+    let entries = march_core::plan::plan_in(&result.details)?;
+    Some(SessionUpdate::Plan(Plan::new(
+        entries
+            .into_iter()
+            .map(|e| {
+                let priority = match e.priority {
+                    PlanPriority::High => PlanEntryPriority::High,
+                    PlanPriority::Medium => PlanEntryPriority::Medium,
+                    PlanPriority::Low => PlanEntryPriority::Low,
+                };
+                let status = match e.status {
+                    PlanStatus::Pending => PlanEntryStatus::Pending,
+                    PlanStatus::InProgress => PlanEntryStatus::InProgress,
+                    PlanStatus::Completed => PlanEntryStatus::Completed,
+                };
+                PlanEntry::new(e.content, priority, status)
+            })
+            .collect::<Vec<_>>(),
+    )))
 }
 
 /// The diff of a change a tool made.
@@ -386,7 +414,9 @@ impl UpdateMapper {
                     .remove(&result.tool_call_id)
                     .filter(|_| !result.is_error)
                     .map(diff_of);
-                vec![tool_result_update(result, diff)]
+                let mut out = vec![tool_result_update(result, diff)];
+                out.extend(plan_update(result));
+                out
             }
             AgentEvent::ToolExecutionEnd {
                 tool_call_id,
