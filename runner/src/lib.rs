@@ -5,6 +5,7 @@ pub mod agent;
 pub mod client;
 pub mod diagnostics;
 pub mod steering;
+pub mod user_shell;
 pub mod wire;
 
 pub use agent::{serve, serve_lsp_host};

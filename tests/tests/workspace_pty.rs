@@ -878,3 +878,43 @@ fn esc_cancels_a_turn_with_two_messages_queued_and_both_are_back_in_the_editor()
     m.wait_text("Never reached.");
     m.quit();
 }
+
+#[test]
+fn a_bang_command_runs_in_the_agent_shell_and_reaches_the_next_request() {
+    let h = tokio_harness(vec![Turn::text("I see it.")]);
+    let mut m = start(&h);
+    // The agent shell pane shows the command as it shows the agent's.
+    m.send(PREFIX);
+    m.send(b"e");
+    m.wait_text("commands · ");
+    // Alt-up: back to the agent pane above it.
+    m.send(b"\x1b[1;3A");
+    m.type_line("!echo bang-$((40 + 2))");
+    let screen = m.wait_for("the command in the agent shell and its record", |t| {
+        t.matches("bang-42").count() >= 2 && t.contains("echo bang-$((40 + 2))")
+    });
+    assert!(screen.contains("$ echo bang"), "{screen}");
+    // `!!`: shown and kept, never sent.
+    m.type_line("!!echo secret-$((1 + 1))");
+    m.wait_for("the excluded command recorded", |t| t.contains("secret-2"));
+    m.type_line("what did it print?");
+    m.wait_text("I see it.");
+    let calls: Vec<_> = h
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.model().is_some())
+        .collect();
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0].raw_body.contains("bang-42"),
+        "{}",
+        calls[0].raw_body
+    );
+    assert!(
+        !calls[0].raw_body.contains("secret-2"),
+        "{}",
+        calls[0].raw_body
+    );
+    m.quit();
+}

@@ -78,6 +78,8 @@ pub enum AgentEvent {
         /// The agent's id for it.
         id: Option<String>,
     },
+    /// A `!command`'s output could not be recorded in the session: why.
+    NotRecorded(String),
     /// The agent switched to this mode (`session/set_mode` answered), or refused.
     ModeSet(Result<SessionModeId, String>),
     /// The agent process ended unexpectedly; a restart follows unless it keeps crashing.
@@ -472,6 +474,36 @@ impl AgentDriver {
                 Err(_) => None,
             };
             let _ = events.send((key, AgentEvent::Queued { local, id }));
+        });
+    }
+
+    /// Whether the agent records commands the user ran from the prompt.
+    pub fn records_bash(&self) -> bool {
+        self.shared
+            .lock()
+            .runner
+            .as_ref()
+            .and_then(|r| r.current())
+            .is_some_and(|c| c.offers_bash_record())
+    }
+
+    /// Record a `!command` that ended (`_march/session/bash`); the agent shows it back as a
+    /// user message. A failure is said in the pane.
+    pub fn record_bash(&self, mut request: march_runner::user_shell::RecordBashRequest) {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return;
+        };
+        request.session_id = session.0.to_string();
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let result = match runner.connection().await {
+                Ok(connection) => connection.record_bash(request).await.map(drop),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = result {
+                let why = format!("the command's output was not recorded: {}", describe(e));
+                let _ = events.send((key, AgentEvent::NotRecorded(why)));
+            }
         });
     }
 

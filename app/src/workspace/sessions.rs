@@ -145,6 +145,12 @@ impl Workspace {
     /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
     /// not up yet sends it once it is (starting a stopped one).
     pub(super) fn send_prompt(&mut self, key: SessionKey, text: String) {
+        // `!command` runs in the project (`!!command`: kept out of the agent's context).
+        if let Some((command, send)) = user_command(&text) {
+            let command = command.to_string();
+            self.run_user_command(key, &command, send);
+            return;
+        }
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
@@ -260,6 +266,7 @@ impl Workspace {
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::ModeSet(Ok(mode)) => view.mode_set(&mode.0),
             AgentEvent::Queued { local, id } => view.queue_taken(local, id),
+            AgentEvent::NotRecorded(why) => view.set_error(why),
             AgentEvent::ModeSet(Err(e)) => view.set_error(format!("mode not changed: {e}")),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => {
@@ -571,6 +578,17 @@ impl Workspace {
         }
         UiRequest::None
     }
+}
+
+/// A `!command` or `!!command` prompt: the command and whether its output goes to the model.
+fn user_command(text: &str) -> Option<(&str, bool)> {
+    let text = text.trim();
+    let (rest, send) = match text.strip_prefix("!!") {
+        Some(rest) => (rest, false),
+        None => (text.strip_prefix('!')?, true),
+    };
+    let command = rest.trim();
+    (!command.is_empty()).then_some((command, send))
 }
 
 /// The ids of queued messages a turn never delivered (`_meta.march.unsent` of its answer).

@@ -52,6 +52,8 @@ pub struct CommandTerminal {
     pub released: bool,
     /// `terminal/wait_for_exit` requests waiting for the end.
     waiters: Vec<Pending<WaitForTerminalExitRequest>>,
+    /// A `!command` the user ran from the prompt: recorded in the session when it ends.
+    user: Option<UserCommand>,
     /// Its last lines went to the transcript after it ended (nothing more will change).
     tail_taken: bool,
 }
@@ -62,6 +64,16 @@ impl CommandTerminal {
         self.ended.unwrap_or_else(Instant::now) - self.started
     }
 }
+
+/// A command the user ran from the prompt.
+#[derive(Debug, Clone, Copy)]
+struct UserCommand {
+    /// `!command` (its output goes to the model with the next prompt), not `!!command`.
+    send: bool,
+}
+
+/// Bytes of a `!command`'s output kept in the session (the end of it), as bash's tool keeps.
+const USER_OUTPUT_LIMIT: u64 = 50 * 1024;
 
 /// A terminal request as the app gets it.
 pub type TerminalRequest = AgentRequest;
@@ -239,6 +251,7 @@ impl Workspace {
             released: false,
             waiters: Vec::new(),
             tail_taken: false,
+            user: None,
         });
         self.forget_old_terminals(key);
         Ok(id)
@@ -272,9 +285,28 @@ impl Workspace {
             return false;
         };
         let update = t.pane.take_update();
+        let mut record = None;
         if let Some(exit) = update.exited {
             t.ended = Some(Instant::now());
             let status = exit_status(&exit);
+            if let Some(user) = t.user {
+                let (output, truncated) = {
+                    let term = t.pane.terminal();
+                    let term = term.lock();
+                    output_text(&**term, Some(USER_OUTPUT_LIMIT))
+                };
+                // A released user command is one the user let go: it stays unrecorded.
+                t.released = true;
+                record = Some(march_runner::user_shell::RecordBashRequest {
+                    session_id: String::new(),
+                    command: t.command_line.clone(),
+                    output,
+                    exit_code: status.exit_code.map(i64::from),
+                    cancelled: status.signal.is_some(),
+                    truncated,
+                    exclude_from_context: !user.send,
+                });
+            }
             for waiter in t.waiters.drain(..) {
                 if let Err(e) = waiter.respond(WaitForTerminalExitResponse::new(status.clone())) {
                     tracing::debug!("exit not sent: {e}");
@@ -282,7 +314,59 @@ impl Workspace {
             }
         }
         let session = t.session;
+        if let Some(request) = record
+            && let Some(slot) = self.sessions.get(&session)
+        {
+            slot.driver.record_bash(request);
+        }
         self.agent_shell_shows(session) || self.is_visible(session)
+    }
+
+    /// Run `command` (a `!command` typed in the prompt; `send` false for `!!command`) in
+    /// session `key`'s project, in the agent shell as the agent's commands run; when it ends,
+    /// it is recorded in the session and shown in the transcript.
+    pub(super) fn run_user_command(&mut self, key: SessionKey, command: &str, send: bool) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        if !slot.driver.records_bash() {
+            slot.view.notice(
+                "This agent does not take commands run from the prompt; run it in a shell pane.",
+            );
+            return;
+        }
+        let Some(session) = slot.session_id.clone() else {
+            slot.view
+                .set_error("the agent is not ready yet".to_string());
+            return;
+        };
+        let shell = std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/bin/sh".to_string());
+        let request = agent_client_protocol::v1::schema::CreateTerminalRequest::new(session, shell)
+            .args(vec!["-c".to_string(), command.to_string()]);
+        match self.create_terminal(key, &request) {
+            Ok(id) => {
+                if let Some(t) = self.terminals.iter_mut().find(|t| t.id == id) {
+                    t.user = Some(UserCommand { send });
+                }
+                if let Some(slot) = self.sessions.get_mut(&key) {
+                    let to = if send {
+                        "its output goes to the agent with your next prompt"
+                    } else {
+                        "its output stays out of the agent's context"
+                    };
+                    slot.view
+                        .notice(format!("$ {command} runs in the agent shell; {to}."));
+                }
+            }
+            Err(e) => {
+                if let Some(slot) = self.sessions.get_mut(&key) {
+                    slot.view.set_error(format!("cannot run {command}: {e}"));
+                }
+            }
+        }
     }
 
     /// Gives the transcripts of sessions on screen the last lines of their commands, and lets

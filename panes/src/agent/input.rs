@@ -103,9 +103,14 @@ impl AgentPane {
             },
         };
         if self.busy {
-            // Steering for the running turn, shown under the editor until delivered (slash
-            // commands above act at once).
-            return self.queue_kind(text, QueuedKind::Steer);
+            // A `!command` runs after the turn; anything else steers the running turn, shown
+            // under the editor until delivered (slash commands above act at once).
+            let kind = if text.trim_start().starts_with('!') {
+                QueuedKind::Next
+            } else {
+                QueuedKind::Steer
+            };
+            return self.queue_kind(text, kind);
         }
         PaneEvent::Submit(text)
     }

@@ -59,6 +59,10 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
             "unqueue": crate::steering::UNQUEUE_METHOD,
         }),
     );
+    march.insert(
+        crate::user_shell::EXTENSION_KEY.to_string(),
+        serde_json::json!({ "record": crate::user_shell::RECORD_METHOD }),
+    );
     let mut meta = serde_json::Map::new();
     meta.insert("march".to_string(), serde_json::Value::Object(march));
     meta

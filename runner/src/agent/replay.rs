@@ -69,7 +69,8 @@ pub(crate) fn replay(
                 out.push(updates::tool_result_update(result, None));
                 out.extend(updates::plan_update(result));
             }
-            SessionMessage::BashExecution(b) if !b.exclude_from_context => {
+            // `!!command`s too: the model never sees them, the user does.
+            SessionMessage::BashExecution(b) => {
                 let text = bash_execution_to_text(b);
                 out.push(SessionUpdate::UserMessageChunk(updates::text_chunk(
                     &text, id,

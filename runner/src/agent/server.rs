@@ -46,6 +46,7 @@ use crate::diagnostics::RefreshDiagnosticsRequest;
 use crate::steering::{
     QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest, UnqueueMessageResponse,
 };
+use crate::user_shell::{RecordBashRequest, RecordBashResponse};
 
 /// A request handler that answers from a spawned task, so the connection's dispatch loop never
 /// waits on session work: `spawned!(server, spawner, |req: Type, cx| body)`.
@@ -197,6 +198,16 @@ pub async fn serve_on(
                 let session = s.session_or_error(&req.session_id)?;
                 let removed = session.queue.unqueue(&req.id);
                 Ok::<_, Error>(UnqueueMessageResponse { removed })
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: RecordBashRequest, cx| {
+                let session = s.session_or_error(&req.session_id)?;
+                let port: Arc<dyn ClientPort> =
+                    Arc::new(AcpPort::new(cx, session.id().to_string()));
+                session.record_bash(req, &port).await?;
+                Ok::<_, Error>(RecordBashResponse::default())
             }),
             agent_client_protocol::on_receive_request!(),
         )

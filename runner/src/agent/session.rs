@@ -16,6 +16,7 @@ use march_core::memory::Memory;
 use march_core::model::ModelRegistry;
 use march_core::provider::StreamFn;
 use march_core::session::SessionStore;
+use march_core::session::{BashExecutionMessage, SessionMessage, bash_execution_to_text};
 use march_core::tool::Tool;
 use tokio_util::sync::CancellationToken;
 
@@ -195,6 +196,42 @@ impl Session {
         }
         self.state.changed(&change, &self.settings).await;
         Ok(self.config_options())
+    }
+
+    /// Record a command the user ran (`_march/session/bash`) as a bash execution entry, after
+    /// the running turn (so it never lands inside one), and show it to the client as the
+    /// user's message.
+    pub(crate) async fn record_bash(
+        &self,
+        req: crate::user_shell::RecordBashRequest,
+        port: &Arc<dyn ClientPort>,
+    ) -> Result<(), Error> {
+        let _turn = self.turns.lock().await;
+        let message = BashExecutionMessage {
+            command: req.command,
+            output: req.output,
+            exit_code: req.exit_code,
+            cancelled: req.cancelled,
+            truncated: req.truncated,
+            full_output_path: None,
+            timestamp: march_core::message::now_ms(),
+            exclude_from_context: req.exclude_from_context,
+        };
+        let text = bash_execution_to_text(&message);
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            store
+                .lock()
+                .append_message(SessionMessage::BashExecution(message))
+                .map(drop)
+        })
+        .await
+        .map_err(|e| errors::internal(format!("recording the command failed: {e}")))?
+        .map_err(|e| errors::internal(e.to_string()))?;
+        port.notify(SessionUpdate::UserMessageChunk(ContentChunk::new(
+            ContentBlock::Text(TextContent::new(text)),
+        )));
+        Ok(())
     }
 
     /// `/compact [instructions]`: compact now and say how it went.

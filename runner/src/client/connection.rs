@@ -303,6 +303,28 @@ impl Connection {
         self.request(request).await
     }
 
+    /// Whether the agent records commands the user ran (`_march/session/bash`).
+    pub fn offers_bash_record(&self) -> bool {
+        self.init
+            .agent_capabilities
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("march"))
+            .and_then(|m| m.get(crate::user_shell::EXTENSION_KEY))
+            .is_some()
+    }
+
+    /// `_march/session/bash`: record a command the user ran (March's runner only).
+    pub async fn record_bash(
+        &self,
+        request: crate::user_shell::RecordBashRequest,
+    ) -> Result<crate::user_shell::RecordBashResponse, ClientError> {
+        if !self.offers_bash_record() {
+            return Err(ClientError::Unsupported(crate::user_shell::RECORD_METHOD));
+        }
+        self.request(request).await
+    }
+
     /// `_march/diagnostics/refresh`: the session's project checks `paths` again from disk
     /// (March's runner only; others answer it as unknown).
     pub async fn refresh_diagnostics(
