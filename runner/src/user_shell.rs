@@ -2,13 +2,13 @@
 //! the client runs them where the user sees them and `_march/session/bash` records the
 //! result in the session as pi's bash execution entry (kept in the transcript; sent to the
 //! model with the next prompt unless excluded). Advertised as
-//! `agentCapabilities._meta.march.bash`. See `docs/PROTOCOL.md`.
+//! `agentCapabilities._meta.march.userCommands`. See `docs/PROTOCOL.md`.
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
 use serde::{Deserialize, Serialize};
 
 /// The extension's key under `_meta.march` in the agent's capabilities.
-pub const EXTENSION_KEY: &str = "bash";
+pub const EXTENSION_KEY: &str = "userCommands";
 /// The method that records a command.
 pub const RECORD_METHOD: &str = "_march/session/bash";
 

@@ -443,7 +443,7 @@ impl AgentDriver {
     /// the message then runs as the next prompt.
     pub fn queue(&self, local: u64, text: String, kind: march_panes::agent::QueuedKind) {
         use march_panes::agent::QueuedKind;
-        use march_runner::steering::{QueueKind, QueueMessageRequest};
+        use march_runner::client::{QueueKind, QueueMessageRequest};
         let (key, events) = (self.key, self.events.clone());
         let kind = match kind {
             QueuedKind::Steer => QueueKind::Steer,
@@ -489,7 +489,7 @@ impl AgentDriver {
 
     /// Record a `!command` that ended (`_march/session/bash`); the agent shows it back as a
     /// user message. A failure is said in the pane.
-    pub fn record_bash(&self, mut request: march_runner::user_shell::RecordBashRequest) {
+    pub fn record_bash(&self, mut request: march_runner::client::RecordBashRequest) {
         let Some((runner, session)) = self.runner_and_session() else {
             return;
         };
@@ -513,7 +513,7 @@ impl AgentDriver {
             return;
         };
         tokio::spawn(async move {
-            let request = march_runner::steering::UnqueueMessageRequest {
+            let request = march_runner::client::UnqueueMessageRequest {
                 session_id: session.0.to_string(),
                 id,
             };

@@ -598,7 +598,7 @@ fn unsent_ids(response: &agent_client_protocol::v1::schema::PromptResponse) -> V
         .as_ref()
         .and_then(|m| {
             m.get("march")?
-                .get(march_runner::steering::UNSENT_KEY)?
+                .get(march_runner::client::UNSENT_KEY)?
                 .as_array()
         })
         .map(|ids| {

@@ -297,7 +297,7 @@ impl Workspace {
                 };
                 // A released user command is one the user let go: it stays unrecorded.
                 t.released = true;
-                record = Some(march_runner::user_shell::RecordBashRequest {
+                record = Some(march_runner::client::RecordBashRequest {
                     session_id: String::new(),
                     command: t.command_line.clone(),
                     output,

@@ -29,6 +29,11 @@ pub use crate::diagnostics::{
     Diagnostic, DiagnosticsNotification, FileDiagnostics, HostEvent, RefreshDiagnosticsRequest,
     RefreshDiagnosticsResponse, Severity,
 };
+pub use crate::steering::{
+    QueueKind, QueueMessageRequest, QueueMessageResponse, UNSENT_KEY, UnqueueMessageRequest,
+    UnqueueMessageResponse,
+};
+pub use crate::user_shell::{RecordBashRequest, RecordBashResponse};
 pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSession};
 pub use error::ClientError;
 pub use events::{AgentRequest, EventReceiver, Pending, RunnerEvent};
