@@ -16,11 +16,22 @@ fn workspace_root() -> PathBuf {
 /// Panics with the installer's output when it cannot be installed: the tests that need it
 /// must not pass without it.
 pub fn ruff() -> PathBuf {
+    installed("venv/bin/ruff")
+}
+
+/// A Python with the ACP SDK (PyPI `agent-client-protocol`), for the third-party agent of
+/// `tests/fixtures/python_acp_agent.py`, installed when missing (panics as [`ruff`] does).
+pub fn acp_python() -> PathBuf {
+    installed("acp-venv/bin/python")
+}
+
+/// The test tools' directory's `path`, after the installer ran.
+fn installed(path: &str) -> PathBuf {
     let root = workspace_root();
     let dir = std::env::var_os("MARCH_TEST_TOOLS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/test-tools"));
-    let ruff = dir.join("venv/bin/ruff");
+    let program = dir.join(path);
     // Test binaries run in parallel: one installer at a time.
     let _ = std::fs::create_dir_all(&dir);
     let lock = std::fs::OpenOptions::new()
@@ -35,9 +46,9 @@ pub fn ruff() -> PathBuf {
         .env("MARCH_TEST_TOOLS", &dir)
         .output();
     match out {
-        Ok(out) if out.status.success() && ruff.exists() => ruff,
+        Ok(out) if out.status.success() && program.exists() => program,
         Ok(out) => panic!(
-            "installing ruff failed: {}{}",
+            "installing {path} failed: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ),

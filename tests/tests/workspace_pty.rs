@@ -918,3 +918,115 @@ fn a_bang_command_runs_in_the_agent_shell_and_reaches_the_next_request() {
     );
     m.quit();
 }
+
+/// The live process of `march`'s tree whose command line mentions `needle`.
+fn process_with(march: u32, needle: &str) -> u32 {
+    let found: Vec<u32> = descendants(march)
+        .into_iter()
+        .filter(|p| march_testkit::process::proc_state(*p).is_some_and(|s| s != 'Z'))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "processes with {needle}: {found:?}");
+    found[0]
+}
+
+#[test]
+fn a_third_party_python_agent_runs_beside_marchs_own_and_restarts_alone() {
+    use march_testkit::Event;
+    let h = tokio_harness(vec![Turn::stream(vec![
+        Event::text("March part one. "),
+        Event::pause(1500),
+        Event::text("March part two done."),
+    ])]);
+    // An agent written on the Python ACP SDK from PyPI, as `[agents.py]`.
+    let python = march_testkit::test_tools::acp_python();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/python_acp_agent.py");
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[agents.py]\ncommand = {:?}\nargs = [{:?}]\n",
+        python.display().to_string(),
+        agent.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let mut m = start(&h);
+    // With two agents configured, the split asks which; the Python one opens on the right.
+    m.send(PREFIX);
+    m.send(b"%");
+    m.wait_for("the agent chooser", |t| {
+        t.contains("New agent pane on project") && t.contains("py")
+    });
+    m.send(b"py");
+    m.send(ENTER);
+    m.wait_text("Py Agent · project");
+    m.type_line("hello from the right");
+    m.wait_text("Python agent heard: hello from the right");
+    // March's own, on the left, streams while the Python agent is killed.
+    m.send(b"\x1b[1;3D");
+    m.type_line("stream please");
+    m.wait_text("March part one.");
+    let py = process_with(m.server_pid(), "python_acp_agent.py");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(py as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    m.wait_text("March part two done.");
+    // The Python agent is back, alone: a new process, answering again.
+    m.send(b"\x1b[1;3C");
+    m.wait_for("the python agent restarted", |t| {
+        t.contains("Py Agent · project")
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let again = loop {
+        let found: Vec<u32> = descendants(m.server_pid())
+            .into_iter()
+            .filter(|p| *p != py)
+            .filter(|p| march_testkit::process::proc_state(*p).is_some_and(|s| s != 'Z'))
+            .filter(|p| {
+                std::fs::read(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("python_acp_agent.py"))
+            })
+            .collect();
+        if let Some(p) = found.first() {
+            break *p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the python agent never restarted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_ne!(again, py);
+    m.type_line("still there?");
+    m.wait_text("Python agent heard: still there?");
+    // The supervisor names both agents; only the Python one restarted.
+    m.send(PREFIX);
+    m.send(b"S");
+    let screen = m.wait_for("both sessions in the supervisor", |t| {
+        t.contains("2 sessions") && t.contains("restarts 1")
+    });
+    let row = screen
+        .lines()
+        .find(|l| l.contains("restarts 1"))
+        .unwrap_or_default();
+    assert!(row.contains("Py Agent") || row.contains("py"), "{row}");
+    m.send(ESC);
+    // The chooser remembers the project's last choice, first and marked.
+    m.send(PREFIX);
+    m.send(b"%");
+    let screen = m.wait_for("the chooser again", |t| t.contains("last used"));
+    let first = screen
+        .lines()
+        .position(|l| l.contains("last used"))
+        .unwrap_or_default();
+    assert!(
+        screen.lines().nth(first).is_some_and(|l| l.contains("py")),
+        "{screen}"
+    );
+    m.send(ESC);
+    m.quit();
+}

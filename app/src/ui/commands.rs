@@ -8,6 +8,7 @@ use crate::workspace::UiRequest;
 use crate::workspace::layout::{Axis, Direction};
 
 use super::Ui;
+use super::agents::AgentPicker;
 use super::layers::Layer;
 use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
@@ -63,8 +64,18 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         }
         // The dispatcher turns it into `Dispatch::SendPrefix` before it gets here.
         C::PrefixSend => {}
-        C::PaneSplitRight | C::PaneNewAgent => ws.split(Axis::Horizontal),
-        C::PaneSplitDown => ws.split(Axis::Vertical),
+        // With more than one agent configured, which one is asked first.
+        C::PaneSplitRight | C::PaneNewAgent | C::PaneSplitDown => {
+            let axis = if command == C::PaneSplitDown {
+                Axis::Vertical
+            } else {
+                Axis::Horizontal
+            };
+            match AgentPicker::open(ws, axis) {
+                Some(picker) => shell.layers.open(Layer::Agents(picker)),
+                None => ws.split(axis),
+            }
+        }
         C::PaneShellRight | C::PaneShellDown => {
             let axis = if command == C::PaneShellRight {
                 Axis::Horizontal

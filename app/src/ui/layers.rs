@@ -11,6 +11,7 @@ use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::agents::AgentPicker;
 use super::hints;
 use super::projects::ProjectPicker;
 use super::rename::TabRename;
@@ -29,6 +30,8 @@ pub(super) enum Layer {
     Switcher(SessionSwitcher),
     /// The open-project picker.
     Projects(ProjectPicker),
+    /// Which agent a new pane runs.
+    Agents(AgentPicker),
     /// The current tab's new name, typed in the status bar.
     Rename(TabRename),
 }
@@ -100,6 +103,14 @@ impl Layers {
                 false => Step::Stay,
             },
             Layer::Projects(picker) => done(picker.key(key, ws)),
+            // A chosen agent is remembered for the project: the workspace file changed.
+            Layer::Agents(picker) => {
+                if picker.key(key, ws) {
+                    Step::CloseChanged
+                } else {
+                    Step::Stay
+                }
+            }
             Layer::Switcher(switcher) => done(switcher.key(key, ws)),
             Layer::Supervisor(view) => {
                 let rows = ws.supervisor_rows();
@@ -138,6 +149,7 @@ impl Layers {
                 Step::Stay
             }
             Some(Layer::Projects(picker)) => done(picker.paste(text, ws)),
+            Some(Layer::Agents(picker)) => done(picker.paste(text, ws)),
             Some(Layer::Switcher(switcher)) => {
                 switcher.view.paste(text);
                 Step::Stay
@@ -190,6 +202,10 @@ impl Layers {
                     hides_cursor = true;
                 }
                 Layer::Projects(picker) => {
+                    picker.view.render(panes, buf, theme);
+                    hides_cursor = true;
+                }
+                Layer::Agents(picker) => {
                     picker.view.render(panes, buf, theme);
                     hides_cursor = true;
                 }

@@ -6,6 +6,7 @@
 //! within one frame interval are drawn together; each frame is wrapped in synchronized
 //! output so a terminal never shows half of one.
 
+mod agents;
 mod clients;
 mod commands;
 mod control;

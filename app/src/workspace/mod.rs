@@ -173,6 +173,8 @@ pub struct Workspace {
     projects_listed: Option<jobs::ProjectsListed>,
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
+    /// The agent last chosen for a new pane, by project (saved with the workspace).
+    agent_choices: BTreeMap<PathBuf, String>,
 }
 
 impl Workspace {
@@ -211,6 +213,7 @@ impl Workspace {
             last_session: None,
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
+            agent_choices: BTreeMap::new(),
         }
     }
 
@@ -341,6 +344,41 @@ impl Workspace {
     pub fn split(&mut self, axis: Axis) {
         let project = self.focused_project();
         let id = self.new_pane(&project, None);
+        self.tab_mut().layout.split(axis, id);
+    }
+
+    /// The agents a new pane can run: the workspace's own (`None`) first, then every
+    /// `[agents.NAME]` by name; with each the name shown.
+    pub fn agent_choices(&self) -> Vec<(Option<String>, String)> {
+        let own = self.launcher.spec.name.clone();
+        let mut out = vec![(None, own.clone())];
+        out.extend(
+            self.launcher
+                .agents
+                .keys()
+                .filter(|name| **name != own)
+                .map(|name| (Some(name.clone()), name.clone())),
+        );
+        out
+    }
+
+    /// The agent last chosen for a new pane on the focused project (`None`: the
+    /// workspace's own, or nothing chosen yet).
+    pub fn last_agent_choice(&self) -> Option<String> {
+        self.agent_choices.get(&self.focused_project()).cloned()
+    }
+
+    /// Splits the focused pane along `axis` for a new agent pane running `agent` (the
+    /// workspace's own when `None`), and remembers the choice for the project.
+    pub fn split_with_agent(&mut self, axis: Axis, agent: Option<String>) {
+        let project = self.focused_project();
+        match &agent {
+            Some(name) => self.agent_choices.insert(project.clone(), name.clone()),
+            None => self.agent_choices.remove(&project),
+        };
+        let key = self.spawn_session(&project, None, agent.as_deref());
+        let id = PaneId(self.next_id());
+        self.panes.insert(id, Pane::Agent(key));
         self.tab_mut().layout.split(axis, id);
     }
 

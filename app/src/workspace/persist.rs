@@ -35,6 +35,9 @@ pub struct SavedWorkspace {
     /// What each pane shows, by pane id.
     #[serde(deserialize_with = "read_panes")]
     pub panes: BTreeMap<u64, SavedPane>,
+    /// The agent last chosen for a new pane, by project (absent: the workspace's own).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_choices: BTreeMap<PathBuf, String>,
 }
 
 /// A tab as saved.
@@ -148,6 +151,7 @@ impl SavedWorkspace {
             active: 0,
             tabs: Vec::new(),
             panes: BTreeMap::new(),
+            agent_choices: BTreeMap::new(),
         }
     }
 
@@ -542,6 +546,7 @@ impl super::Workspace {
                 layout,
             });
         }
+        saved.agent_choices = self.agent_choices.clone();
         saved
     }
 
@@ -549,6 +554,7 @@ impl super::Workspace {
     /// reloaded from its agent (or a new one where none was open yet).
     pub fn restore(launcher: super::AgentLauncher, saved: SavedWorkspace) -> Self {
         let mut ws = super::Workspace::empty(launcher);
+        ws.agent_choices = saved.agent_choices;
         // New panes get ids above the restored ones.
         ws.next_id = saved.panes.keys().max().map_or(1, |max| max + 1);
         for mut tab in saved.tabs {
