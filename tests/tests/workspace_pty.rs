@@ -722,8 +722,8 @@ fn the_cost_in_the_border_is_the_sessions_sum_and_survives_a_restart_of_march() 
     m.quit();
     // Started again: the session is loaded from its transcript, its cost with it.
     let mut m = start(&h);
-    m.wait_for("the restored cost", |t| {
-        t.contains("Second priced answer.") && t.contains("$0.36")
+    m.wait_for("the restored cost and tokens", |t| {
+        t.contains("Second priced answer.") && t.contains("$0.36") && t.contains("Σ 330 tok")
     });
     m.quit();
 }

@@ -266,6 +266,9 @@ impl SupervisorView {
             if let Some(used) = row.pane.context_used {
                 facts.push(format!("{} tok", tokens(used)));
             }
+            if let Some(total) = row.pane.total_tokens {
+                facts.push(format!("Σ {} tok", tokens(total)));
+            }
             if let Some((amount, currency)) = &row.pane.cost {
                 facts.push(if currency == "USD" {
                     format!("${amount:.2}")

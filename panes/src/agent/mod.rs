@@ -625,6 +625,7 @@ impl AgentPane {
             context_used: usage.map(|u| u.used),
             context_size: usage.map(|u| u.size),
             cost: usage.and_then(|u| u.cost.clone()),
+            total_tokens: usage.and_then(|u| u.total_tokens),
             error: self.error.clone(),
         }
     }

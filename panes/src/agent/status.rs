@@ -30,6 +30,8 @@ pub struct PaneStatus {
     pub context_size: Option<u64>,
     /// Cost so far: amount and currency.
     pub cost: Option<(f64, String)>,
+    /// Tokens of every model call of the session so far, when the agent says.
+    pub total_tokens: Option<u64>,
     /// The last error, until the next turn starts.
     pub error: Option<String>,
 }
@@ -117,6 +119,9 @@ impl PaneStatus {
             } else {
                 format!("{amount:.2} {currency}")
             });
+        }
+        if let Some(total) = self.total_tokens {
+            parts.push(format!("Σ {} tok", tokens(total)));
         }
         parts.join(" · ")
     }

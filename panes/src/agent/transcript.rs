@@ -128,6 +128,9 @@ pub(crate) struct Usage {
     pub used: u64,
     pub size: u64,
     pub cost: Option<(f64, String)>,
+    /// Every token of the session's model calls so far (March's runner says it in
+    /// `_meta.march.usage`).
+    pub total_tokens: Option<u64>,
 }
 
 /// Facts about the session that are not transcript blocks.
@@ -345,6 +348,11 @@ impl Transcript {
                         .cost
                         .as_ref()
                         .map(|c| (c.amount, sanitize_line(&c.currency).into_owned())),
+                    total_tokens: u.meta.as_ref().and_then(|m| {
+                        let usage = m.get("march")?.get("usage")?;
+                        let n = |k: &str| usage.get(k).and_then(serde_json::Value::as_u64);
+                        Some(n("input")? + n("output")? + n("cacheRead")? + n("cacheWrite")?)
+                    }),
                 });
             }
             SessionUpdate::CurrentModeUpdate(u) => {
