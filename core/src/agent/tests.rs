@@ -74,9 +74,13 @@ async fn listeners_are_awaited_in_order_and_idle_waits_for_agent_end_listeners()
     run.await.unwrap().unwrap();
 }
 
-#[tokio::test]
-async fn prompt_while_running_is_refused_with_advice() {
-    let (agent, _s) = agent(vec![Turn::stream(vec![
+/// An agent whose run of "hi" is streaming (its answer started, then pauses a minute).
+async fn streaming_run() -> (
+    Agent,
+    ScriptedServer,
+    tokio::task::JoinHandle<Result<(), AgentError>>,
+) {
+    let (agent, server) = agent(vec![Turn::stream(vec![
         Event::text("a"),
         Event::pause(60_000),
     ])])
@@ -94,6 +98,12 @@ async fn prompt_while_running_is_refused_with_advice() {
     let a = agent.clone();
     let run = tokio::spawn(async move { a.prompt(vec![Message::user("hi")]).await });
     started.notified().await;
+    (agent, server, run)
+}
+
+#[tokio::test]
+async fn prompt_while_running_is_refused_with_advice() {
+    let (agent, _s, run) = streaming_run().await;
     let err = agent
         .prompt(vec![Message::user("again")])
         .await
@@ -192,24 +202,7 @@ async fn clear_queues_returns_what_was_queued() {
 
 #[tokio::test]
 async fn an_abort_with_messages_queued_delivers_none_and_keeps_them_to_take_back() {
-    let (agent, server) = agent(vec![Turn::stream(vec![
-        Event::text("a"),
-        Event::pause(60_000),
-    ])])
-    .await;
-    let started = Arc::new(tokio::sync::Notify::new());
-    let st = started.clone();
-    agent.subscribe(move |ev, _| {
-        let st = st.clone();
-        async move {
-            if matches!(ev, AgentEvent::MessageUpdate { .. }) {
-                st.notify_one();
-            }
-        }
-    });
-    let a = agent.clone();
-    let run = tokio::spawn(async move { a.prompt(vec![Message::user("hi")]).await });
-    started.notified().await;
+    let (agent, server, run) = streaming_run().await;
     agent.steer(Message::user("steer"));
     agent.follow_up(Message::user("follow"));
     agent.abort();

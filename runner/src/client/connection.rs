@@ -270,14 +270,19 @@ impl Connection {
         self.request(request).await
     }
 
-    /// Whether the agent takes messages into a running turn (`_march/session/queue`).
-    pub fn offers_queue(&self) -> bool {
+    /// What the agent advertises of March's extension `key` (`agentCapabilities._meta.march`).
+    fn march_extension(&self, key: &str) -> Option<&serde_json::Value> {
         self.init
             .agent_capabilities
             .meta
-            .as_ref()
-            .and_then(|m| m.get("march"))
-            .and_then(|m| m.get(crate::steering::EXTENSION_KEY))
+            .as_ref()?
+            .get("march")?
+            .get(key)
+    }
+
+    /// Whether the agent takes messages into a running turn (`_march/session/queue`).
+    pub fn offers_queue(&self) -> bool {
+        self.march_extension(crate::steering::EXTENSION_KEY)
             .is_some()
     }
 
@@ -305,12 +310,7 @@ impl Connection {
 
     /// Whether the agent records commands the user ran (`_march/session/bash`).
     pub fn offers_bash_record(&self) -> bool {
-        self.init
-            .agent_capabilities
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("march"))
-            .and_then(|m| m.get(crate::user_shell::EXTENSION_KEY))
+        self.march_extension(crate::user_shell::EXTENSION_KEY)
             .is_some()
     }
 
@@ -332,12 +332,7 @@ impl Connection {
         request: crate::diagnostics::RefreshDiagnosticsRequest,
     ) -> Result<crate::diagnostics::RefreshDiagnosticsResponse, ClientError> {
         let offered = self
-            .init
-            .agent_capabilities
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("march"))
-            .and_then(|m| m.get(crate::diagnostics::EXTENSION_KEY))
+            .march_extension(crate::diagnostics::EXTENSION_KEY)
             .and_then(|d| d.get("refresh"))
             .is_some();
         if !offered {
