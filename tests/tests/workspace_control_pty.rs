@@ -21,8 +21,8 @@ fn a_silent_model_server_is_shown_waiting_with_the_seconds_and_esc_cancels() {
     let mut m = start(&h);
     m.type_line("hello");
     // The counter moves while nothing comes back.
-    m.wait_text("waiting for the model · 1 s · esc cancels");
-    m.wait_text("waiting for the model · 2 s · esc cancels");
+    m.wait_text("waiting for the model 1 s · esc cancels");
+    m.wait_text("waiting for the model 2 s · esc cancels");
     m.send(ESC);
     let screen = m.wait_text("Cancelled");
     assert!(!screen.contains("waiting for the model"), "{screen}");
@@ -115,7 +115,7 @@ fn help_the_agent_shell_toggle_and_new_leave_nothing_stale() {
 }
 
 #[test]
-fn a_prompt_typed_during_a_turn_is_queued_visibly_runs_after_it_and_esc_cancels_it() {
+fn a_prompt_typed_during_a_turn_is_queued_visibly_and_esc_puts_it_back_in_the_editor() {
     let h = tokio_harness(vec![
         Turn::stream(vec![bash_call("b1", "sleep 30")]),
         Turn::stream(vec![
@@ -127,18 +127,23 @@ fn a_prompt_typed_during_a_turn_is_queued_visibly_runs_after_it_and_esc_cancels_
     let mut m = start(&h);
     m.type_line("run something slow");
     m.wait_text("sleep 30");
-    // Typed while the turn runs: it waits under the editor, shown as queued.
+    // Typed while the turn runs: it waits under the editor, shown as steering.
     m.type_line("and then this");
-    m.wait_text("⧗ queued: and then this");
+    m.wait_text("⧗ steer: and then this");
     // Closing the tab asks first: a turn runs.
     m.send(PREFIX);
     m.send(b"&");
     m.wait_text("closing the tab stops a turn in March · project");
-    // Esc cancels the running turn; the queued prompt is not dropped: it runs next.
+    // Esc cancels the running turn; the queued message is not dropped: it is back in the
+    // editor, to send again or change.
     m.send(ESC);
-    let screen = m.wait_text("second turn started");
-    assert!(!screen.contains("⧗ queued"), "{screen}");
-    assert!(screen.contains("Cancelled"), "{screen}");
+    let screen = m.wait_for("the cancel and the message back", |t| {
+        t.contains("Cancelled") && !t.contains("⧗") && t.contains("› and then this")
+    });
+    assert!(!screen.contains("second turn started"), "{screen}");
+    assert_eq!(h.server.requests().len(), 1);
+    m.send(ENTER);
+    m.wait_text("second turn started");
     assert_eq!(h.server.requests().len(), 2);
     // Esc cancels it too.
     m.send(ESC);
