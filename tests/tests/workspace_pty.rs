@@ -1015,6 +1015,8 @@ fn a_third_party_python_agent_runs_beside_marchs_own_and_restarts_alone() {
         .unwrap_or_default();
     assert!(row.contains("Py Agent") || row.contains("py"), "{row}");
     m.send(ESC);
+    // Closed before the next key: an escape right before the prefix reads as alt-prefix.
+    m.wait_for("the supervisor to close", |t| !t.contains("Supervisor ·"));
     // The chooser remembers the project's last choice, first and marked.
     m.send(PREFIX);
     m.send(b"%");
@@ -1028,5 +1030,6 @@ fn a_third_party_python_agent_runs_beside_marchs_own_and_restarts_alone() {
         "{screen}"
     );
     m.send(ESC);
+    m.wait_for("the chooser to close", |t| !t.contains("New agent pane on"));
     m.quit();
 }
