@@ -974,9 +974,14 @@ fn a_third_party_python_agent_runs_beside_marchs_own_and_restarts_alone() {
         rustix::process::Signal::KILL,
     )
     .unwrap();
-    m.wait_text("March part two done.");
-    // The Python agent is back, alone: a new process, answering again.
+    // Over to the Python pane during March's pause: March's turn ends out of sight.
+    let status_bar = |t: &str| t.lines().last().unwrap_or_default().to_string();
     m.send(b"\x1b[1;3C");
+    m.wait_text("March part two done.");
+    m.wait_for("March's turn done out of sight", |t| {
+        status_bar(t).contains("1 done")
+    });
+    // The Python agent is back, alone: a new process, answering again.
     m.wait_for("the python agent restarted", |t| {
         t.contains("Py Agent · project")
     });
@@ -1003,6 +1008,14 @@ fn a_third_party_python_agent_runs_beside_marchs_own_and_restarts_alone() {
     assert_ne!(again, py);
     m.type_line("still there?");
     m.wait_text("Python agent heard: still there?");
+    // The Python agent's turn ends out of sight too (March's, now in sight, is seen).
+    m.send(b"out of sight\r\x1b[1;3D");
+    m.wait_for("the python agent's turn done out of sight", |t| {
+        t.contains("Python agent heard: out of sight") && status_bar(t).contains("1 done")
+    });
+    // Seen once its pane has the focus again.
+    m.send(b"\x1b[1;3C");
+    m.wait_for("seen", |t| !status_bar(t).contains("done"));
     // The supervisor names both agents; only the Python one restarted.
     m.send(PREFIX);
     m.send(b"S");
