@@ -25,6 +25,12 @@ pub fn acp_python() -> PathBuf {
     installed("acp-venv/bin/python")
 }
 
+/// A Python with the MCP SDK (PyPI `mcp`), for the MCP server of
+/// `tests/fixtures/python_mcp_server.py`, installed when missing (panics as [`ruff`] does).
+pub fn mcp_python() -> PathBuf {
+    installed("mcp-venv/bin/python")
+}
+
 /// The test tools' directory's `path`, after the installer ran.
 fn installed(path: &str) -> PathBuf {
     let root = workspace_root();

@@ -11,6 +11,7 @@ pub mod grep;
 mod listing;
 pub mod ls;
 pub mod lsp;
+pub mod mcp;
 pub mod memory;
 pub mod mutation_queue;
 pub mod paths;
