@@ -852,8 +852,13 @@ fn steering_and_a_follow_up_typed_during_a_turn_reach_its_next_requests() {
 #[test]
 fn esc_cancels_a_turn_with_two_messages_queued_and_both_are_back_in_the_editor() {
     let h = tokio_harness(vec![
-        Turn::stream(vec![bash_call("c1", "sleep 600")]),
+        // Runs until the test lets it go (or the cancel kills it).
+        Turn::stream(vec![bash_call(
+            "c1",
+            "while [ ! -e go ]; do sleep 0.05; done",
+        )]),
         Turn::text("Never reached."),
+        Turn::text("Spare answer."),
     ]);
     let_commands_run_unasked(&h);
     let mut m = start(&h);
@@ -873,6 +878,8 @@ fn esc_cancels_a_turn_with_two_messages_queued_and_both_are_back_in_the_editor()
         "{screen}"
     );
     assert!(!screen.contains("Never reached."), "{screen}");
+    // Nothing of the cancelled command may outlive it.
+    std::fs::write(h.project().join("go"), "").unwrap();
     // Sent again from the editor, as one prompt.
     m.send(ENTER);
     m.wait_text("Never reached.");
