@@ -54,8 +54,6 @@ struct Queued {
     local: u64,
     /// The agent's id once it took the message into the running turn.
     id: Option<String>,
-    /// The app has had its answer (or needs none): a message not taken runs as a prompt.
-    sent: bool,
 }
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
@@ -208,7 +206,6 @@ impl AgentPane {
     pub fn queue_taken(&mut self, local: u64, id: Option<String>) {
         if let Some(q) = self.queued.iter_mut().find(|q| q.local == local) {
             q.id = id;
-            q.sent = true;
         }
     }
 
@@ -221,7 +218,6 @@ impl AgentPane {
             kind,
             local,
             id: None,
-            sent: false,
         });
         PaneEvent::Queue { local, text, kind }
     }
@@ -458,7 +454,6 @@ impl AgentPane {
             kind: QueuedKind::Next,
             local: self.next_queued,
             id: None,
-            sent: true,
         });
     }
 
