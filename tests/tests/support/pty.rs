@@ -196,7 +196,11 @@ impl PtyMarch {
             }
             let now = Instant::now();
             if now >= deadline || guard.1 {
-                panic!("timed out waiting for {what}; the screen:\n{text}");
+                drop(guard);
+                panic!(
+                    "timed out waiting for {what}; the screen:\n{text}\n{}",
+                    self.log_tails()
+                );
             }
             self.screen.changed.wait_for(&mut guard, deadline - now);
         }
@@ -321,6 +325,32 @@ impl PtyMarch {
         self.child.process_id().unwrap_or(0)
     }
 
+    /// The last lines of every log March wrote under its `MARCH_HOME`, for a failure's
+    /// message: what the processes were doing when the screen stopped changing.
+    fn log_tails(&self) -> String {
+        const LINES: usize = 40;
+        let Some((_, home)) = self.env.iter().find(|(k, _)| k == "MARCH_HOME") else {
+            return String::new();
+        };
+        let dir = std::path::Path::new(home).join("data").join("logs");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return format!("(no logs in {})", dir.display());
+        };
+        let mut out = String::new();
+        for entry in entries.flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(LINES)..];
+            out.push_str(&format!(
+                "--- {} (last {} lines)\n{}\n",
+                entry.path().display(),
+                tail.len(),
+                tail.join("\n")
+            ));
+        }
+        out
+    }
+
     /// Wait for `march` to exit; its exit code.
     pub fn wait_exit(&mut self) -> u32 {
         self.wait_exit_while(|_| {})
@@ -336,7 +366,11 @@ impl PtyMarch {
                     each(self);
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                Ok(None) => panic!("march did not exit; the screen:\n{}", self.text()),
+                Ok(None) => panic!(
+                    "march did not exit; the screen:\n{}\n{}",
+                    self.text(),
+                    self.log_tails()
+                ),
                 Err(e) => panic!("wait for march: {e}"),
             }
         }
