@@ -69,6 +69,8 @@ pub struct Config {
     pub requests: RequestsConfig,
     /// The `[limits]` table: where a turn is stopped.
     pub limits: LimitsConfig,
+    /// The `[mcp]` table: MCP servers whose tools sessions get.
+    pub mcp: crate::mcp_config::McpConfig,
 }
 
 /// The `[limits]` table: bounds on one turn.

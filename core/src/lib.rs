@@ -13,6 +13,7 @@ pub mod history;
 pub mod http;
 pub mod lsp_config;
 pub mod march_session;
+pub mod mcp_config;
 pub mod memory;
 pub mod message;
 pub mod model;

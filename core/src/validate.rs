@@ -37,6 +37,13 @@ pub fn validate_tool_arguments(name: &str, schema: &Value, args: Value) -> Resul
     ))
 }
 
+/// Whether `schema` is a JSON schema arguments can be checked against; why not.
+pub fn schema_compiles(schema: &Value) -> Result<(), String> {
+    jsonschema::validator_for(schema)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// Convert top-level scalar strings to the number or boolean the schema asks for, as models
 /// often quote them.
 fn coerce(schema: &Value, args: Value) -> Value {
