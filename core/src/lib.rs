@@ -14,6 +14,7 @@ pub mod http;
 pub mod lsp_config;
 pub mod march_session;
 pub mod mcp_config;
+pub mod mcp_trust;
 pub mod memory;
 pub mod message;
 pub mod model;

@@ -93,6 +93,11 @@ impl MarchPaths {
         self.data_dir.join("march-sessions")
     }
 
+    /// The user's answers about projects' `.mcp.json` servers.
+    pub fn mcp_trust_file(&self) -> PathBuf {
+        self.data_dir.join("mcp-trust.json")
+    }
+
     /// The directory for global memory files (`*.md`), read into every project's context.
     pub fn memory_dir(&self) -> PathBuf {
         self.data_dir.join("memory")

@@ -31,6 +31,13 @@ pub fn mcp_python() -> PathBuf {
     installed("mcp-venv/bin/python")
 }
 
+/// The MCP reference server `mcp-server-everything` (npm
+/// `@modelcontextprotocol/server-everything`), installed when missing (panics as [`ruff`]
+/// does).
+pub fn mcp_everything() -> PathBuf {
+    installed("mcp-everything/node_modules/.bin/mcp-server-everything")
+}
+
 /// The test tools' directory's `path`, after the installer ran.
 fn installed(path: &str) -> PathBuf {
     let root = workspace_root();

@@ -3,8 +3,8 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, PromptCapabilities,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    AgentCapabilities, Implementation, InitializeRequest, InitializeResponse, McpCapabilities,
+    PromptCapabilities, SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
     SessionListCapabilities, SessionResumeCapabilities,
 };
 
@@ -23,6 +23,9 @@ pub(crate) fn answer(req: &InitializeRequest) -> InitializeResponse {
             AgentCapabilities::new()
                 .load_session(true)
                 .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+                // MCP servers a client gives in `session/new`: stdio always, and streamable
+                // HTTP; not the legacy SSE transport.
+                .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
                 .session_capabilities(
                     SessionCapabilities::new()
                         .list(SessionListCapabilities::new())
@@ -62,6 +65,10 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
     march.insert(
         crate::user_shell::EXTENSION_KEY.to_string(),
         serde_json::json!({ "record": crate::user_shell::RECORD_METHOD }),
+    );
+    march.insert(
+        crate::mcp_status::EXTENSION_KEY.to_string(),
+        serde_json::json!({ "status": crate::mcp_status::STATUS_METHOD }),
     );
     let mut meta = serde_json::Map::new();
     meta.insert("march".to_string(), serde_json::Value::Object(march));

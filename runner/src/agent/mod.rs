@@ -4,6 +4,7 @@
 
 mod client_fs;
 mod client_terminal;
+mod commands;
 mod compaction;
 mod content;
 mod gate;
@@ -11,6 +12,7 @@ mod history;
 mod initialize;
 mod listing;
 mod lsp;
+mod mcp;
 mod options;
 mod port;
 mod provider;

@@ -8,14 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, CancelNotification,
-    CloseSessionRequest, CloseSessionResponse, ConfigOptionUpdate, CurrentModeUpdate,
-    DeleteSessionRequest, DeleteSessionResponse, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionConfigOptionValue, SessionInfo, SessionInfoUpdate, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, UnstructuredCommandInput,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, ConfigOptionUpdate,
+    CurrentModeUpdate, DeleteSessionRequest, DeleteSessionResponse, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionConfigOptionValue, SessionInfo,
+    SessionInfoUpdate, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error};
@@ -43,6 +42,7 @@ use super::session::{Session, SessionSetup};
 use super::state::{self, SessionState};
 use super::{errors, listing};
 use crate::diagnostics::RefreshDiagnosticsRequest;
+use crate::mcp_status::{McpStatusRequest, McpStatusResponse};
 use crate::steering::{
     QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest, UnqueueMessageResponse,
 };
@@ -212,6 +212,14 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
+            spawned!(s, spawn, |req: McpStatusRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                let servers = session.mcp.hub().status();
+                Ok::<_, Error>(McpStatusResponse { servers })
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
             spawned!(s, spawn, |req: HistorySearchRequest, _| s
                 .history
                 .search(req)
@@ -293,14 +301,14 @@ fn spawn_announcing<T, F, Fut>(
 where
     T: agent_client_protocol::JsonRpcResponse + Send + 'static,
     F: FnOnce(ConnectionTo<Client>) -> Fut + Send + 'static,
-    Fut: Future<Output = Result<(T, String), Error>> + Send + 'static,
+    Fut: Future<Output = Result<(T, Arc<Session>), Error>> + Send + 'static,
 {
     let task_cx = cx.clone();
     cx.spawn(async move {
         match work(task_cx.clone()).await {
-            Ok((response, session_id)) => {
+            Ok((response, session)) => {
                 responder.respond(response)?;
-                announce_commands(&task_cx, &session_id);
+                announce_commands(&task_cx, &session);
                 Ok(())
             }
             Err(e) => responder.respond_with_error(e),
@@ -330,6 +338,8 @@ struct Opened {
     settings: Settings,
     config: Arc<Config>,
     state: SessionState,
+    /// The MCP servers the client gave.
+    mcp_servers: Vec<agent_client_protocol::v1::schema::McpServer>,
 }
 
 impl Server {
@@ -345,7 +355,7 @@ impl Server {
     async fn close_all(&self) {
         let open: Vec<Arc<Session>> = self.sessions.lock().drain().map(|(_, s)| s).collect();
         for session in open {
-            session.close();
+            session.close().await;
             let detail = Some("the client disconnected".to_string());
             session
                 .state
@@ -358,7 +368,7 @@ impl Server {
         &self,
         req: NewSessionRequest,
         cx: ConnectionTo<Client>,
-    ) -> Result<(NewSessionResponse, String), Error> {
+    ) -> Result<(NewSessionResponse, Arc<Session>), Error> {
         let cwd = checked_cwd(&req.cwd)?;
         // Settings first: a session without a usable model leaves no file behind.
         let (registry, settings, config) = self
@@ -380,6 +390,7 @@ impl Server {
                 settings,
                 config,
                 state,
+                mcp_servers: req.mcp_servers.clone(),
             },
             &cx,
         );
@@ -391,16 +402,22 @@ impl Server {
         let response = NewSessionResponse::new(session.id().to_string())
             .config_options(session.config_options())
             .modes(session.modes());
-        Ok((response, session.id().to_string()))
+        Ok((response, session))
     }
 
     async fn load_session(
         &self,
         req: LoadSessionRequest,
         cx: ConnectionTo<Client>,
-    ) -> Result<(LoadSessionResponse, String), Error> {
+    ) -> Result<(LoadSessionResponse, Arc<Session>), Error> {
         let session = self
-            .reopen(&req.session_id.0, &req.cwd, &cx, TimelineKind::Loaded)
+            .reopen(
+                &req.session_id.0,
+                &req.cwd,
+                &req.mcp_servers,
+                &cx,
+                TimelineKind::Loaded,
+            )
             .await?;
         let port = AcpPort::new(cx.clone(), session.id().to_string());
         // The whole conversation goes out before the answer, as ACP requires.
@@ -420,16 +437,22 @@ impl Server {
         let response = LoadSessionResponse::new()
             .config_options(session.config_options())
             .modes(session.modes());
-        Ok((response, session.id().to_string()))
+        Ok((response, session))
     }
 
     async fn resume_session(
         &self,
         req: ResumeSessionRequest,
         cx: ConnectionTo<Client>,
-    ) -> Result<(ResumeSessionResponse, String), Error> {
+    ) -> Result<(ResumeSessionResponse, Arc<Session>), Error> {
         let session = self
-            .reopen(&req.session_id.0, &req.cwd, &cx, TimelineKind::Resumed)
+            .reopen(
+                &req.session_id.0,
+                &req.cwd,
+                &req.mcp_servers,
+                &cx,
+                TimelineKind::Resumed,
+            )
             .await?;
         tracing::info!(session = %session.id(), "session/resume");
         // No replay, but the session's tokens and cost are part of what a client shows.
@@ -439,7 +462,7 @@ impl Server {
         let response = ResumeSessionResponse::new()
             .config_options(session.config_options())
             .modes(session.modes());
-        Ok((response, session.id().to_string()))
+        Ok((response, session))
     }
 
     /// The session in memory, or loaded from its file with the settings its March state
@@ -448,12 +471,13 @@ impl Server {
         &self,
         id: &str,
         cwd: &Path,
+        mcp_servers: &[agent_client_protocol::v1::schema::McpServer],
         cx: &ConnectionTo<Client>,
         event: TimelineKind,
     ) -> Result<Arc<Session>, Error> {
         let session = match self.session(id) {
             Some(session) => session,
-            None => self.open(id, cwd, cx).await?,
+            None => self.open(id, cwd, mcp_servers, cx).await?,
         };
         session.state.opened(event, &session.settings).await;
         Ok(session)
@@ -464,6 +488,7 @@ impl Server {
         &self,
         id: &str,
         cwd: &Path,
+        mcp_servers: &[agent_client_protocol::v1::schema::McpServer],
         cx: &ConnectionTo<Client>,
     ) -> Result<Arc<Session>, Error> {
         let cwd = checked_cwd(cwd)?;
@@ -497,6 +522,7 @@ impl Server {
                 settings,
                 config,
                 state,
+                mcp_servers: mcp_servers.to_vec(),
             },
             cx,
         ))
@@ -557,6 +583,14 @@ impl Server {
             ctx = ctx.with_workspace(socket.clone());
         }
         let tools = ToolRegistry::available(&ctx).tools().to_vec();
+        let mcp = super::mcp::SessionMcp::new(
+            &opened.cwd,
+            &opened.config.mcp,
+            &opened.mcp_servers,
+            self.paths.mcp_trust_file(),
+            Arc::new(AcpPort::new(cx.clone(), opened.id.clone())),
+            client,
+        );
         let session = Session::new(SessionSetup {
             id: opened.id,
             cwd: opened.cwd,
@@ -575,6 +609,7 @@ impl Server {
             client,
             terminals,
             state: Arc::new(opened.state),
+            mcp,
         });
         self.sessions
             .lock()
@@ -631,7 +666,7 @@ impl Server {
             .lock()
             .remove(&**id)
             .ok_or_else(|| errors::session_not_found(id))?;
-        session.close();
+        session.close().await;
         session
             .state
             .record(TimelineKind::Closed, None, |_| {})
@@ -651,7 +686,7 @@ impl Server {
         }
         let open = self.sessions.lock().remove(&id);
         if let Some(session) = &open {
-            session.close();
+            session.close().await;
         }
         let sessions_dir = self.paths.sessions_dir();
         let states_dir = self.paths.march_sessions_dir();
@@ -763,18 +798,9 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 /// Tell the client which slash commands work.
-fn announce_commands(cx: &ConnectionTo<Client>, session_id: &str) {
-    let port = AcpPort::new(cx.clone(), session_id.to_string());
-    let compact = AvailableCommand::new(
-        "compact",
-        "Summarise the older conversation to free context (optional: what to focus on)",
-    )
-    .input(AvailableCommandInput::Unstructured(
-        UnstructuredCommandInput::new("instructions for the summary"),
-    ));
-    port.notify(SessionUpdate::AvailableCommandsUpdate(
-        AvailableCommandsUpdate::new(vec![compact]),
-    ));
+fn announce_commands(cx: &ConnectionTo<Client>, session: &Session) {
+    let port = AcpPort::new(cx.clone(), session.id().to_string());
+    port.notify(super::commands::update(&session.mcp.hub().prompts()));
 }
 
 /// A session's directory must be an existing absolute path.

@@ -25,6 +25,7 @@ use super::client_terminal::ClientTerminals;
 use super::compaction::{self, Outcome, Trigger};
 use super::gate::PermissionMemory;
 use super::history::History;
+use super::mcp::SessionMcp;
 use super::options::{self, Change, Settings};
 use super::port::ClientPort;
 use super::queue::TurnQueue;
@@ -61,6 +62,8 @@ pub(crate) struct SessionSetup {
     pub terminals: Arc<ClientTerminals>,
     /// March's own state of the session (title, timeline, restore data).
     pub state: Arc<SessionState>,
+    /// Its MCP servers.
+    pub mcp: SessionMcp,
 }
 
 /// A session held in memory by the runner.
@@ -81,6 +84,8 @@ pub(crate) struct Session {
     pub(super) memory: PermissionMemory,
     pub(super) terminals: Arc<ClientTerminals>,
     pub(super) state: Arc<SessionState>,
+    /// Its MCP servers, started when its first run needs them.
+    pub(super) mcp: SessionMcp,
     /// Messages typed while a turn runs, handed to its agent (`_march/session/queue`).
     pub(super) queue: Arc<TurnQueue>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
@@ -112,6 +117,7 @@ impl Session {
             memory: PermissionMemory::default(),
             terminals: setup.terminals,
             state: setup.state,
+            mcp: setup.mcp,
             queue: Arc::new(TurnQueue::default()),
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
@@ -270,10 +276,12 @@ impl Session {
         old.cancel();
     }
 
-    /// Forget the session: its turns are cancelled and no new prompt is accepted.
-    pub(crate) fn close(&self) {
+    /// Forget the session: its turns are cancelled, no new prompt is accepted, and its MCP
+    /// servers are closed.
+    pub(crate) async fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.cancel();
+        self.mcp.shutdown().await;
     }
 
     /// Run a prompt as one Agent Run, after the turns queued before it. `request` is the
@@ -287,7 +295,7 @@ impl Session {
         if self.closed.load(Ordering::SeqCst) {
             return Err(errors::session_not_found(&self.id));
         }
-        let user = content::user_message(blocks)?;
+        let mut user = content::user_message(blocks)?;
         let mine = self.epoch.lock().child_token();
         let run = async {
             let _turn = tokio::select! {
@@ -303,6 +311,22 @@ impl Session {
                     .compact_command(instructions, &port, mine.clone())
                     .await;
                 return Ok(PromptResponse::new(stop));
+            }
+            if let Some((command, rest)) = mcp_prompt_command(&user) {
+                self.mcp.prepare(&port, &mine).await;
+                match self.mcp.hub().run_prompt(&command, &rest).await {
+                    Some(Ok(content)) => {
+                        user.content = march_core::message::UserBody::Blocks(content);
+                    }
+                    Some(Err(e)) => {
+                        port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                            ContentBlock::Text(TextContent::new(e)),
+                        )));
+                        return Ok(PromptResponse::new(StopReason::EndTurn));
+                    }
+                    // Not a prompt of a running server: sent as typed.
+                    None => {}
+                }
             }
             if let Some(title) = self.state.prompt_started(&user).await {
                 // Clients learn the title as ACP says: a session info update.
@@ -363,10 +387,36 @@ fn compact_command(user: &march_core::message::UserMessage) -> Option<Option<Str
     Some((!rest.is_empty()).then(|| rest.to_string()))
 }
 
+/// `/mcp__<server>__<prompt> ARGS`: the command (without `/`) and the text after it.
+fn mcp_prompt_command(user: &march_core::message::UserMessage) -> Option<(String, String)> {
+    let text = turn::user_text(user);
+    let text = text.trim_start().strip_prefix('/')?;
+    if !text.starts_with("mcp__") {
+        return None;
+    }
+    let (command, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    Some((command.to_string(), rest.trim().to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use march_core::message::UserMessage;
+
+    #[test]
+    fn an_mcp_prompt_command_is_its_name_and_the_rest() {
+        let c = |t: &str| mcp_prompt_command(&UserMessage::text(t));
+        assert_eq!(
+            c("/mcp__docs__review src/a.rs  carefully "),
+            Some(("mcp__docs__review".into(), "src/a.rs  carefully".into()))
+        );
+        assert_eq!(
+            c("/mcp__docs__summary"),
+            Some(("mcp__docs__summary".into(), String::new()))
+        );
+        assert_eq!(c("/compact"), None);
+        assert_eq!(c("use /mcp__x__y"), None);
+    }
 
     #[test]
     fn only_the_compact_command_is_taken_as_one() {

@@ -262,6 +262,12 @@ pub(super) async fn run(
     cancel: CancellationToken,
 ) -> Result<PromptResponse, Error> {
     let stop = cancel.child_token();
+    // MCP servers start when the session's first run needs them; their tools join the
+    // built-in ones for this run.
+    session.mcp.prepare(&port, &stop).await;
+    let mcp = session.mcp.hub();
+    let mut tools = session.tools.clone();
+    tools.extend(mcp.tools());
     let settings = session.settings.lock().clone();
     // The layers are assembled here, once; later requests of the run continue the transcript.
     let transcript = session.store.lock().context().llm_messages();
@@ -285,14 +291,14 @@ pub(super) async fn run(
         workspace_dirs: Vec::new(),
         config_dir: Some(session.config_dir.clone()),
         memory: session.notes.clone(),
-        tools: &session.tools,
-        extensions: Vec::new(),
+        tools: &tools,
+        extensions: mcp.instructions(),
         transcript,
     });
     let hooks = Arc::new(RunHooks {
         gate: PermissionGate::new(
             session.cwd.clone(),
-            session.tools.clone(),
+            tools.clone(),
             session.settings.clone(),
             session.memory.clone(),
             port.clone(),
@@ -314,7 +320,7 @@ pub(super) async fn run(
         tracing::debug!(turns = recall.turns.len(), "recall hints added");
         assembled.messages.push(recalled);
     }
-    let agent = Agent::new(config, assembled.system_prompt, session.tools.clone());
+    let agent = Agent::new(config, assembled.system_prompt, tools.clone());
     agent.set_messages(assembled.messages);
     // Messages typed from here on go into this run (`_march/session/queue`).
     session.queue.run_started(agent.clone());
@@ -325,7 +331,7 @@ pub(super) async fn run(
         settings: session.settings.clone(),
         mapper: Mutex::new(
             UpdateMapper::new(
-                session.tools.clone(),
+                tools,
                 settings.model.context_window,
                 // Unique per run, also across runner restarts, so chunk groups never merge.
                 format!("{:x}-{}", now_ms(), session.next_run()),

@@ -188,10 +188,13 @@ impl Connection {
                     .max_json_response_size(MAX_MESSAGE)
                     .max_sse_event_size(MAX_MESSAGE);
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                tokio::time::timeout(timeout, handler.serve_with_ct(transport, stop.child_token()))
-                    .await
-                    .map_err(|_| timed_out())?
-                    .map_err(failed)?
+                tokio::time::timeout(
+                    timeout,
+                    handler.serve_with_ct(transport, stop.child_token()),
+                )
+                .await
+                .map_err(|_| timed_out())?
+                .map_err(failed)?
             }
         };
         let peer = running.peer().clone();

@@ -12,7 +12,7 @@ use march_core::mcp_config::{McpOrigin, McpServerDef};
 use march_core::restart::{RestartCounter, RestartDecision, RestartPolicy};
 use march_core::tool::Tool;
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::McpError;
@@ -22,7 +22,7 @@ use super::resources::ResourcesTool;
 use super::tool::list_tools;
 
 /// Where a server is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerPhase {
     /// Not started: no session has needed it yet.
@@ -51,7 +51,8 @@ pub struct McpNotice {
 }
 
 /// What `/mcp` and the supervisor show of one server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     /// Its name.
     pub name: String,
