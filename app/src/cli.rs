@@ -81,6 +81,9 @@ pub enum Command {
     Config(ConfigCommand),
     /// Print the tokens and cost of every session's model calls, per project and model.
     Usage(UsageArgs),
+    /// List, add and remove MCP servers (config.toml; a project's .mcp.json is listed).
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {
@@ -259,6 +262,82 @@ pub enum ConfigCommand {
     /// Read config.toml, the theme and keymap.toml as the workspace would and report every
     /// problem with its file and line (exit status 1 when there is one).
     Check,
+}
+
+/// `march mcp` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List the servers of config.toml and of this directory's .mcp.json, each started to
+    /// check it (state, tools, what went wrong).
+    List(McpListArgs),
+    /// Show one server: where it is defined, how it starts, and (started) its tools.
+    Get(McpGetArgs),
+    /// Add a server to config.toml: `march mcp add NAME -- COMMAND [ARGS...]`, or
+    /// `march mcp add NAME --url URL`.
+    Add(McpAddArgs),
+    /// Remove a server's table from config.toml, keeping the rest of the file.
+    Remove(McpNameArg),
+}
+
+/// Options of `march mcp list`.
+#[derive(Debug, Args)]
+pub struct McpListArgs {
+    /// Only read the definitions; start nothing.
+    #[arg(long)]
+    pub no_check: bool,
+    /// Print one JSON object per server.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Options of `march mcp get`.
+#[derive(Debug, Args)]
+pub struct McpGetArgs {
+    /// The server's name.
+    pub name: String,
+    /// Only read the definition; start nothing.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+/// A server's name.
+#[derive(Debug, Args)]
+pub struct McpNameArg {
+    /// The server's name.
+    pub name: String,
+}
+
+/// Options of `march mcp add`.
+#[derive(Debug, Args)]
+pub struct McpAddArgs {
+    /// Its name: letters, digits, `_` and `-` (its tools are `mcp__NAME__TOOL`).
+    pub name: String,
+    /// A streamable HTTP endpoint instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// An environment variable for the server (repeatable).
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// An HTTP header for every request (repeatable).
+    #[arg(
+        short = 'H',
+        long = "header",
+        value_name = "NAME: VALUE",
+        requires = "url"
+    )]
+    pub headers: Vec<String>,
+    /// The environment variable holding a bearer token for `Authorization`.
+    #[arg(long, value_name = "VAR", requires = "url")]
+    pub bearer_token_env_var: Option<String>,
+    /// Seconds it gets to start.
+    #[arg(long, value_name = "SECONDS")]
+    pub start_timeout: Option<f64>,
+    /// Seconds one tool call may take.
+    #[arg(long, value_name = "SECONDS")]
+    pub call_timeout: Option<f64>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 /// `march history` subcommands.

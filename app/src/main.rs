@@ -3,11 +3,13 @@
 mod cli;
 mod client;
 mod config_cmd;
+mod config_file;
 mod control_cmd;
 mod headless;
 mod history_cmd;
 mod keymap;
 mod logging;
+mod mcp_cmd;
 mod models_cmd;
 mod nonblocking;
 mod reactor;
@@ -70,6 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runner => run_runner(paths)?,
         Command::History(command) => history_cmd::run(&paths, &command)?,
         Command::Usage(args) => usage_cmd::run(&paths, &args)?,
+        Command::Mcp(command) => return mcp_cmd::run(&paths, &command),
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
         Command::New(args) => {

@@ -3,7 +3,7 @@
 //! Advertised as `agentCapabilities._meta.march.mcp`. See `docs/PROTOCOL.md`.
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
-use march_tools::mcp::ServerStatus;
+pub use march_tools::mcp::{ServerPhase, ServerStatus};
 use serde::{Deserialize, Serialize};
 
 /// The extension's key under `_meta.march` in the agent's capabilities.
@@ -18,6 +18,10 @@ pub const STATUS_METHOD: &str = "_march/session/mcp";
 pub struct McpStatusRequest {
     /// The session.
     pub session_id: String,
+    /// Start the servers first, as the session's next run would (asking about a project's
+    /// `.mcp.json` when it has not been), and answer once they are up or failed.
+    #[serde(default)]
+    pub start: bool,
 }
 
 /// `_march/session/mcp` result.

@@ -58,6 +58,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         C::AppHelp => shell.layers.open(Layer::Help(std::cell::Cell::new(0))),
         C::AppSupervisor => {
             ws.refresh_costs();
+            ws.refresh_mcp();
             shell
                 .layers
                 .open(Layer::Supervisor(SupervisorView::default()));

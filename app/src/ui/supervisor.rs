@@ -260,6 +260,10 @@ impl SupervisorView {
             }
             facts.push(format!("restarts {}", row.runner.restarts));
             facts.push(attention_words(row.attention).to_string());
+            let mcp = crate::workspace::mcp::summary(&row.runner.mcp);
+            if let Some((fact, _)) = &mcp {
+                facts.push(fact.clone());
+            }
             if let Some(model) = &row.pane.model {
                 facts.push(sanitize_line(model).into_owned());
             }
@@ -310,6 +314,15 @@ impl SupervisorView {
                         clip(&sanitize_line(&why), width.saturating_sub(7))
                     ),
                     theme.style(Slot::Error),
+                ));
+            }
+            for line in mcp.iter().flat_map(|(_, trouble)| trouble) {
+                lines.push(Line::styled(
+                    format!(
+                        "       {}",
+                        clip(&sanitize_line(line), width.saturating_sub(7))
+                    ),
+                    theme.style(Slot::Warning),
                 ));
             }
             if let Some(question) = &row.question {

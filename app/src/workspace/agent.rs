@@ -105,6 +105,14 @@ pub enum AgentEvent {
     Terminal(AgentRequest),
     /// The agent had March write a file (`fs/write_text_file`); done, to record.
     FileWritten(super::changes::FileChange),
+    /// The session's MCP servers (`_march/session/mcp`) as [`AgentDriver::refresh_mcp`]
+    /// asked for them, or why they could not be had.
+    Mcp {
+        /// The servers.
+        result: Result<Vec<march_runner::client::ServerStatus>, String>,
+        /// Whether the user asked (`/mcp`), so the answer is shown in the pane.
+        show: bool,
+    },
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),
@@ -184,6 +192,8 @@ pub struct RunnerStatus {
     pub restarts: u32,
     /// The last lines it wrote to stderr before it last ended.
     pub stderr_tail: String,
+    /// Its session's MCP servers as last reported (`_march/session/mcp`).
+    pub mcp: Vec<march_runner::client::ServerStatus>,
 }
 
 /// The state shared with the driver's tasks.
@@ -208,6 +218,7 @@ impl Shared {
                 log_pid: None,
                 restarts: 0,
                 stderr_tail: String::new(),
+                mcp: Vec::new(),
             },
         }
     }
@@ -260,6 +271,15 @@ impl AgentDriver {
                     .fs(
                         agent_client_protocol::v1::schema::FileSystemCapabilities::new()
                             .write_text_file(true),
+                    )
+                    // The pane shows notices (an MCP server that failed, was restarted) and
+                    // compaction as a block of its own.
+                    .session(
+                        agent_client_protocol::v1::schema::ClientSessionCapabilities::new()
+                            .notices(agent_client_protocol::v1::schema::NoticeCapabilities::new())
+                            .compaction(
+                                agent_client_protocol::v1::schema::CompactionCapabilities::new(),
+                            ),
                     )
                     // March's runner then sends its project's diagnostics.
                     .meta(march_meta()),
@@ -523,6 +543,48 @@ impl AgentDriver {
                 tracing::debug!("message not taken back: {}", describe(e));
             }
         });
+    }
+
+    /// Whether the agent reports its session's MCP servers.
+    pub fn reports_mcp(&self) -> bool {
+        self.shared
+            .lock()
+            .runner
+            .as_ref()
+            .and_then(|r| r.current())
+            .is_some_and(|c| c.offers_mcp_status())
+    }
+
+    /// Ask the agent for its session's MCP servers (`_march/session/mcp`), starting them
+    /// first when `start`; the answer is kept in [`RunnerStatus::mcp`] and comes back as
+    /// [`AgentEvent::Mcp`] with `show`. False when the agent does not report them.
+    pub fn refresh_mcp(&self, start: bool, show: bool) -> bool {
+        if !self.reports_mcp() {
+            return false;
+        }
+        let Some((runner, session)) = self.runner_and_session() else {
+            return false;
+        };
+        let (key, events, shared) = (self.key, self.events.clone(), self.shared.clone());
+        tokio::spawn(async move {
+            let request = march_runner::client::McpStatusRequest {
+                session_id: session.0.to_string(),
+                start,
+            };
+            let result = match runner.connection().await {
+                Ok(connection) => connection
+                    .mcp_status(request)
+                    .await
+                    .map(|r| r.servers)
+                    .map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            if let Ok(servers) = &result {
+                shared.lock().status.mcp = servers.clone();
+            }
+            let _ = events.send((key, AgentEvent::Mcp { result, show }));
+        });
+        true
     }
 
     /// Switch the session's mode (`session/set_mode`); [`AgentEvent::ModeSet`] follows.

@@ -17,6 +17,7 @@ pub mod diffs;
 mod first_run;
 pub mod jobs;
 pub mod layout;
+pub mod mcp;
 pub mod pane;
 pub mod persist;
 mod revert;

@@ -260,6 +260,8 @@ impl Workspace {
                     &unsent,
                 );
                 notify = router.turn_ended(key, ok, seen);
+                // The turn started the session's MCP servers or met their failures.
+                slot.driver.refresh_mcp(false, false);
                 // What was typed meanwhile runs now, as a turn of its own.
                 next_prompt = view.next_queued();
             }
@@ -267,6 +269,15 @@ impl Workspace {
             AgentEvent::ModeSet(Ok(mode)) => view.mode_set(&mode.0),
             AgentEvent::Queued { local, id } => view.queue_taken(local, id),
             AgentEvent::NotRecorded(why) => view.set_error(why),
+            AgentEvent::Mcp { result, show } => match result {
+                Ok(servers) if show && servers.is_empty() => view.notice(super::mcp::NO_SERVERS),
+                Ok(servers) if show => {
+                    view.notice_detail("MCP servers", &super::mcp::describe(&servers))
+                }
+                Err(e) if show => view.set_error(format!("MCP servers not listed: {e}")),
+                // Kept in the runner's status, which the supervisor view may show.
+                _ => return true,
+            },
             AgentEvent::ModeSet(Err(e)) => view.set_error(format!("mode not changed: {e}")),
             AgentEvent::Options(Err(e)) => view.set_error(format!("option not changed: {e}")),
             AgentEvent::Exited(text) => {
@@ -557,6 +568,12 @@ impl Workspace {
                 {
                     slot.view
                         .set_error("the agent is not ready yet".to_string());
+                }
+            }
+            "mcp" => {
+                if !slot.driver.refresh_mcp(true, true) {
+                    slot.view
+                        .notice("This agent does not report its MCP servers to March.");
                 }
             }
             "help" => slot

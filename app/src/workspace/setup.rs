@@ -3,15 +3,15 @@
 //! answer, storing a pasted key in `auth.json` (mode 0600), and choosing a model in
 //! `config.toml` without disturbing the rest of the file.
 
-use std::path::Path;
 use std::time::Duration;
 
-use march_core::atomic_file::FileMode;
 use march_core::auth::AuthStore;
 use march_core::config::Config;
 use march_core::model::{Api, CredentialSource, ModelRegistry, ProviderInfo};
 use march_core::paths::MarchPaths;
 use march_panes::setup::{ProviderStatus, SetupProvider};
+
+use crate::config_file;
 
 /// How long a local server gets to list its models.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(600);
@@ -119,8 +119,8 @@ pub fn save_key(paths: &MarchPaths, provider: &str, key: &str) -> Result<String,
 /// else one is added at the top; the rest of the file (comments included) is kept as is.
 pub fn set_default_model(paths: &MarchPaths, spec: &str) -> Result<String, String> {
     let file = paths.config_file();
-    let text = read_config(&file)?;
-    let line = format!("default_model = {}", toml_string(spec));
+    let text = config_file::read(&file)?;
+    let line = format!("default_model = {}", config_file::toml_string(spec));
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let top_level_end = lines
         .iter()
@@ -135,7 +135,7 @@ pub fn set_default_model(paths: &MarchPaths, spec: &str) -> Result<String, Strin
     }
     let mut new = lines.join("\n");
     new.push('\n');
-    write_config(&file, &new)?;
+    config_file::write(&file, &new)?;
     Ok(format!("Chose {spec} in {}.", file.display()))
 }
 
@@ -147,21 +147,22 @@ pub fn add_custom_provider(
     api_key: Option<&str>,
 ) -> Result<String, String> {
     let file = paths.config_file();
-    let text = read_config(&file)?;
+    let text = config_file::read(&file)?;
     let config = Config::parse(&text, &file).map_err(|e| e.to_string())?;
     let name = std::iter::once("custom".to_string())
         .chain((2..).map(|n| format!("custom-{n}")))
         .find(|n| !config.providers.contains_key(n))
         .unwrap_or_else(|| "custom".to_string());
     let mut new = text;
-    if !new.is_empty() && !new.ends_with('\n') {
-        new.push('\n');
-    }
-    new.push_str(&format!(
-        "\n[providers.{name}]\napi = \"openai-completions\"\nbase_url = {}\n",
-        toml_string(url.trim().trim_end_matches('/'))
-    ));
-    write_config(&file, &new)?;
+    config_file::append_table(
+        &mut new,
+        &format!("providers.{name}"),
+        &format!(
+            "api = \"openai-completions\"\nbase_url = {}\n",
+            config_file::toml_string(url.trim().trim_end_matches('/'))
+        ),
+    );
+    config_file::write(&file, &new)?;
     if let Some(key) = api_key.filter(|k| !k.trim().is_empty()) {
         save_key(paths, &name, key)?;
     }
@@ -198,28 +199,6 @@ pub fn save_custom_server(
 ) -> Result<String, String> {
     let provider = add_custom_provider(paths, url, api_key)?;
     set_default_model(paths, &format!("{provider}/{}", model.trim()))
-}
-
-fn read_config(file: &Path) -> Result<String, String> {
-    match std::fs::read_to_string(file) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", file.display())),
-    }
-}
-
-/// Write `text` to `file` atomically, after checking it still parses as a config.
-fn write_config(file: &Path, text: &str) -> Result<(), String> {
-    Config::parse(text, file).map_err(|e| format!("not saved: {e}"))?;
-    let dir = file.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    march_core::atomic_file::write_file(file, text.as_bytes(), FileMode::Kept)
-        .map_err(|e| format!("cannot replace {}: {e}", file.display()))
-}
-
-/// `s` as a TOML basic string.
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
 }
 
 #[cfg(test)]

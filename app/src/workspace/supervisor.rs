@@ -154,6 +154,14 @@ impl Workspace {
         }
     }
 
+    /// Ask every session's agent for its MCP servers' state, for the supervisor's rows
+    /// (answers arrive as events; agents that do not report them are skipped).
+    pub fn refresh_mcp(&self) {
+        for (_, slot) in self.sessions.iter() {
+            slot.driver.refresh_mcp(false, false);
+        }
+    }
+
     /// Every session, grouped by project (projects and sessions in the order opened).
     pub fn supervisor_rows(&self) -> Vec<SessionRow> {
         let mut rows: Vec<SessionRow> = self

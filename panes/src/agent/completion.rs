@@ -18,6 +18,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("mode", "Choose the permission mode (shift-tab cycles it)"),
     ("thinking", "Choose how much the model reasons"),
     ("compact", "Summarise the conversation to free context"),
+    ("mcp", "Show the MCP servers: state, tools, last error"),
     ("help", "Show keys and commands"),
     ("exit", "Close this pane"),
     ("quit", "Close this pane (same as /exit)"),

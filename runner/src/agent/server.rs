@@ -212,8 +212,16 @@ pub async fn serve_on(
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            spawned!(s, spawn, |req: McpStatusRequest, _| {
+            spawned!(s, spawn, |req: McpStatusRequest, cx| {
                 let session = s.session_or_error(&req.session_id)?;
+                if req.start {
+                    let port: Arc<dyn ClientPort> =
+                        Arc::new(AcpPort::new(cx, session.id().to_string()));
+                    // Not part of a turn: nothing cancels the question or the starts but
+                    // their own timeouts.
+                    let stop = tokio_util::sync::CancellationToken::new();
+                    session.mcp.prepare(&port, &stop).await;
+                }
                 let servers = session.mcp.hub().status();
                 Ok::<_, Error>(McpStatusResponse { servers })
             }),

@@ -325,6 +325,23 @@ impl Connection {
         self.request(request).await
     }
 
+    /// Whether the agent reports its MCP servers (`_march/session/mcp`).
+    pub fn offers_mcp_status(&self) -> bool {
+        self.march_extension(crate::mcp_status::EXTENSION_KEY)
+            .is_some()
+    }
+
+    /// `_march/session/mcp`: the session's MCP servers (March's runner only).
+    pub async fn mcp_status(
+        &self,
+        request: crate::mcp_status::McpStatusRequest,
+    ) -> Result<crate::mcp_status::McpStatusResponse, ClientError> {
+        if !self.offers_mcp_status() {
+            return Err(ClientError::Unsupported(crate::mcp_status::STATUS_METHOD));
+        }
+        self.request(request).await
+    }
+
     /// `_march/diagnostics/refresh`: the session's project checks `paths` again from disk
     /// (March's runner only; others answer it as unknown).
     pub async fn refresh_diagnostics(

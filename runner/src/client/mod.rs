@@ -29,6 +29,7 @@ pub use crate::diagnostics::{
     Diagnostic, DiagnosticsNotification, FileDiagnostics, HostEvent, RefreshDiagnosticsRequest,
     RefreshDiagnosticsResponse, Severity,
 };
+pub use crate::mcp_status::{McpStatusRequest, McpStatusResponse, ServerPhase, ServerStatus};
 pub use crate::steering::{
     QueueKind, QueueMessageRequest, QueueMessageResponse, UNSENT_KEY, UnqueueMessageRequest,
     UnqueueMessageResponse,

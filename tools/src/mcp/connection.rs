@@ -129,7 +129,7 @@ impl Connection {
         };
         let failed = |e: rmcp::service::ClientInitializeError| McpError::Protocol {
             server: def.name.clone(),
-            message: format!("handshake failed: {e}"),
+            message: format!("handshake failed: {}", error_chain(&e)),
         };
         let running = match &def.transport {
             McpTransport::Stdio {
@@ -366,4 +366,59 @@ fn log_stderr(name: String, stderr: tokio::process::ChildStderr) {
             }
         }
     });
+}
+
+/// An error and its causes on one line, without the SDK's wrappers that name Rust types
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>] error`).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(e) = next {
+        let text = without_type_names(&e.to_string());
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    parts.join(": ")
+}
+
+/// `text` without bracketed Rust type names (`[rmcp::…<…>]`).
+fn without_type_names(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("[rmcp::") {
+        out.push_str(&rest[..start]);
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[start..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod error_tests {
+    #[test]
+    fn the_sdks_type_names_are_left_out_of_errors() {
+        let text = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::X<reqwest::Client>>] error: Client error: error sending request, when send initialize request";
+        assert_eq!(
+            super::without_type_names(text),
+            "Send message error Transport error: Client error: error sending request, when send initialize request"
+        );
+        assert_eq!(super::without_type_names("plain [x]"), "plain [x]");
+    }
 }

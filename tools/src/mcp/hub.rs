@@ -39,6 +39,20 @@ pub enum ServerPhase {
     Stopped,
 }
 
+impl ServerPhase {
+    /// One word for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ServerPhase::Idle => "idle",
+            ServerPhase::Starting => "starting",
+            ServerPhase::Ready => "ready",
+            ServerPhase::Restarting => "restarting",
+            ServerPhase::Disabled => "disabled",
+            ServerPhase::Stopped => "stopped",
+        }
+    }
+}
+
 /// Something about a server the user should hear of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpNotice {
