@@ -2,20 +2,13 @@
 //! checked by starting them as a session would; servers added to and removed from
 //! config.toml line-wise, the rest of the file kept.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use march_core::config::Config;
-use march_core::mcp_config::{McpServerDef, McpTransport, project_servers};
-use march_core::mcp_trust::McpTrust;
 use march_core::paths::MarchPaths;
-use march_core::restart::RestartPolicy;
-use march_tools::mcp::{McpHub, ServerPhase, ServerStatus};
-use serde::Serialize;
+use march_runner::mcp_check::{self, McpEntry, NOT_TRUSTED};
 
 use crate::cli::{McpAddArgs, McpCommand, McpGetArgs, McpListArgs};
 use crate::config_file;
@@ -33,146 +26,24 @@ pub fn run(paths: &MarchPaths, command: &McpCommand) -> anyhow::Result<ExitCode>
     }
 }
 
-/// One server as `list` and `get` show it.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Entry {
-    name: String,
-    /// `config.toml` or `.mcp.json`.
-    origin: String,
-    transport: Option<String>,
-    target: Option<String>,
-    /// `ready`, `failed`, `disabled in config`, `not trusted`, `not checked`…
-    state: String,
-    tools: Vec<String>,
-    prompts: Vec<String>,
-    error: Option<String>,
-    #[serde(skip)]
-    def: Option<McpServerDef>,
-}
-
-impl Entry {
-    fn new(name: &str, origin: &str, def: Option<McpServerDef>, state: &str) -> Entry {
-        Entry {
-            name: name.to_string(),
-            origin: origin.to_string(),
-            transport: def.as_ref().map(|d| d.transport.label().to_string()),
-            target: def.as_ref().map(|d| d.transport.target()),
-            state: state.to_string(),
-            tools: Vec::new(),
-            prompts: Vec::new(),
-            error: None,
-            def,
-        }
-    }
-}
-
-/// Every server a session started here would know of, in the order a session takes them.
-fn entries(paths: &MarchPaths, cwd: &Path) -> anyhow::Result<Vec<Entry>> {
+/// The servers a session in `cwd` would get.
+fn entries(paths: &MarchPaths, cwd: &std::path::Path) -> anyhow::Result<Vec<McpEntry>> {
     let config = Config::load(paths).context("cannot read the config")?;
-    let env = |var: &str| std::env::var(var).ok();
-    let mut out = Vec::new();
-    for (name, server) in &config.mcp.servers {
-        if !server.enabled {
-            out.push(Entry::new(name, "config.toml", None, "disabled in config"));
-            continue;
-        }
-        let mut one = config.mcp.clone();
-        one.servers = BTreeMap::from([(name.clone(), server.clone())]);
-        match one.servers(&env).pop() {
-            Some(Ok(def)) => out.push(Entry::new(name, "config.toml", Some(def), "not checked")),
-            Some(Err(e)) => {
-                let mut entry = Entry::new(name, "config.toml", None, "invalid");
-                entry.error = Some(e.reason);
-                out.push(entry);
-            }
-            None => {}
-        }
-    }
-    let file = cwd.join(PROJECT_FILE);
-    if !config.mcp.project_servers {
-        return Ok(out);
-    }
-    let Ok(text) = std::fs::read_to_string(&file) else {
-        return Ok(out);
-    };
-    let trust = McpTrust::load(&paths.mcp_trust_file()).answer(cwd, &text);
-    let state = match trust {
-        Some(true) => "not checked",
-        Some(false) => "refused for this project",
-        None => "not trusted yet",
-    };
-    match project_servers(&text, &env) {
-        Ok(servers) => {
-            for server in servers {
-                match server {
-                    Ok(def) => {
-                        let name = def.name.clone();
-                        let def = config.mcp.with_limits(def);
-                        out.push(Entry::new(&name, PROJECT_FILE, Some(def), state));
-                    }
-                    Err(e) => {
-                        let mut entry = Entry::new(&e.name, PROJECT_FILE, None, "invalid");
-                        entry.error = Some(e.reason);
-                        out.push(entry);
-                    }
-                }
-            }
-        }
-        Err(e) => {
-            let mut entry = Entry::new(PROJECT_FILE, PROJECT_FILE, None, "invalid");
-            entry.error = Some(e);
-            out.push(entry);
-        }
-    }
-    Ok(out)
+    Ok(mcp_check::entries(
+        &config.mcp,
+        cwd,
+        &paths.mcp_trust_file(),
+    ))
 }
 
-/// Start the checkable entries (as one session would, in parallel, each within its start
-/// timeout, without restarts) and fill in what they offer.
-fn check(cwd: &Path, entries: &mut [Entry]) -> anyhow::Result<()> {
-    let defs: Vec<McpServerDef> = entries
-        .iter()
-        .filter(|e| e.state == "not checked")
-        .filter_map(|e| e.def.clone())
-        .collect();
-    if defs.is_empty() {
-        return Ok(());
-    }
+/// Start the entries to check them, on a runtime of their own.
+fn check(cwd: &std::path::Path, entries: &mut [McpEntry]) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let status: Vec<ServerStatus> = runtime.block_on(async {
-        let once = RestartPolicy {
-            max_attempts: 0,
-            initial_backoff: Duration::from_secs(1),
-            max_backoff: Duration::from_secs(1),
-            healthy_after: Duration::from_secs(60),
-        };
-        let hub = McpHub::with_policy(cwd.to_path_buf(), defs, Vec::new(), Arc::new(|_| {}), once);
-        hub.ensure_started().await;
-        let status = hub.status();
-        hub.shutdown().await;
-        status
-    });
-    for s in status {
-        let Some(entry) = entries
-            .iter_mut()
-            .find(|e| e.name == s.name && e.state == "not checked")
-        else {
-            continue;
-        };
-        entry.state = match s.phase {
-            ServerPhase::Ready | ServerPhase::Stopped if s.last_error.is_none() => "ready",
-            _ => "failed",
-        }
-        .to_string();
-        entry.tools = s.tools;
-        entry.prompts = s.prompts;
-        entry.error = s.last_error;
-    }
+    runtime.block_on(mcp_check::check(cwd, entries));
     Ok(())
 }
 
@@ -230,7 +101,7 @@ fn list(paths: &MarchPaths, args: &McpListArgs) -> anyhow::Result<ExitCode> {
     for e in &entries {
         if let Some(error) = &e.error {
             println!("{}: {}", e.name, one_line(error));
-        } else if e.state == "not trusted yet" {
+        } else if e.state == NOT_TRUSTED {
             println!(
                 "{}: a session here asks whether to trust {PROJECT_FILE} before it starts it",
                 e.name
@@ -260,48 +131,8 @@ fn get(paths: &MarchPaths, args: &McpGetArgs) -> anyhow::Result<ExitCode> {
     println!("{}", entry.name);
     println!("  defined in: {}", from.display());
     println!("  state: {}", entry.state);
-    if let Some(def) = &entry.def {
-        match &def.transport {
-            McpTransport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                println!("  transport: stdio");
-                println!("  command: {command}");
-                if !args.is_empty() {
-                    println!("  args: {}", args.join(" "));
-                }
-                // Values may be secrets: only the names.
-                if !env.is_empty() {
-                    let keys: Vec<&str> = env.keys().map(String::as_str).collect();
-                    println!("  env: {}", keys.join(", "));
-                }
-                if let Some(cwd) = cwd {
-                    println!("  cwd: {}", cwd.display());
-                }
-            }
-            McpTransport::Http { url, headers } => {
-                println!("  transport: streamable HTTP");
-                println!("  url: {url}");
-                if !headers.is_empty() {
-                    let keys: Vec<&str> = headers.keys().map(String::as_str).collect();
-                    println!("  headers: {}", keys.join(", "));
-                }
-            }
-        }
-        println!(
-            "  timeouts: {} s to start, {} s per call",
-            def.start_timeout.as_secs_f64(),
-            def.call_timeout.as_secs_f64()
-        );
-        if let Some(only) = &def.enabled_tools {
-            println!("  only tools: {}", only.join(", "));
-        }
-        if !def.disabled_tools.is_empty() {
-            println!("  never tools: {}", def.disabled_tools.join(", "));
-        }
+    for (key, value) in &entry.details {
+        println!("  {key}: {value}");
     }
     if !entry.tools.is_empty() {
         println!("  tools: {}", entry.tools.join(", "));
@@ -437,16 +268,11 @@ fn remove(paths: &MarchPaths, name: &str) -> anyhow::Result<ExitCode> {
     let text = config_file::read(&file).map_err(anyhow::Error::msg)?;
     let config = Config::parse(&text, &file).context("config.toml does not load as it is")?;
     if !config.mcp.servers.contains_key(name) {
-        let project = cwd()?.join(PROJECT_FILE);
-        let in_project = std::fs::read_to_string(&project)
-            .ok()
-            .and_then(|t| project_servers(&t, &|_| None).ok())
-            .is_some_and(|s| {
-                s.iter().any(|d| match d {
-                    Ok(d) => d.name == name,
-                    Err(e) => e.name == name,
-                })
-            });
+        let cwd = cwd()?;
+        let project = cwd.join(PROJECT_FILE);
+        let in_project = entries(paths, &cwd)?
+            .iter()
+            .any(|e| e.name == name && e.origin == PROJECT_FILE);
         if in_project {
             eprintln!(
                 "march: {name} is defined in {}, which is the project's: edit it there",
@@ -504,7 +330,7 @@ mod tests {
         );
         let mut text = String::new();
         config_file::append_table(&mut text, "mcp.servers.db", &body);
-        let config = Config::parse(&text, Path::new("config.toml")).unwrap();
+        let config = Config::parse(&text, std::path::Path::new("config.toml")).unwrap();
         let db = &config.mcp.servers["db"];
         assert_eq!(db.args[1], "db \"mcp\"");
         assert_eq!(db.env["my.var"], "1");

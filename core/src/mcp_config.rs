@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+/// The project file that lists MCP servers in Claude Code's format.
+pub const PROJECT_FILE: &str = ".mcp.json";
+
 /// The `[mcp]` table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default)]

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod client;
 pub mod diagnostics;
+pub mod mcp_check;
 pub mod mcp_status;
 pub mod steering;
 pub mod user_shell;

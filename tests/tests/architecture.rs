@@ -91,6 +91,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_runner::client",
             "march_runner::serve",
             "march_runner::serve_lsp_host",
+            // `march mcp list | get` start servers, which only the runner side does.
+            "march_runner::mcp_check",
         ],
         why: "the app uses only the runner's client and its entry point",
     },

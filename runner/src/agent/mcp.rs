@@ -12,7 +12,9 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionOutcome, RequestPermissionRequest, SessionUpdate, TextContent,
     ToolCallContent, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use march_core::mcp_config::{McpConfig, McpOrigin, McpServerDef, McpTransport, project_servers};
+use march_core::mcp_config::{
+    McpConfig, McpOrigin, McpServerDef, McpTransport, PROJECT_FILE, project_servers,
+};
 use march_core::mcp_trust::McpTrust;
 use march_tools::mcp::{McpHub, McpNotice, McpPrompt, NoticeSink};
 use parking_lot::Mutex;
@@ -21,9 +23,6 @@ use tokio_util::sync::CancellationToken;
 use super::client_fs::ClientCaps;
 use super::commands;
 use super::port::ClientPort;
-
-/// The project file Claude Code users keep their servers in.
-pub(crate) const PROJECT_FILE: &str = ".mcp.json";
 
 const TRUST: &str = "trust";
 const NOT_NOW: &str = "not-now";

@@ -2,6 +2,8 @@
 //! number of sessions, each with a crash-safe transcript, a permission gate and a context
 //! assembled once per Agent Run. Supported methods and behaviour: `docs/PROTOCOL.md`.
 
+#[doc(hidden)]
+pub mod bench;
 mod client_fs;
 mod client_terminal;
 mod commands;
