@@ -1,13 +1,78 @@
 //! Validation of tool arguments against the tool's JSON schema, with pi's error text.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock};
+
+use jsonschema::Validator;
+use parking_lot::Mutex;
 use serde_json::{Map, Value};
+
+/// Compiled validators by schema. Compiling is most of a check's cost (tens of µs, more than
+/// a call to a local MCP server adds), and a tool's schema is the same on every call.
+static VALIDATORS: LazyLock<Mutex<ValidatorCache>> = LazyLock::new(Default::default);
+/// Schema hash → the schemas of that hash, each with its validator.
+type ValidatorCache = HashMap<u64, Vec<(Value, Arc<Validator>)>>;
+/// Schemas kept at most; past that the cache starts over (tool sets change rarely).
+const CACHED_SCHEMAS: usize = 512;
+
+/// The compiled validator of `schema`, from the cache when it was compiled before.
+fn validator(schema: &Value) -> Result<Arc<Validator>, jsonschema::ValidationError<'static>> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hash_value(schema, &mut hasher);
+    let key = hasher.finish();
+    if let Some(found) = VALIDATORS
+        .lock()
+        .get(&key)
+        .and_then(|list| list.iter().find(|(s, _)| s == schema))
+    {
+        return Ok(found.1.clone());
+    }
+    let compiled = Arc::new(jsonschema::validator_for(schema)?);
+    let mut cache = VALIDATORS.lock();
+    if cache.len() >= CACHED_SCHEMAS {
+        cache.clear();
+    }
+    let list = cache.entry(key).or_default();
+    // Another thread may have compiled it meanwhile: one validator per schema.
+    if let Some((_, found)) = list.iter().find(|(s, _)| s == schema) {
+        return Ok(found.clone());
+    }
+    list.push((schema.clone(), compiled.clone()));
+    Ok(compiled)
+}
+
+/// Hash a JSON value (equal values hash equally whatever their objects' key order).
+fn hash_value(v: &Value, h: &mut impl Hasher) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n.to_string()).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for item in items {
+                hash_value(item, h);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            for k in keys {
+                k.hash(h);
+                hash_value(&map[k], h);
+            }
+        }
+    }
+}
 
 /// Validate (after light coercion) `args` for the tool `name` against `schema`.
 ///
 /// Returns the coerced arguments, or the error text the model receives as the tool result.
 pub fn validate_tool_arguments(name: &str, schema: &Value, args: Value) -> Result<Value, String> {
     let args = coerce(schema, args);
-    let validator = match jsonschema::validator_for(schema) {
+    let validator = match validator(schema) {
         Ok(v) => v,
         // A tool with a broken schema is the tool's bug; don't let it block every call.
         Err(e) => {
@@ -112,5 +177,17 @@ mod tests {
             err.ends_with("Received arguments:\n{\n  \"limit\": \"many\"\n}"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_schema_is_compiled_once_and_a_changed_one_again() {
+        let first = validator(&schema()).unwrap();
+        assert!(Arc::ptr_eq(&first, &validator(&schema()).unwrap()));
+        // The same schema with "limit" required is another schema.
+        let mut stricter = schema();
+        stricter["required"] = json!(["path", "limit"]);
+        assert!(!Arc::ptr_eq(&first, &validator(&stricter).unwrap()));
+        assert!(validate_tool_arguments("read", &stricter, json!({"path": "a"})).is_err());
+        assert!(validate_tool_arguments("read", &schema(), json!({"path": "a"})).is_ok());
     }
 }
