@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use acp_client::*;
 use agent_client_protocol::v1::schema::{SessionId, StopReason};
 use agent_client_protocol::{ErrorCode, JsonRpcRequest, JsonRpcResponse};
-use march_e2e::march_bin;
 use march_testkit::Turn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -42,30 +41,12 @@ fn other_project(h: &Harness) -> PathBuf {
     dir.canonicalize().unwrap()
 }
 
-async fn prompt_ok(client: &AcpClient, id: &SessionId, text: &str) {
-    let r = within("prompt", client.prompt(id, text))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(r.stop_reason, StopReason::EndTurn);
-}
-
 /// `march history ARGS` against the harness's home: (exit ok, stdout, stderr).
 fn history_cli(h: &Harness, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(march_bin())
-        .arg("history")
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", h.dir.path().join("home"))
-        .env("MARCH_HOME", h.march_home())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["history"];
+    all.extend_from_slice(args);
+    let (code, out, err) = h.run_march(&all);
+    (code == 0, out, err)
 }
 
 /// (session id, turn number) of each hit, in order.

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use acp_client::*;
 use agent_client_protocol::v1::schema::{
-    McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, SessionId, SessionUpdate,
-    StopReason, ToolCallStatus,
+    McpServer, McpServerHttp, NewSessionRequest, PermissionOptionKind, SessionUpdate, StopReason,
+    ToolCallStatus,
 };
 use march_testkit::{Event, Turn};
 use serde_json::json;
@@ -52,14 +52,6 @@ fn fixture_server(name: &str) -> String {
 /// The tool results the model was sent in request `i`, as JSON text.
 fn sent(h: &Harness, i: usize) -> String {
     h.server.requests()[i].raw_body.clone()
-}
-
-async fn prompt_ok(client: &AcpClient, id: &SessionId, text: &str) {
-    let r = within("prompt", client.prompt(id, text))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(r.stop_reason, StopReason::EndTurn);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,31 +12,10 @@ mod pty;
 #[path = "support/workspace.rs"]
 mod workspace;
 
-use std::process::Command;
-
-use acp_client::Harness;
 use march_testkit::{Event, Turn};
 use workspace::*;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/python_mcp_server.py");
-
-/// `march ARGS` in the harness's project with a clean environment: (status, stdout, stderr).
-fn march(h: &Harness, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(march_e2e::march_bin())
-        .args(args)
-        .current_dir(h.project())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", h.dir.path().join("home"))
-        .env("MARCH_HOME", h.march_home())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn python() -> String {
     march_testkit::test_tools::mcp_python()
@@ -55,19 +34,16 @@ fn march_mcp_adds_lists_gets_and_removes_servers_keeping_the_config_file() {
     std::fs::write(&config, &before).unwrap();
 
     let python = python();
-    let (code, out, err) = march(
-        &h,
-        &[
-            "mcp", "add", "fx", "-e", "LEVEL=2", "--", &python, FIXTURE, "--name", "fx",
-        ],
-    );
+    let (code, out, err) = h.run_march(&[
+        "mcp", "add", "fx", "-e", "LEVEL=2", "--", &python, FIXTURE, "--name", "fx",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
-    let (code, _, err) = march(&h, &["mcp", "add", "gone", "--", "/nonexistent/mcp-server"]);
+    let (code, _, err) = h.run_march(&["mcp", "add", "gone", "--", "/nonexistent/mcp-server"]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = march(&h, &["mcp", "add", "fx", "--", "other"]);
+    let (code, _, err) = h.run_march(&["mcp", "add", "fx", "--", "other"]);
     assert_ne!(code, 0);
     assert!(err.contains("already has MCP server fx"), "{err}");
-    let (code, _, err) = march(&h, &["mcp", "add", "bad.name", "--", "x"]);
+    let (code, _, err) = h.run_march(&["mcp", "add", "bad.name", "--", "x"]);
     assert!(
         code != 0 && err.contains("cannot be a server's name"),
         "{err}"
@@ -80,7 +56,7 @@ fn march_mcp_adds_lists_gets_and_removes_servers_keeping_the_config_file() {
     assert!(text.contains("[mcp.servers.fx]\ncommand = "), "{text}");
 
     // list starts each server to check it.
-    let (code, out, err) = march(&h, &["mcp", "list"]);
+    let (code, out, err) = h.run_march(&["mcp", "list"]);
     assert_eq!(code, 0, "{err}");
     let row = |name: &str| {
         out.lines()
@@ -95,7 +71,7 @@ fn march_mcp_adds_lists_gets_and_removes_servers_keeping_the_config_file() {
     assert!(row("gone").contains("failed"), "{out}");
     assert!(out.contains("gone: MCP server gone: cannot start"), "{out}");
 
-    let (code, out, _) = march(&h, &["mcp", "get", "fx"]);
+    let (code, out, _) = h.run_march(&["mcp", "get", "fx"]);
     assert_eq!(code, 0);
     assert!(
         out.contains("env: LEVEL") && !out.contains("LEVEL=2"),
@@ -105,14 +81,14 @@ fn march_mcp_adds_lists_gets_and_removes_servers_keeping_the_config_file() {
         out.contains("mcp__fx__echo") && out.contains("/mcp__fx__review"),
         "{out}"
     );
-    assert_ne!(march(&h, &["mcp", "get", "nothing"]).0, 0);
+    assert_ne!(h.run_march(&["mcp", "get", "nothing"]).0, 0);
 
-    let (code, _, err) = march(&h, &["mcp", "remove", "gone"]);
+    let (code, _, err) = h.run_march(&["mcp", "remove", "gone"]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = march(&h, &["mcp", "remove", "fx"]);
+    let (code, _, err) = h.run_march(&["mcp", "remove", "fx"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
-    assert_ne!(march(&h, &["mcp", "remove", "fx"]).0, 0);
+    assert_ne!(h.run_march(&["mcp", "remove", "fx"]).0, 0);
 }
 
 #[test]

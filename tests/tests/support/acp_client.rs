@@ -16,9 +16,9 @@ use agent_client_protocol::v1::schema::{
     ReleaseTerminalRequest, ReleaseTerminalResponse, RequestPermissionOutcome,
     RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
     SessionConfigId, SessionConfigValueId, SessionId, SessionInfo, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, TerminalOutputRequest, TerminalOutputResponse,
-    TextContent, ToolCallStatus, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
-    WriteTextFileRequest, WriteTextFileResponse,
+    SessionUpdate, SetSessionConfigOptionRequest, StopReason, TerminalOutputRequest,
+    TerminalOutputResponse, TextContent, ToolCallStatus, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, ByteStreams, Client, Error};
@@ -100,6 +100,25 @@ impl Harness {
         let h = runtime.block_on(Harness::with_script(script));
         std::thread::spawn(move || runtime.block_on(std::future::pending::<()>()));
         h
+    }
+
+    /// `march ARGS` run to its end in the project with a clean environment (PATH, HOME and
+    /// MARCH_HOME only): its exit code, stdout and stderr.
+    pub fn run_march(&self, args: &[&str]) -> (i32, String, String) {
+        let out = std::process::Command::new(march_bin())
+            .args(args)
+            .current_dir(self.project())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path().join("home"))
+            .env("MARCH_HOME", self.march_home())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run march: {e}"));
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     }
 
     /// MARCH_HOME.
@@ -718,4 +737,13 @@ pub async fn delete(
         .cx
         .send_request(DeleteSessionRequest::new(id.clone()));
     within("session/delete", sent.block_task()).await.map(drop)
+}
+
+/// Send `text` as a prompt and expect the turn to end normally.
+pub async fn prompt_ok(client: &AcpClient, id: &SessionId, text: &str) {
+    let r = within("prompt", client.prompt(id, text))
+        .await
+        .unwrap_or_else(|e| panic!("prompt failed: {e:?}"))
+        .unwrap_or_else(|e| panic!("prompt failed: {e:?}"));
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
 }

@@ -23,6 +23,8 @@ use march_runner::client::{
 };
 use tokio::sync::mpsc::UnboundedSender;
 
+mod extensions;
+
 use super::router::SessionKey;
 
 /// Pages of `session/list` read at most (an agent that keeps handing out cursors).
@@ -458,135 +460,6 @@ impl AgentDriver {
         true
     }
 
-    /// Hand a message typed during the turn to the agent (`_march/session/queue`);
-    /// [`AgentEvent::Queued`] follows. An agent without March's extension takes nothing:
-    /// the message then runs as the next prompt.
-    pub fn queue(&self, local: u64, text: String, kind: march_panes::agent::QueuedKind) {
-        use march_panes::agent::QueuedKind;
-        use march_runner::client::{QueueKind, QueueMessageRequest};
-        let (key, events) = (self.key, self.events.clone());
-        let kind = match kind {
-            QueuedKind::Steer => QueueKind::Steer,
-            QueuedKind::FollowUp => QueueKind::FollowUp,
-            QueuedKind::Next => {
-                let _ = events.send((key, AgentEvent::Queued { local, id: None }));
-                return;
-            }
-        };
-        let Some((runner, session)) = self.runner_and_session() else {
-            let _ = events.send((key, AgentEvent::Queued { local, id: None }));
-            return;
-        };
-        tokio::spawn(async move {
-            let request = QueueMessageRequest {
-                session_id: session.0.to_string(),
-                text,
-                kind,
-            };
-            let id = match runner.connection().await {
-                Ok(connection) => match connection.queue_message(request).await {
-                    Ok(response) => response.id,
-                    Err(e) => {
-                        tracing::debug!("message not queued in the turn: {}", describe(e));
-                        None
-                    }
-                },
-                Err(_) => None,
-            };
-            let _ = events.send((key, AgentEvent::Queued { local, id }));
-        });
-    }
-
-    /// Whether the agent records commands the user ran from the prompt.
-    pub fn records_bash(&self) -> bool {
-        self.shared
-            .lock()
-            .runner
-            .as_ref()
-            .and_then(|r| r.current())
-            .is_some_and(|c| c.offers_bash_record())
-    }
-
-    /// Record a `!command` that ended (`_march/session/bash`); the agent shows it back as a
-    /// user message. A failure is said in the pane.
-    pub fn record_bash(&self, mut request: march_runner::client::RecordBashRequest) {
-        let Some((runner, session)) = self.runner_and_session() else {
-            return;
-        };
-        request.session_id = session.0.to_string();
-        let (key, events) = (self.key, self.events.clone());
-        tokio::spawn(async move {
-            let result = match runner.connection().await {
-                Ok(connection) => connection.record_bash(request).await.map(drop),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = result {
-                let why = format!("the command's output was not recorded: {}", describe(e));
-                let _ = events.send((key, AgentEvent::NotRecorded(why)));
-            }
-        });
-    }
-
-    /// Take queued message `id` back from the running turn (`_march/session/unqueue`).
-    pub fn unqueue(&self, id: String) {
-        let Some((runner, session)) = self.runner_and_session() else {
-            return;
-        };
-        tokio::spawn(async move {
-            let request = march_runner::client::UnqueueMessageRequest {
-                session_id: session.0.to_string(),
-                id,
-            };
-            if let Ok(connection) = runner.connection().await
-                && let Err(e) = connection.unqueue_message(request).await
-            {
-                tracing::debug!("message not taken back: {}", describe(e));
-            }
-        });
-    }
-
-    /// Whether the agent reports its session's MCP servers.
-    pub fn reports_mcp(&self) -> bool {
-        self.shared
-            .lock()
-            .runner
-            .as_ref()
-            .and_then(|r| r.current())
-            .is_some_and(|c| c.offers_mcp_status())
-    }
-
-    /// Ask the agent for its session's MCP servers (`_march/session/mcp`), starting them
-    /// first when `start`; the answer is kept in [`RunnerStatus::mcp`] and comes back as
-    /// [`AgentEvent::Mcp`] with `show`. False when the agent does not report them.
-    pub fn refresh_mcp(&self, start: bool, show: bool) -> bool {
-        if !self.reports_mcp() {
-            return false;
-        }
-        let Some((runner, session)) = self.runner_and_session() else {
-            return false;
-        };
-        let (key, events, shared) = (self.key, self.events.clone(), self.shared.clone());
-        tokio::spawn(async move {
-            let request = march_runner::client::McpStatusRequest {
-                session_id: session.0.to_string(),
-                start,
-            };
-            let result = match runner.connection().await {
-                Ok(connection) => connection
-                    .mcp_status(request)
-                    .await
-                    .map(|r| r.servers)
-                    .map_err(describe),
-                Err(e) => Err(describe(e)),
-            };
-            if let Ok(servers) = &result {
-                shared.lock().status.mcp = servers.clone();
-            }
-            let _ = events.send((key, AgentEvent::Mcp { result, show }));
-        });
-        true
-    }
-
     /// Switch the session's mode (`session/set_mode`); [`AgentEvent::ModeSet`] follows.
     pub fn set_mode(&self, mode: SessionModeId) -> bool {
         let Some((runner, session)) = self.runner_and_session() else {
@@ -606,25 +479,6 @@ impl AgentDriver {
             let _ = events.send((key, AgentEvent::ModeSet(result)));
         });
         true
-    }
-
-    /// Have the session's project check `paths` again from disk (March changed them); the
-    /// news comes back as `_march/diagnostics`. Agents without it are not asked.
-    pub fn refresh_diagnostics(&self, paths: Vec<PathBuf>) {
-        let Some((runner, session)) = self.runner_and_session() else {
-            return;
-        };
-        tokio::spawn(async move {
-            let request = march_runner::client::RefreshDiagnosticsRequest {
-                session_id: session.0.to_string(),
-                paths,
-            };
-            if let Ok(connection) = runner.connection().await
-                && let Err(e) = connection.refresh_diagnostics(request).await
-            {
-                tracing::debug!("diagnostics not refreshed: {e}");
-            }
-        });
     }
 
     /// The session shown, once open.
