@@ -274,12 +274,14 @@ impl McpConfig {
         })
     }
 
-    /// [`McpServerDef::new`]'s limits taken from this table.
+    /// [`McpServerDef::new`]'s limits taken from this table (values out of range are left
+    /// at the defaults, as a config server's would be refused).
     pub fn with_limits(&self, mut def: McpServerDef) -> McpServerDef {
-        if self.start_timeout.is_finite() && self.start_timeout > 0.0 {
+        let usable = |secs: f64| secs.is_finite() && secs > 0.0 && secs <= 86_400.0;
+        if usable(self.start_timeout) {
             def.start_timeout = Duration::from_secs_f64(self.start_timeout);
         }
-        if self.call_timeout.is_finite() && self.call_timeout > 0.0 {
+        if usable(self.call_timeout) {
             def.call_timeout = Duration::from_secs_f64(self.call_timeout);
         }
         def

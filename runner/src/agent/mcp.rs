@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, McpServer, Notice, NoticeSeverity, PermissionOption, PermissionOptionKind,
@@ -40,8 +39,10 @@ pub(crate) struct SessionMcp {
     problems: Vec<String>,
     trust_file: PathBuf,
     notices: NoticeSink,
-    /// The project file was looked at (once per session, before its first run).
-    project_seen: AtomicBool,
+    /// Whether the project file was settled (read, and asked about if needed); one caller
+    /// at a time, so a second run (or `/mcp`) waits for the answer instead of going on
+    /// without the project's servers.
+    project_seen: tokio::sync::Mutex<bool>,
     /// The prompt commands the client was last told of.
     announced: Mutex<Vec<String>>,
 }
@@ -90,7 +91,7 @@ impl SessionMcp {
             problems,
             trust_file,
             notices,
-            project_seen: AtomicBool::new(!config.project_servers),
+            project_seen: tokio::sync::Mutex::new(!config.project_servers),
             announced: Mutex::new(Vec::new()),
         }
     }
@@ -103,22 +104,30 @@ impl SessionMcp {
     /// Before a run: the project's servers asked about (once per session), every server
     /// started, and the client told of prompts that changed.
     pub(crate) async fn prepare(&self, port: &Arc<dyn ClientPort>, stop: &CancellationToken) {
-        if !self.project_seen.swap(true, Ordering::SeqCst) {
-            let project = self.project_servers(port, stop).await;
-            if !project.is_empty() {
-                let mut defs = self.base.clone();
-                defs.extend(project);
-                defs.extend(self.client.iter().cloned());
-                // Nothing has started yet: the hub is replaced whole.
-                *self.hub.lock() = McpHub::new(
-                    self.cwd.clone(),
-                    defs,
-                    self.problems.clone(),
-                    self.notices.clone(),
-                );
+        {
+            let mut seen = self.project_seen.lock().await;
+            // Not settled when the question went unanswered (cancelled): asked again later.
+            if !*seen && let Some(project) = self.project_servers(port, stop).await {
+                *seen = true;
+                if !project.is_empty() {
+                    let mut defs = self.base.clone();
+                    defs.extend(project);
+                    defs.extend(self.client.iter().cloned());
+                    let new = McpHub::new(
+                        self.cwd.clone(),
+                        defs,
+                        self.problems.clone(),
+                        self.notices.clone(),
+                    );
+                    let old = std::mem::replace(&mut *self.hub.lock(), new);
+                    // Nothing should have started before the project was settled; whatever
+                    // did is stopped, not left behind.
+                    old.shutdown().await;
+                }
             }
         }
         let hub = self.hub();
+        hub.report_problems();
         if hub.is_empty() {
             return;
         }
@@ -142,7 +151,7 @@ impl SessionMcp {
         &self,
         port: &Arc<dyn ClientPort>,
         stop: &CancellationToken,
-    ) -> Vec<McpServerDef> {
+    ) -> Option<Vec<McpServerDef>> {
         let path = self.cwd.join(PROJECT_FILE);
         let trust_file = self.trust_file.clone();
         let read = tokio::task::spawn_blocking(move || {
@@ -154,14 +163,14 @@ impl SessionMcp {
         .ok()
         .flatten();
         let Some((text, answer)) = read else {
-            return Vec::new();
+            return Some(Vec::new());
         };
         let env = |var: &str| std::env::var(var).ok();
         let servers = match project_servers(&text, &env) {
             Ok(servers) => servers,
             Err(e) => {
                 self.say(true, format!("{PROJECT_FILE} not used: {e}"));
-                return Vec::new();
+                return Some(Vec::new());
             }
         };
         let mut defs = Vec::new();
@@ -172,23 +181,24 @@ impl SessionMcp {
             }
         }
         if defs.is_empty() {
-            return defs;
+            return Some(defs);
         }
         let trusted = match answer {
             Some(trusted) => trusted,
-            None => self.ask(port, stop, &text, &defs).await,
+            None => self.ask(port, stop, &text, &defs).await?,
         };
-        if trusted { defs } else { Vec::new() }
+        Some(if trusted { defs } else { Vec::new() })
     }
 
-    /// Ask whether the project's servers may run; a lasting answer is remembered.
+    /// Ask whether the project's servers may run; a lasting answer is remembered. `None`
+    /// when nobody answered (the run was stopped, the request cancelled or failed).
     async fn ask(
         &self,
         port: &Arc<dyn ClientPort>,
         stop: &CancellationToken,
         text: &str,
         defs: &[McpServerDef],
-    ) -> bool {
+    ) -> Option<bool> {
         let list: Vec<String> = defs
             .iter()
             .map(|d| {
@@ -241,15 +251,21 @@ impl SessionMcp {
         );
         let answer = tokio::select! {
             biased;
-            () = stop.cancelled() => return false,
+            () = stop.cancelled() => return None,
             answer = port.request_permission(request) => answer,
         };
         let choice = match answer {
             Ok(RequestPermissionOutcome::Selected(selected)) => selected.option_id.0.to_string(),
-            Ok(_) => return false,
+            Ok(_) => {
+                self.say(
+                    false,
+                    format!("{PROJECT_FILE} not answered: its servers are not started this time"),
+                );
+                return None;
+            }
             Err(e) => {
                 tracing::warn!("could not ask about {PROJECT_FILE}: {e}");
-                return false;
+                return None;
             }
         };
         let trusted = choice == TRUST;
@@ -264,7 +280,7 @@ impl SessionMcp {
                 self.say(true, format!("the answer is not remembered: {e}"));
             }
         }
-        trusted
+        Some(trusted)
     }
 
     fn say(&self, warning: bool, text: String) {

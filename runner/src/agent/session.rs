@@ -314,7 +314,13 @@ impl Session {
             }
             if let Some((command, rest)) = mcp_prompt_command(&user) {
                 self.mcp.prepare(&port, &mine).await;
-                match self.mcp.hub().run_prompt(&command, &rest).await {
+                let hub = self.mcp.hub();
+                let expanded = tokio::select! {
+                    biased;
+                    () = mine.cancelled() => return Ok(PromptResponse::new(StopReason::Cancelled)),
+                    expanded = hub.run_prompt(&command, &rest) => expanded,
+                };
+                match expanded {
                     Some(Ok(content)) => {
                         user.content = march_core::message::UserBody::Blocks(content);
                     }

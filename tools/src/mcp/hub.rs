@@ -97,8 +97,9 @@ pub type NoticeSink = Arc<dyn Fn(McpNotice) + Send + Sync>;
 pub(crate) struct Slot {
     pub def: McpServerDef,
     state: Mutex<SlotState>,
-    /// One start at a time.
-    starting: tokio::sync::Mutex<()>,
+    /// Told when a start of this server ends (ready or failed), for callers that found it
+    /// starting and wait for it.
+    started: tokio::sync::Notify,
 }
 
 struct SlotState {
@@ -138,6 +139,8 @@ pub struct McpHub {
     clashes: Mutex<Vec<String>>,
     /// Set by [`McpHub::shutdown`]: nothing starts any more.
     stopped: std::sync::atomic::AtomicBool,
+    /// Whether `problems` were said.
+    problems_told: std::sync::atomic::AtomicBool,
 }
 
 /// How an MCP server is restarted: three tries (1 s, 2 s, 4 s); up a minute counts as
@@ -203,7 +206,7 @@ impl McpHub {
                             up_since: None,
                             restarts: 0,
                         }),
-                        starting: tokio::sync::Mutex::new(()),
+                        started: tokio::sync::Notify::new(),
                     })
                 })
                 .collect(),
@@ -212,6 +215,7 @@ impl McpHub {
             problems,
             clashes: Mutex::new(Vec::new()),
             stopped: std::sync::atomic::AtomicBool::new(false),
+            problems_told: std::sync::atomic::AtomicBool::new(false),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(follow(Arc::downgrade(&hub), incoming));
@@ -234,50 +238,106 @@ impl McpHub {
         &self.problems
     }
 
-    /// Start every server that has not started yet, all at once, each within its start
-    /// timeout; returns when each is ready or has failed (a failure is noticed, and the
-    /// server is tried again with backoff).
-    pub async fn ensure_started(self: &Arc<Self>) {
-        let idle: Vec<Arc<Slot>> = self
-            .slots
+    /// How long one call to server `name` may take.
+    pub(crate) fn call_timeout(&self, name: &str) -> Duration {
+        self.slots
             .iter()
-            .filter(|s| s.phase() == ServerPhase::Idle)
-            .cloned()
-            .collect();
-        if idle.is_empty() {
+            .find(|s| s.def.name == name)
+            .map_or(Duration::from_secs(300), |s| s.def.call_timeout)
+    }
+
+    /// Say the problems found in the definitions, once (also when no server is usable).
+    pub fn report_problems(&self) {
+        if self
+            .problems_told
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             return;
         }
-        if self.slots.iter().all(|s| s.phase() == ServerPhase::Idle) {
-            for problem in &self.problems {
-                (self.notices)(McpNotice {
-                    warning: true,
-                    title: "MCP configuration".to_string(),
-                    text: problem.clone(),
-                });
+        for problem in &self.problems {
+            (self.notices)(McpNotice {
+                warning: true,
+                title: "MCP configuration".to_string(),
+                text: problem.clone(),
+            });
+        }
+    }
+
+    /// Start every server that has not started yet, all at once, each within its start
+    /// timeout; returns when each is ready or has failed (a failure is noticed, and the
+    /// server is tried again with backoff). Servers another caller is starting are waited
+    /// for, not started twice.
+    pub async fn ensure_started(self: &Arc<Self>) {
+        self.report_problems();
+        let mut mine = Vec::new();
+        let mut theirs = Vec::new();
+        for slot in &self.slots {
+            // Wait registrations are made before the phase is read, so no end is missed.
+            let started = Box::pin(slot.started.notified());
+            let mut state = slot.state.lock();
+            match state.phase {
+                ServerPhase::Idle => {
+                    state.phase = ServerPhase::Starting;
+                    mine.push(slot.clone());
+                }
+                ServerPhase::Starting => theirs.push(started),
+                _ => {}
             }
         }
-        let starts = idle.into_iter().map(|slot| {
+        let starts = mine.into_iter().map(|slot| {
             let hub = self.clone();
             async move { hub.start(&slot).await }
         });
-        futures_util::future::join_all(starts).await;
+        futures_util::future::join(
+            futures_util::future::join_all(starts),
+            futures_util::future::join_all(theirs),
+        )
+        .await;
     }
 
-    /// Start one server (again); on failure, schedule the next try or disable it.
+    /// Start one server this caller moved to `Starting`; on failure, schedule the next try
+    /// or disable it.
     async fn start(self: &Arc<Self>, slot: &Arc<Slot>) {
-        let _one = slot.starting.lock().await;
-        if self.is_stopped() || slot.phase() == ServerPhase::Ready {
-            return;
-        }
-        slot.state.lock().phase = ServerPhase::Starting;
-        match self.open(slot).await {
-            Ok(()) => {
-                let mut state = slot.state.lock();
-                state.phase = ServerPhase::Ready;
-                state.up_since = Some(Instant::now());
-                tracing::info!(server = %slot.def.name, tools = state.tools.len(), "MCP server ready");
+        let result = if self.is_stopped() {
+            Err(None)
+        } else {
+            self.open(slot).await.map_err(Some)
+        };
+        match result {
+            Ok(connection) => {
+                let ready = {
+                    let mut state = slot.state.lock();
+                    // Stopped meanwhile, or the server already went away while it was being
+                    // listed (its end was not yet a crash of a ready server).
+                    if self.is_stopped() || connection.peer.is_transport_closed() {
+                        state.connection = None;
+                        state.phase = if self.is_stopped() {
+                            ServerPhase::Stopped
+                        } else {
+                            ServerPhase::Starting
+                        };
+                        false
+                    } else {
+                        state.phase = ServerPhase::Ready;
+                        state.up_since = Some(Instant::now());
+                        tracing::info!(server = %slot.def.name, tools = state.tools.len(), "MCP server ready");
+                        true
+                    }
+                };
+                if !ready {
+                    connection.close().await;
+                    if !self.is_stopped() {
+                        let decision = {
+                            let mut state = slot.state.lock();
+                            state.last_error = Some("it stopped while starting".to_string());
+                            state.counter.start_failed()
+                        };
+                        self.after_failure(slot, decision, "stopped while starting".to_string());
+                    }
+                }
             }
-            Err(e) => {
+            Err(None) => slot.state.lock().phase = ServerPhase::Stopped,
+            Err(Some(e)) => {
                 tracing::warn!(server = %slot.def.name, "MCP server did not start: {e}");
                 let decision = {
                     let mut state = slot.state.lock();
@@ -287,10 +347,11 @@ impl McpHub {
                 self.after_failure(slot, decision, format!("could not start: {e}"));
             }
         }
+        slot.started.notify_waiters();
     }
 
     /// Connect, list, and keep what the server offers.
-    async fn open(&self, slot: &Arc<Slot>) -> Result<(), McpError> {
+    async fn open(&self, slot: &Arc<Slot>) -> Result<Arc<Connection>, McpError> {
         let connection =
             Arc::new(Connection::open(&slot.def, &self.project, self.signals.clone()).await?);
         let listed = async {
@@ -332,9 +393,9 @@ impl McpHub {
         state.tools = tools.tools;
         state.prompts = prompts;
         state.resources = resources;
-        state.connection = Some(connection);
+        state.connection = Some(connection.clone());
         state.last_error = None;
-        Ok(())
+        Ok(connection)
     }
 
     /// What follows a failure: a notice, and a later try, or the server disabled.
@@ -359,7 +420,18 @@ impl McpHub {
                 let slot = slot.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(wait).await;
-                    if let Some(hub) = hub.upgrade() {
+                    let Some(hub) = hub.upgrade() else {
+                        return;
+                    };
+                    let claimed = {
+                        let mut state = slot.state.lock();
+                        let ours = state.phase == ServerPhase::Restarting;
+                        if ours {
+                            state.phase = ServerPhase::Starting;
+                        }
+                        ours
+                    };
+                    if claimed {
                         hub.start(&slot).await;
                     }
                 });
@@ -371,7 +443,7 @@ impl McpHub {
                     title: format!("MCP server {name} disabled"),
                     text: format!(
                         "MCP server {name} {what}; it was tried {attempts} more times and is \
-                         now disabled (its tools are gone until the agent restarts)"
+                         now disabled (its tools are gone for this session)"
                     ),
                 });
             }
@@ -544,14 +616,26 @@ impl McpHub {
         let Some((slot, connection)) = self.running(name) else {
             return;
         };
-        match list_tools(&slot, &connection).await {
+        // A server that hangs here must not hold up the signals of the others.
+        let limit = slot.def.start_timeout;
+        match tokio::time::timeout(limit, list_tools(&slot, &connection))
+            .await
+            .unwrap_or_else(|_| {
+                Err(McpError::Timeout {
+                    server: name.to_string(),
+                    after: limit,
+                })
+            }) {
             Ok(listed) => {
                 tracing::info!(server = %name, tools = listed.tools.len(), "MCP tools changed");
                 slot.state.lock().tools = listed.tools;
             }
             Err(e) => tracing::warn!(server = %name, "MCP tools could not be listed again: {e}"),
         }
-        if prompts_too && let Ok(prompts) = list_prompts(&slot.def, &connection).await {
+        if prompts_too
+            && let Ok(Ok(prompts)) =
+                tokio::time::timeout(limit, list_prompts(&slot.def, &connection)).await
+        {
             slot.state.lock().prompts = prompts;
         }
     }

@@ -67,7 +67,20 @@ impl McpHub {
         let Some((_, connection)) = self.running(&prompt.server) else {
             return Some(Err(format!("MCP server {} is not running", prompt.server)));
         };
-        Some(prompts::get_prompt(&connection, &prompt, arguments).await)
+        // Bounded like a tool call: a server that never answers must not hold the session.
+        let limit = self.call_timeout(&prompt.server);
+        Some(
+            tokio::time::timeout(limit, prompts::get_prompt(&connection, &prompt, arguments))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "MCP server {} did not answer for prompt {} within {} s",
+                        prompt.server,
+                        prompt.remote,
+                        limit.as_secs_f64()
+                    ))
+                }),
+        )
     }
 }
 

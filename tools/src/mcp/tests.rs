@@ -463,3 +463,39 @@ async fn nothing_is_left_running_after_shutdown() {
     hub.shutdown().await;
     assert!(!group_alive(), "the server's process group is gone");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_callers_start_a_server_once_and_both_wait_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let python = march_testkit::test_tools::mcp_python()
+        .display()
+        .to_string();
+    // Each start of the server appends a line.
+    let script = format!(
+        "echo start >> '{}'; exec '{python}' '{FIXTURE}'",
+        starts.display()
+    );
+    let def = McpServerDef::new(
+        "once",
+        McpTransport::Stdio {
+            command: "sh".into(),
+            args: vec!["-c".into(), script],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        McpOrigin::Config,
+    );
+    let (hub, _) = hub(vec![def]);
+    let (a, b) = (hub.clone(), hub.clone());
+    tokio::join!(a.ensure_started(), b.ensure_started());
+    // Both returned only once it was up.
+    assert_eq!(
+        phase(&hub, "once"),
+        ServerPhase::Ready,
+        "{:?}",
+        hub.status()
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
+    hub.shutdown().await;
+}
