@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod chrome;
+pub mod copy;
 pub mod diagnostics;
 pub mod diff;
 pub mod highlight;

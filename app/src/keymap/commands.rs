@@ -123,7 +123,7 @@ commands! {
     TranscriptToggleThinking = "transcript.toggle-thinking", "Expand or collapse thinking.";
     CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";
     CopyCodeBlock = "copy.code-block", "Copy the last code block to the clipboard (OSC 52).";
-    CopyMode = "copy.mode", "Start copy mode in a shell pane: vi keys move, v selects, y copies.";
+    CopyMode = "copy.mode", "Start copy mode in a shell or agent pane: vi keys move, v selects, y copies.";
     PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
     PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
     PromptFollowUp = "prompt.follow-up", "Queue the prompt as a follow-up while a turn runs; else break the line.";

@@ -68,6 +68,7 @@ pub fn render_keymaps_doc(keymap: &Keymap) -> String {
         }
         out.push('\n');
     }
+    out.push_str(COPY_MODE);
     out.push_str(
         "## All commands\n\n\
          Every command can be bound in any table. Those without a default key are there for your\n\
@@ -101,6 +102,30 @@ pub fn render_keymaps_doc(keymap: &Keymap) -> String {
     }
     out
 }
+
+/// Copy mode's keys, the same in shell and agent panes (copy mode takes every key while it
+/// is on, so they are not keymap tables).
+const COPY_MODE: &str = "## Copy mode\n\n\
+`copy.mode` starts it in the focused pane, a shell's history and screen or an agent's\n\
+transcript, with a cursor at the last line shown; the status shows where it is.\n\n\
+| key | what it does |\n|---|---|\n\
+| `h` `j` `k` `l`, arrows | move |\n\
+| `w` `b` `e` | next word, word back, word end |\n\
+| `0` `^` `$` | line start, first character, line end |\n\
+| `g` `G`, `home` `end` | first line, last line |\n\
+| `H` `M` `L` | top, middle, bottom of the view |\n\
+| `ctrl-u` `ctrl-d`, `ctrl-b` `ctrl-f`, `pageup` `pagedown` | half a page, a page |\n\
+| `v`, `V` | select characters, whole lines (again: stop selecting) |\n\
+| `/`, `?` | search forward, backward as you type (smart case: a capital letter matches case); every match on screen is marked |\n\
+| `n`, `N` | next, previous match |\n\
+| `y`, `enter` | copy the selection (OSC 52) and leave |\n\
+| `esc` | drop the selection, then leave |\n\
+| `q`, `ctrl-c` | leave |\n\n\
+In an agent pane what is copied is the text as written: blocks of the agent's answer the\n\
+selection covers whole come as their markdown source, a code block's rows as its lines\n\
+uncut, wrapped rows of a paragraph joined; the rest as drawn.\n\n\
+The mouse in an agent pane: drag to select and copy, double-click copies a word,\n\
+triple-click a line; a plain click on an edit opens its diff.\n\n";
 
 /// A key as a Markdown table cell: code, with `|` escaped so it does not split the cell.
 fn cell_key(key: Key) -> String {

@@ -236,13 +236,11 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 shell.message = Some("not an agent shell pane".to_string());
             }
         }
-        C::CopyMode => match ws.focused_program() {
-            Some(pane) => pane.enter_copy_mode(),
-            None => {
-                shell.message =
-                    Some("copy mode is for shell panes; in an agent pane y and Y copy".to_string());
+        C::CopyMode => {
+            if !ws.pane_enter_copy_mode(ws.focused()) {
+                shell.message = Some("nothing to copy from in this pane".to_string());
             }
-        },
+        }
         C::TabClose => {
             let tab = ws.tabs().1;
             if !confirmed && ask_first(shell, command, Some(tab)) {

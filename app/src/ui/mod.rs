@@ -76,6 +76,8 @@ struct Ui {
     message: Option<String>,
     /// A border being dragged with the mouse: where the drag started.
     drag: Option<(u16, u16)>,
+    /// The last left press, to tell double and triple clicks.
+    last_click: Option<mouse::LastClick>,
     /// What covers the panes for a while (the key list, the supervisor view, the switcher,
     /// the project picker, a tab name being typed): the top one takes the keys.
     layers: Layers,
@@ -215,6 +217,7 @@ pub async fn serve(
         keymap,
         message: problems.first().cloned(),
         drag: None,
+        last_click: None,
         layers: Layers::default(),
         data_dir: paths.data_dir.clone(),
         frame_stats: FrameStats::from_env(),
@@ -628,6 +631,8 @@ impl Ui {
             Some(PaneKind::Shell | PaneKind::Commands) => KeyContext::Shell,
             // A pane in setup has no prompt: the agent keys (Enter submits…) are its own there.
             Some(PaneKind::Setup) => KeyContext::Direct,
+            // Copy mode takes the keys the prompt's bindings would.
+            Some(PaneKind::Agent) if self.ws.pane_copying(self.ws.focused()) => KeyContext::Direct,
             Some(PaneKind::Agent) | None => KeyContext::Agent,
         };
         match self.dispatcher.dispatch(&self.keymap, context, key) {

@@ -305,28 +305,82 @@ impl Workspace {
     }
 
     /// A mouse button went down, moved or came up over pane `id` at `x`, `y` (not on a
-    /// border): a program that wants the mouse gets it; a left click on an edit in a
-    /// transcript opens its diff, on a diagnostic selects it.
-    pub fn pane_mouse(&mut self, id: PaneId, report: MouseReport, x: u16, y: u16, m: KeyModifiers) {
+    /// border; `clicks` counts a double or triple click): a program that wants the mouse
+    /// gets it; in a transcript the left button selects and copies (a plain click on an
+    /// edit opens its diff); a click on a diagnostic selects it.
+    pub fn pane_mouse(
+        &mut self,
+        id: PaneId,
+        report: MouseReport,
+        (x, y): (u16, u16),
+        clicks: u8,
+        m: KeyModifiers,
+    ) -> UiRequest {
         let left_press = report == MouseReport::Press(0);
         match self.panes.get_mut(&id) {
-            None | Some(Pane::Diff { .. } | Pane::Uncommitted { .. }) => {}
+            None | Some(Pane::Diff { .. } | Pane::Uncommitted { .. }) => UiRequest::None,
             Some(Pane::Diagnostics { view, .. }) => {
                 if left_press {
                     view.click(x, y);
                 }
+                UiRequest::None
             }
             Some(Pane::Shell(_) | Pane::Commands { .. }) => {
                 if let Some(program) = self.pane_program(id) {
                     program.mouse(report, x, y, m);
                 }
+                UiRequest::None
             }
-            Some(Pane::Agent(_)) => {
-                if left_press {
-                    // A click on an edit in the transcript shows its file's diff.
-                    self.open_diff_at(id, x, y);
+            Some(Pane::Agent(session)) => {
+                let session = *session;
+                let Some(slot) = self.sessions.get_mut(&session) else {
+                    return UiRequest::None;
+                };
+                if slot.setup.is_some() {
+                    return UiRequest::None;
                 }
+                let event = match report {
+                    MouseReport::Press(0) => slot.view.mouse_press(x, y, clicks),
+                    MouseReport::Drag(0) => slot.view.mouse_drag(x, y),
+                    MouseReport::Release(_) => slot.view.mouse_release(x, y),
+                    _ => return UiRequest::None,
+                };
+                self.pane_event(id, event)
             }
+        }
+    }
+
+    /// Whether pane `id` is in copy mode (a shell's or a transcript's).
+    pub fn pane_copying(&mut self, id: PaneId) -> bool {
+        match self.panes.get(&id) {
+            Some(Pane::Agent(key)) => self
+                .sessions
+                .get(key)
+                .is_some_and(|s| s.view.in_copy_mode()),
+            Some(Pane::Shell(_) | Pane::Commands { .. }) => {
+                self.pane_program(id).is_some_and(|p| p.in_copy_mode())
+            }
+            _ => false,
+        }
+    }
+
+    /// Starts copy mode in pane `id`; false when the pane has no text to copy from.
+    pub fn pane_enter_copy_mode(&mut self, id: PaneId) -> bool {
+        match self.panes.get(&id) {
+            Some(Pane::Agent(key)) => match self.sessions.get_mut(key) {
+                Some(slot) if slot.setup.is_none() => {
+                    slot.view.enter_copy_mode();
+                    true
+                }
+                _ => false,
+            },
+            _ => match self.pane_program(id) {
+                Some(pane) => {
+                    pane.enter_copy_mode();
+                    true
+                }
+                None => false,
+            },
         }
     }
 

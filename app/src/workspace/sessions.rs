@@ -33,7 +33,8 @@ impl Workspace {
             Some((name, spec)) => (Some(name.to_string()), spec),
             None => (None, &l.spec),
         };
-        let view = AgentPane::new(format!("{} · {}", spec.name, project_name(project)));
+        let mut view = AgentPane::new(format!("{} · {}", spec.name, project_name(project)));
+        view.set_search_case(super::shells::search_case(&l.shell));
         // March's runner with no model to use is set up first (known since March started,
         // or since the last setup, so opening a pane reads no file).
         let needs_setup = match &l.paths {
@@ -473,6 +474,13 @@ impl Workspace {
                     && slot.driver.session().as_ref() != Some(&session)
                 {
                     self.replace_in_pane(pane, Some(session));
+                }
+            }
+            PaneEvent::Copy(text) => return UiRequest::Copy(text),
+            PaneEvent::Click { x, y } => {
+                // A click on an edit in the transcript shows its file's diff.
+                if let Some(pane) = pane {
+                    self.open_diff_at(pane, x, y);
                 }
             }
         }

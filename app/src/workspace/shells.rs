@@ -45,12 +45,17 @@ pub fn shell_spec(config: &ShellConfig, cwd: &Path) -> ShellSpec {
     spec.scrollback_lines = config.scrollback_lines;
     spec.scrollback_bytes = config.scrollback_bytes;
     spec.osc52 = config.osc52;
-    spec.search_case = match config.search_case {
+    spec.search_case = search_case(config);
+    spec
+}
+
+/// When copy mode's search ignores case (`[shell] search_case`, for every pane kind).
+pub fn search_case(config: &ShellConfig) -> SearchCase {
+    match config.search_case {
         SearchCaseName::Smart => SearchCase::Smart,
         SearchCaseName::Ignore => SearchCase::Ignore,
         SearchCaseName::Match => SearchCase::Match,
-    };
-    spec
+    }
 }
 
 impl Workspace {

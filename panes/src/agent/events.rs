@@ -57,6 +57,16 @@ pub enum PaneEvent {
     },
     /// Show this earlier session in the pane (chosen from the `/resume` list).
     ResumeSession(SessionId),
+    /// Put this text on the clipboard (copy mode or a mouse selection copied it).
+    Copy(String),
+    /// A click at screen position `x`, `y` that the pane did not take (no selection
+    /// was made): the app may act on what is there.
+    Click {
+        /// Column.
+        x: u16,
+        /// Row.
+        y: u16,
+    },
 }
 
 /// When a message typed during a turn is delivered.

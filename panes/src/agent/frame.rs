@@ -6,9 +6,13 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use ratatui::style::{Modifier, Style};
+
 use super::AgentPane;
 use super::blocks::BlockContext;
+use super::copy::TranscriptLines;
 use crate::chrome::pane_block;
+use crate::copy::CopyMark;
 use crate::highlight::Highlighter;
 use crate::theme::{Slot, Theme};
 use crate::wrap;
@@ -70,8 +74,15 @@ impl AgentPane {
             tools_expanded: self.tools_expanded,
             thinking_expanded: self.thinking_expanded,
         };
+        // Copy mode keeps its places on their text when blocks are laid out anew.
+        let before = self.copy.as_ref().map(|_| self.scroll.heights());
         self.scroll
             .draw(&mut self.transcript, transcript_area, buf, &ctx);
+        if let (Some(before), Some(state)) = (before, self.copy.as_mut()) {
+            let scroll = &self.scroll;
+            state.mode.remap(|line| scroll.relocate(&before, line));
+            self.draw_copy_marks(transcript_area, buf, theme);
+        }
         let modal_open = !self.permissions.is_empty() || self.picker.is_some();
         let sep_y = inner.y + transcript_rows;
         if prompt_rows > 0 {
@@ -105,6 +116,48 @@ impl AgentPane {
         } else if let Some(picker) = &self.picker {
             picker.render(inner, buf, theme);
         }
+    }
+
+    /// Copy mode's cursor, selection and search matches over the transcript.
+    fn draw_copy_marks(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let Some(state) = self.copy.as_ref() else {
+            return;
+        };
+        let lines = TranscriptLines {
+            scroll: &mut self.scroll,
+            blocks: self.transcript.blocks(),
+        };
+        let selected = theme.style(Slot::Selection);
+        let found = theme.style(Slot::Warning).add_modifier(Modifier::REVERSED);
+        let cursor = Style::default().add_modifier(Modifier::REVERSED);
+        for row in 0..area.height {
+            let matches = state.mode.matches_on_row(&lines, row);
+            for col in 0..area.width {
+                let style = match state.mode.mark(&lines, row, col) {
+                    Some(CopyMark::Cursor) => Some(cursor),
+                    Some(CopyMark::Selected) => Some(selected),
+                    Some(CopyMark::Match) | None => matches
+                        .iter()
+                        .any(|(a, b)| col >= *a && col <= *b)
+                        .then_some(found),
+                };
+                if let Some(style) = style
+                    && let Some(cell) = buf.cell_mut((area.x + col, area.y + row))
+                {
+                    cell.set_style(style);
+                }
+            }
+        }
+    }
+
+    /// Copy mode's status line (position, search being typed), while it is on.
+    pub(crate) fn copy_status(&mut self) -> Option<String> {
+        let state = self.copy.as_ref()?;
+        let lines = TranscriptLines {
+            scroll: &mut self.scroll,
+            blocks: self.transcript.blocks(),
+        };
+        Some(state.mode.status(&lines))
     }
 
     /// The border, the title on the left and the status on the right; returns the inside.
@@ -162,7 +215,7 @@ impl AgentPane {
         }
     }
 
-    fn render_separator(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    fn render_separator(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let rule = "─".repeat(usize::from(area.width));
         buf.set_line(
             area.x,
@@ -170,6 +223,14 @@ impl AgentPane {
             &Line::from(Span::styled(rule, theme.style(Slot::Border))),
             area.width,
         );
+        if let Some(status) = self.copy_status() {
+            let status = wrap::truncate(&format!(" {status} "), usize::from(area.width));
+            let w = wrap::width(&status) as u16;
+            let x = area.x + area.width.saturating_sub(w + 1);
+            let line = Line::from(Span::styled(status, theme.style(Slot::StatusBarAccent)));
+            buf.set_line(x, area.y, &line, w.min(area.width));
+            return;
+        }
         // Every running turn shows as working, with its elapsed time; waiting on the model
         // says so with how long it has been silent.
         let elapsed = self

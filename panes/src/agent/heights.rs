@@ -82,6 +82,29 @@ impl Heights {
     pub(crate) fn total(&self) -> usize {
         self.prefix(self.values.len())
     }
+
+    /// The block holding line `line` (lines counted from the first block's first) and the
+    /// line within it; the last block's last line past the end, `None` with no lines.
+    pub(crate) fn find(&self, line: usize) -> Option<(usize, usize)> {
+        let total = self.total();
+        if total == 0 {
+            return None;
+        }
+        let line = line.min(total - 1);
+        // Descend the tree for the most blocks whose heights sum to at most `line`.
+        let mut pos = 0;
+        let mut rest = line;
+        let mut step = (self.tree.len().max(1)).next_power_of_two();
+        while step > 0 {
+            let next = pos + step;
+            if next < self.tree.len() && self.tree[next] <= rest {
+                pos = next;
+                rest -= self.tree[next];
+            }
+            step /= 2;
+        }
+        Some((pos, rest))
+    }
 }
 
 #[cfg(test)]
@@ -98,6 +121,26 @@ mod tests {
         assert_eq!(h.total(), 23);
         h.set(1, 0);
         assert_eq!(h.total(), 13);
+    }
+
+    #[test]
+    fn find_locates_lines_and_skips_empty_blocks() {
+        let h = Heights::from_values(vec![2, 0, 3, 1]);
+        assert_eq!(h.find(0), Some((0, 0)));
+        assert_eq!(h.find(1), Some((0, 1)));
+        assert_eq!(h.find(2), Some((2, 0)), "the empty block holds no line");
+        assert_eq!(h.find(4), Some((2, 2)));
+        assert_eq!(h.find(5), Some((3, 0)));
+        assert_eq!(h.find(99), Some((3, 0)), "past the end: the last line");
+        assert_eq!(Heights::default().find(0), None);
+        for n in 1..40 {
+            let h = Heights::from_values((0..n).map(|i| i % 3).collect());
+            for line in 0..h.total() {
+                let (b, l) = h.find(line).unwrap();
+                assert_eq!(h.prefix(b) + l, line);
+                assert!(l < h.get(b));
+            }
+        }
     }
 
     #[test]

@@ -18,6 +18,9 @@ impl AgentPane {
         if key.kind == KeyEventKind::Release {
             return PaneEvent::None;
         }
+        if self.copy.is_some() {
+            return self.copy_key(key);
+        }
         if let Some(picker) = self.picker.as_mut() {
             return match picker.key(key) {
                 PickerKey::Ignored => PaneEvent::None,
@@ -222,6 +225,7 @@ impl AgentPane {
 
     /// Inserts pasted text into the prompt as it is.
     pub fn paste(&mut self, text: &str) -> PaneEvent {
+        self.leave_copy_mode();
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;
         }

@@ -10,6 +10,7 @@ mod blocks;
 mod capture;
 mod completion;
 mod content;
+mod copy;
 mod diff;
 mod events;
 mod frame;
@@ -86,6 +87,10 @@ pub struct AgentPane {
     focused: bool,
     error: Option<String>,
     cursor: Option<(u16, u16)>,
+    /// Copy mode, while it is on.
+    copy: Option<copy::CopyState>,
+    /// When copy mode's search ignores case.
+    search_case: crate::copy::SearchCase,
 }
 
 impl AgentPane {
@@ -111,6 +116,8 @@ impl AgentPane {
             focused: false,
             error: None,
             cursor: None,
+            copy: None,
+            search_case: crate::copy::SearchCase::default(),
         }
     }
 
@@ -348,6 +355,7 @@ impl AgentPane {
 
     /// Empties the transcript for a new session; the prompt history stays.
     pub fn clear(&mut self) {
+        self.leave_copy_mode();
         self.transcript.clear();
         self.permissions.clear();
         self.picker = None;

@@ -66,6 +66,8 @@ pub(crate) struct Scrollback {
     drawn: (Rect, Vec<usize>),
     /// Blocks laid out since creation (cache misses), for tests of the virtualisation.
     renders: u64,
+    /// Copy mode is on: every block is laid out and kept, so lines have fixed numbers.
+    keep_all: bool,
 }
 
 impl Scrollback {
@@ -89,9 +91,79 @@ impl Scrollback {
         owners.get(usize::from(y - area.y)).copied()
     }
 
+    /// The block heights now, to find lines again after a layout (see [`Self::relocate`]).
+    pub(crate) fn heights(&self) -> Heights {
+        self.heights.clone()
+    }
+
+    /// Line `line` as numbered by `before`, numbered now: same block, same line in it.
+    pub(crate) fn relocate(&self, before: &Heights, line: usize) -> usize {
+        match before.find(line) {
+            Some((block, at)) => {
+                let h = self.heights.get(block);
+                self.heights.prefix(block) + at.min(h.saturating_sub(1))
+            }
+            None => line,
+        }
+    }
+
+    /// Where the last frame was drawn.
+    pub(crate) fn area(&self) -> Rect {
+        self.drawn.0
+    }
+
     /// The height of the last frame.
     pub(crate) fn viewport(&self) -> usize {
         self.viewport
+    }
+
+    /// Keeps every block laid out from the next frame on (copy mode), or goes back to
+    /// laying out only what shows.
+    pub(crate) fn keep_all(&mut self, on: bool) {
+        self.keep_all = on;
+    }
+
+    /// Lines of the whole transcript (exact once [`Self::all_laid_out`]).
+    pub(crate) fn total_lines(&self) -> usize {
+        self.heights.total()
+    }
+
+    /// The block holding transcript line `line`, and the line within it.
+    pub(crate) fn locate(&self, line: usize) -> Option<(usize, usize)> {
+        self.heights.find(line)
+    }
+
+    /// Block `block` as laid out, when it is kept.
+    pub(crate) fn laid(&self, block: usize) -> Option<&Laid> {
+        self.cache.get(&block).map(|l| &**l)
+    }
+
+    /// The width blocks are laid out at.
+    pub(crate) fn width(&self) -> u16 {
+        self.layout.width
+    }
+
+    /// The transcript line on the first row of the last frame.
+    pub(crate) fn top_line(&self) -> usize {
+        if self.scrolled {
+            self.heights.prefix(self.anchor.0) + self.anchor.1
+        } else {
+            self.heights.total().saturating_sub(self.viewport)
+        }
+    }
+
+    /// Shows transcript line `line` on the first row from the next frame (the bottom is
+    /// followed when the rest fits).
+    pub(crate) fn show_from(&mut self, line: usize) {
+        self.pending = 0;
+        if line + self.viewport >= self.heights.total() {
+            self.scroll_to_bottom();
+            return;
+        }
+        if let Some(at) = self.heights.find(line) {
+            self.scrolled = true;
+            self.anchor = at;
+        }
     }
 
     /// Moves by `lines` at the next frame (negative: up).
@@ -151,7 +223,7 @@ impl Scrollback {
             self.heights.push(h);
             self.measured.push(false);
         }
-        let measure = self.scrolled && changed.len() <= MEASURE_CHANGED_LIMIT;
+        let measure = self.keep_all || (self.scrolled && changed.len() <= MEASURE_CHANGED_LIMIT);
         for i in changed {
             let old = if i < known { self.heights.get(i) } else { 0 };
             self.cache.remove(&i);
@@ -262,6 +334,13 @@ impl Scrollback {
         };
         self.sync(transcript, layout, ctx);
         let blocks = transcript.blocks();
+        if self.keep_all {
+            for i in 0..blocks.len() {
+                if !self.cache.contains_key(&i) {
+                    self.lines(blocks, i, ctx);
+                }
+            }
+        }
         self.viewport = usize::from(area.height);
         self.resolve_scroll(blocks, ctx);
         self.drawn = (area, Vec::new());
@@ -316,7 +395,7 @@ impl Scrollback {
         for (y, line) in rows.iter().take(h).enumerate() {
             buf.set_line(area.x, area.y + y as u16, line, area.width);
         }
-        if self.scrolled {
+        if self.scrolled && !self.keep_all {
             self.draw_position(area, buf, ctx);
         }
         self.trim_cache(&shown);
@@ -341,7 +420,7 @@ impl Scrollback {
     }
 
     fn trim_cache(&mut self, shown: &[usize]) {
-        if self.cache.len() <= CACHE_BLOCKS && self.streams.len() <= CACHE_BLOCKS {
+        if self.keep_all || self.cache.len() <= CACHE_BLOCKS && self.streams.len() <= CACHE_BLOCKS {
             return;
         }
         let (lo, hi) = match (shown.iter().min(), shown.iter().max()) {

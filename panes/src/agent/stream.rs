@@ -20,6 +20,9 @@ use crate::theme::Slot;
 /// Lines laid out once and shared between a stream and the blocks built from it.
 type Part = Arc<Vec<Line<'static>>>;
 
+/// Where top-level markdown blocks start: (line, byte of the text).
+type Starts = Vec<(usize, usize)>;
+
 /// A block's lines: its own first lines, the pieces shared with a stream, its last lines.
 #[derive(Debug, Default)]
 pub(crate) struct Laid {
@@ -27,6 +30,9 @@ pub(crate) struct Laid {
     parts: Arc<Vec<Part>>,
     tail: Vec<Line<'static>>,
     len: usize,
+    /// For a message's markdown: where each top-level block starts, as (line of this
+    /// block, byte of the message's text), so copying can give the text as written.
+    pub(crate) sources: Starts,
 }
 
 impl From<Vec<Line<'static>>> for Laid {
@@ -43,7 +49,23 @@ impl Laid {
             parts,
             tail,
             len,
+            sources: Vec::new(),
         }
+    }
+
+    /// Line `i`, if there is one.
+    pub(crate) fn get(&self, i: usize) -> Option<&Line<'static>> {
+        if i < self.head.len() {
+            return self.head.get(i);
+        }
+        let mut i = i - self.head.len();
+        for part in self.parts.iter() {
+            if i < part.len() {
+                return part.get(i);
+            }
+            i -= part.len();
+        }
+        self.tail.get(i)
     }
 
     /// Number of lines.
@@ -70,6 +92,8 @@ pub(crate) struct Stream {
     lines: usize,
     /// The text defines link references, so it is laid out whole every time.
     whole: bool,
+    /// Where the top-level blocks in `parts` start: (line in `parts`, byte of the text).
+    starts: Starts,
 }
 
 impl Stream {
@@ -79,9 +103,10 @@ impl Stream {
         &mut self,
         text: &str,
         render: impl Fn(&str, bool) -> Piece,
-    ) -> (Arc<Vec<Part>>, Vec<Line<'static>>) {
+    ) -> (Arc<Vec<Part>>, Vec<Line<'static>>, Starts) {
         if self.whole {
-            return (Arc::default(), render(text, false).lines);
+            let piece = render(text, false);
+            return (Arc::default(), piece.lines, piece.starts);
         }
         // Text that no longer extends what was kept cannot reuse it.
         let open = match text.get(self.done..) {
@@ -98,14 +123,13 @@ impl Stream {
                 whole: true,
                 ..Stream::default()
             };
-            let lines = if kept {
-                render(text, false).lines
-            } else {
-                piece.lines
-            };
-            return (Arc::default(), lines);
+            let piece = if kept { render(text, false) } else { piece };
+            return (Arc::default(), piece.lines, piece.starts);
         }
         let mut lines = piece.lines;
+        let (done, kept) = (self.done, self.lines);
+        let mut starts = self.starts.clone();
+        starts.extend(piece.starts.iter().map(|&(at, n)| (kept + n, done + at)));
         // Everything before the last block to start is final: keep it.
         if let Some(&(at, n)) = piece.starts.last() {
             let rest = lines.split_off(n.min(lines.len()));
@@ -113,10 +137,12 @@ impl Stream {
                 self.lines += lines.len();
                 Arc::make_mut(&mut self.parts).push(Arc::new(lines));
             }
+            // The open block's start stays known: its next piece begins there.
+            self.starts.clone_from(&starts);
             self.done += at;
             lines = rest;
         }
-        (Arc::clone(&self.parts), lines)
+        (Arc::clone(&self.parts), lines, starts)
     }
 }
 
@@ -137,7 +163,7 @@ pub(crate) fn message(m: &Message, gap: bool, ctx: &BlockContext<'_>, stream: &m
     if gap {
         head.push(Line::default());
     }
-    let (parts, mut tail) = if m.role == Role::Thought {
+    let (parts, mut tail, starts) = if m.role == Role::Thought {
         let style = ctx.theme.style(Slot::Thinking);
         head.push(Line::from(Span::styled("✻ Thinking", style)));
         let width = ctx.width.saturating_sub(2);
@@ -156,7 +182,13 @@ pub(crate) fn message(m: &Message, gap: bool, ctx: &BlockContext<'_>, stream: &m
     if rest > 0 {
         tail.push(more_bytes_line(rest, ctx));
     }
-    Laid::new(head, parts, tail)
+    let lines_before = head.len();
+    let mut laid = Laid::new(head, parts, tail);
+    laid.sources = starts
+        .into_iter()
+        .map(|(line, byte)| (lines_before + line, byte))
+        .collect();
+    laid
 }
 
 #[cfg(test)]

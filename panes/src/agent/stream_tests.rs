@@ -230,7 +230,7 @@ fn work_per_chunk_is_bounded_while_500_kb_stream() {
     // The open block plus the chunk: sections' blocks are a few hundred bytes.
     assert!(worst < 2048, "{worst} bytes laid out for one chunk");
     // And the result is still the whole layout.
-    let (parts, tail) = stream.lay_out(&text, |t, after| {
+    let (parts, tail, _) = stream.lay_out(&text, |t, after| {
         render_piece(
             t,
             ctx.width,

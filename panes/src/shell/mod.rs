@@ -3,7 +3,6 @@
 //! history scrolled with the wheel or keys.
 
 mod agent_shell;
-mod copy;
 mod output;
 mod pty;
 mod read_ahead;
@@ -26,6 +25,7 @@ use ratatui::widgets::Widget;
 use alacritty_terminal::sync::FairMutex;
 
 use crate::chrome::pane_block;
+pub use crate::copy::{CopyMark, CopyMode, CopyOutcome, SearchCase};
 use crate::sanitize::sanitize_line;
 use crate::scroll::Scroll;
 use crate::terminal::{
@@ -35,7 +35,6 @@ use crate::terminal::{
 use crate::theme::{Slot, Theme};
 use crate::wrap::truncate;
 pub use agent_shell::{AgentShellView, CommandEntry, Commands};
-pub use copy::{CopyMark, CopyMode, CopyOutcome, SearchCase};
 use output::Viewing;
 pub use output::{OutputReader, PtyOutput, ReadOutcome};
 pub use pty::{ExitInfo, SharedTerminal};
@@ -373,7 +372,8 @@ impl ShellPane {
     pub fn enter_copy_mode(&mut self) {
         if self.copy.is_none() {
             let term = self.term.lock();
-            let copy = CopyMode::enter(&**term, self.spec.search_case);
+            let (line, col) = crate::terminal::copy_start(&**term);
+            let copy = CopyMode::at(&**term, line, col, self.spec.search_case);
             drop(term);
             self.copy = Some(copy);
         }

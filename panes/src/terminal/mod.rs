@@ -231,5 +231,47 @@ pub trait TerminalEmulator {
     fn line_wrapped(&self, line: usize) -> bool;
 }
 
+/// A terminal's history and screen are what copy mode moves over in a shell pane.
+impl<E: TerminalEmulator + ?Sized> crate::copy::CopyText for E {
+    fn view_size(&self) -> (u16, u16) {
+        self.size()
+    }
+    fn line_count(&self) -> usize {
+        TerminalEmulator::line_count(self)
+    }
+    fn line_text(&self, line: usize) -> String {
+        TerminalEmulator::line_text(self, line)
+    }
+    fn line_wrapped(&self, line: usize) -> bool {
+        TerminalEmulator::line_wrapped(self, line)
+    }
+    fn top_line(&self) -> usize {
+        let (rows, _) = self.size();
+        TerminalEmulator::line_count(self)
+            .saturating_sub(usize::from(rows))
+            .saturating_sub(self.scroll_offset())
+    }
+    fn show_from(&mut self, line: usize) {
+        let (rows, _) = self.size();
+        let total = TerminalEmulator::line_count(self);
+        self.set_scroll_offset(total.saturating_sub(usize::from(rows)).saturating_sub(line));
+    }
+    fn lines_dropped(&self) -> u64 {
+        TerminalEmulator::lines_dropped(self)
+    }
+}
+
+/// Where copy mode starts in a terminal: at the program's cursor, or at the top of a view
+/// scrolled back.
+pub fn copy_start<E: TerminalEmulator + ?Sized>(term: &E) -> (usize, u16) {
+    let top = crate::copy::CopyText::top_line(term);
+    let cursor = term.cursor();
+    if term.scroll_offset() > 0 {
+        (top, 0)
+    } else {
+        (top + usize::from(cursor.row), cursor.col)
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -206,6 +206,27 @@ impl PtyMarch {
         }
     }
 
+    /// Waits until `pred` holds of the parsed screen (cells with their attributes).
+    pub fn wait_screen(&self, what: &str, pred: impl Fn(&vt100::Screen) -> bool) {
+        let deadline = Instant::now() + SCREEN_LIMIT;
+        let mut guard = self.screen.parser.lock();
+        loop {
+            if pred(guard.0.screen()) {
+                return;
+            }
+            let now = Instant::now();
+            if now >= deadline || guard.1 {
+                let text = guard.0.screen().contents();
+                drop(guard);
+                panic!(
+                    "timed out waiting for {what}; the screen:\n{text}\n{}",
+                    self.log_tails()
+                );
+            }
+            self.screen.changed.wait_for(&mut guard, deadline - now);
+        }
+    }
+
     /// Looks at the parsed screen (cells with their attributes).
     pub fn with_screen<T>(&self, f: impl FnOnce(&vt100::Screen) -> T) -> T {
         let guard = self.screen.parser.lock();
@@ -315,7 +336,30 @@ impl PtyMarch {
             .unwrap_or_else(|e| panic!("resize: {e}"));
     }
 
-    /// The bells and OSC 9 notifications written so far, in order.
+    /// The text put on the clipboard so far (OSC 52 payloads, decoded), in order.
+    pub fn clipboard(&self) -> Vec<String> {
+        self.signals()
+            .iter()
+            .filter_map(|s| s.strip_prefix(b"\x1b]52;"))
+            .filter_map(|rest| {
+                let rest = rest
+                    .strip_suffix(b"\x07")
+                    .or(rest.strip_suffix(b"\x1b\\"))?;
+                let at = rest.iter().position(|&b| b == b';')?;
+                Some(String::from_utf8_lossy(&base64_decode(&rest[at + 1..])).into_owned())
+            })
+            .collect()
+    }
+
+    /// Waits until the clipboard got `n` texts, and gives the last.
+    pub fn wait_clipboard(&self, n: usize) -> String {
+        self.wait_for(&format!("{n} copies (OSC 52)"), |_| {
+            self.clipboard().len() >= n
+        });
+        self.clipboard().pop().unwrap_or_default()
+    }
+
+    /// The bells, OSC 9 notifications and OSC 52 copies written so far, in order.
     pub fn signals(&self) -> Vec<Vec<u8>> {
         self.screen.signals.lock().clone()
     }
@@ -396,7 +440,7 @@ fn record_signals(bytes: &[u8], pending: &mut Vec<u8>, out: &Mutex<Vec<Vec<u8>>>
         if !pending.is_empty() {
             pending.push(b);
             if b == 0x07 || pending.ends_with(b"\x1b\\") {
-                if pending.starts_with(b"\x1b]9;") {
+                if pending.starts_with(b"\x1b]9;") || pending.starts_with(b"\x1b]52;") {
                     found.push(std::mem::take(pending));
                 }
                 pending.clear();
@@ -471,5 +515,32 @@ fn stand_in_replacements(carry: &mut Vec<u8>, bytes: &[u8]) -> Vec<u8> {
         rest = &rest[at + REPLACEMENT.len()..];
     }
     out.extend_from_slice(rest);
+    out
+}
+
+/// Standard base64 (padding optional), for OSC 52 payloads.
+fn base64_decode(text: &[u8]) -> Vec<u8> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in text {
+        let Some(v) = value(c) else { continue };
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
     out
 }

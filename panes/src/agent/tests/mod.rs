@@ -1,6 +1,7 @@
 //! Tests of the whole pane: snapshots of what it draws, its events, and the cost of a frame.
 
 mod behaviour;
+mod copying;
 mod views;
 mod virtualisation;
 

@@ -1,13 +1,81 @@
-//! Copy mode: a keyboard cursor over a shell pane's history and screen, with vi motions, a
-//! character or line selection, and incremental search; what is selected goes to the
-//! clipboard (OSC 52, through the app).
+//! Copy mode: a keyboard (and mouse) cursor over lines of text, with vi motions, a
+//! character or line selection, and incremental search with every match marked; what is
+//! selected goes to the clipboard (OSC 52, through the app). The text is anything that
+//! implements [`CopyText`]: a shell pane's history and screen, an agent pane's transcript.
 //!
-//! Lines are counted from the oldest history line (0) to the screen's last row.
+//! Lines are counted from the first (0) to the last; the view shows `view_size().0` of them
+//! from [`CopyText::top_line`].
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use unicode_width::UnicodeWidthChar;
 
-use crate::terminal::TerminalEmulator;
+/// Lines of text copy mode moves over, and the view that shows them.
+pub trait CopyText {
+    /// Rows and columns of the view.
+    fn view_size(&self) -> (u16, u16);
+    /// How many lines there are.
+    fn line_count(&self) -> usize;
+    /// The text of line `line` as drawn (one character per cell, wide ones taking two).
+    fn line_text(&self, line: usize) -> String;
+    /// Whether line `line` goes on in the next (it was wrapped, not ended).
+    fn line_wrapped(&self, line: usize) -> bool;
+    /// The line on the view's first row.
+    fn top_line(&self) -> usize;
+    /// Scrolls the view so that `line` is on its first row.
+    fn show_from(&mut self, line: usize);
+    /// Lines dropped from the start since the text began (positions counted from the first
+    /// line move up by that much).
+    fn lines_dropped(&self) -> u64 {
+        0
+    }
+    /// The text between `start` and `end` (line, column; both included, in order), or of
+    /// their whole lines: lines joined by line breaks where they ended, not where they
+    /// wrapped, trailing blanks removed. A text that knows its source (markdown a
+    /// transcript drew) gives that instead.
+    fn copy(&self, start: (usize, u16), end: (usize, u16), whole_lines: bool) -> String {
+        drawn_text(self, start, end, whole_lines)
+    }
+}
+
+/// [`CopyText::copy`] from the lines as drawn.
+pub fn drawn_text<T: CopyText + ?Sized>(
+    text: &T,
+    (l1, c1): (usize, u16),
+    (l2, c2): (usize, u16),
+    whole_lines: bool,
+) -> String {
+    let mut out = String::new();
+    for line in l1..=l2 {
+        let (from, to) = if whole_lines {
+            (0, u16::MAX)
+        } else {
+            (
+                if line == l1 { c1 } else { 0 },
+                if line == l2 { c2 } else { u16::MAX },
+            )
+        };
+        let piece = columns_slice(&text.line_text(line), from, to);
+        if line != l2 && text.line_wrapped(line) {
+            // The line goes on: its blanks up to the wrap are text.
+            out.push_str(&piece);
+        } else {
+            out.push_str(piece.trim_end());
+            if line != l2 {
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// The characters of `text` that start in columns `from..=to`.
+pub fn columns_slice(text: &str, from: u16, to: u16) -> String {
+    let (cols, _) = columns(text);
+    cols.iter()
+        .filter(|(c, _)| *c >= from && *c <= to)
+        .map(|(_, ch)| *ch)
+        .collect()
+}
 
 /// When a search ignores case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,15 +160,8 @@ fn class(c: char) -> u8 {
 }
 
 impl CopyMode {
-    /// Copy mode starting at the program's cursor (or at the top of a view scrolled back).
-    pub fn enter(term: &dyn TerminalEmulator, case: SearchCase) -> Self {
-        let top = top_line(term);
-        let cursor = term.cursor();
-        let (line, col) = if term.scroll_offset() > 0 {
-            (top, 0)
-        } else {
-            (top + usize::from(cursor.row), cursor.col)
-        };
+    /// Copy mode with its cursor at `line`, `col` of `text`.
+    pub fn at<T: CopyText + ?Sized>(text: &T, line: usize, col: u16, case: SearchCase) -> Self {
         CopyMode {
             line,
             col,
@@ -110,13 +171,89 @@ impl CopyMode {
             last: None,
             case,
             message: None,
-            dropped: term.lines_dropped(),
+            dropped: text.lines_dropped(),
         }
+    }
+
+    /// Moves every position kept (cursor, selection, a search's start) by `f`, when the
+    /// lines were numbered anew (a transcript laid out again).
+    pub fn remap(&mut self, f: impl Fn(usize) -> usize) {
+        self.line = f(self.line);
+        if let Some((line, _)) = self.anchor.as_mut() {
+            *line = f(*line);
+        }
+        if let Some(t) = self.typing.as_mut() {
+            t.origin.0 = f(t.origin.0);
+        }
+    }
+
+    /// Where the cursor is: line and column.
+    pub fn cursor(&self) -> (usize, u16) {
+        (self.line, self.col)
+    }
+
+    /// Starts a character selection at view position `row`, `col` (a mouse press).
+    pub fn press<T: CopyText + ?Sized>(&mut self, text: &T, row: u16, col: u16) {
+        self.sync(text);
+        self.line = top_line(text) + usize::from(row);
+        self.col = col;
+        self.clamp(text);
+        self.anchor = Some((self.line, self.col));
+        self.whole_lines = false;
+    }
+
+    /// Moves the selection's free end to view position `row`, `col` (a mouse drag),
+    /// scrolling when the pointer is past the view's top or bottom row.
+    pub fn drag<T: CopyText + ?Sized>(&mut self, text: &mut T, row: i32, col: u16) {
+        self.sync(text);
+        let top = top_line(text) as i64;
+        self.line = usize::try_from(top + i64::from(row)).unwrap_or(0);
+        self.col = col;
+        self.clamp(text);
+        self.follow(text);
+    }
+
+    /// Selects the word at view position `row`, `col` (a double click); false on a blank.
+    pub fn select_word<T: CopyText + ?Sized>(&mut self, text: &T, row: u16, col: u16) -> bool {
+        self.sync(text);
+        let line = top_line(text) + usize::from(row);
+        let (cols, _) = columns(&text.line_text(line));
+        let Some(at) = cols
+            .iter()
+            .rposition(|(c, _)| *c <= col)
+            .filter(|&i| class(cols[i].1) != 0)
+        else {
+            return false;
+        };
+        let kind = class(cols[at].1);
+        let mut start = at;
+        while start > 0 && class(cols[start - 1].1) == kind {
+            start -= 1;
+        }
+        let mut end = at;
+        while end + 1 < cols.len() && class(cols[end + 1].1) == kind {
+            end += 1;
+        }
+        self.anchor = Some((line, cols[start].0));
+        self.line = line;
+        self.col = cols[end].0;
+        self.whole_lines = false;
+        true
+    }
+
+    /// Selects the whole line at view row `row` (a triple click).
+    pub fn select_line<T: CopyText + ?Sized>(&mut self, text: &T, row: u16) {
+        self.sync(text);
+        self.line = top_line(text) + usize::from(row);
+        self.col = 0;
+        self.clamp(text);
+        self.anchor = Some((self.line, 0));
+        self.whole_lines = true;
     }
 
     /// Keeps the cursor, the selection and a search's start on the same text after the
     /// history dropped old lines (each drop moves every line number up by one).
-    pub fn sync(&mut self, term: &dyn TerminalEmulator) {
+    pub fn sync<T: CopyText + ?Sized>(&mut self, term: &T) {
         let dropped = term.lines_dropped();
         let shift = usize::try_from(dropped.saturating_sub(self.dropped)).unwrap_or(usize::MAX);
         self.dropped = dropped;
@@ -133,7 +270,7 @@ impl CopyMode {
     }
 
     /// Handles `key`; the view follows the cursor.
-    pub fn key(&mut self, key: KeyEvent, term: &mut dyn TerminalEmulator) -> CopyOutcome {
+    pub fn key<T: CopyText + ?Sized>(&mut self, key: KeyEvent, term: &mut T) -> CopyOutcome {
         self.sync(term);
         self.message = None;
         if self.typing.is_some() {
@@ -142,7 +279,7 @@ impl CopyMode {
             return CopyOutcome::Stay;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let (rows, _) = term.size();
+        let (rows, _) = term.view_size();
         let page = usize::from(rows.max(2) - 1);
         let last = term.line_count().saturating_sub(1);
         match key.code {
@@ -226,7 +363,7 @@ impl CopyMode {
         }
     }
 
-    fn search_key(&mut self, key: KeyEvent, term: &mut dyn TerminalEmulator) {
+    fn search_key<T: CopyText + ?Sized>(&mut self, key: KeyEvent, term: &mut T) {
         let Some(typing) = self.typing.as_mut() else {
             return;
         };
@@ -254,7 +391,7 @@ impl CopyMode {
     }
 
     /// Moves to the first match of the query being typed, from where the search started.
-    fn incremental(&mut self, term: &dyn TerminalEmulator) {
+    fn incremental<T: CopyText + ?Sized>(&mut self, term: &T) {
         let Some(typing) = self.typing.clone() else {
             return;
         };
@@ -276,7 +413,12 @@ impl CopyMode {
     }
 
     /// Matches of `query` in line `line`: start and end columns.
-    fn matches_in(&self, term: &dyn TerminalEmulator, line: usize, query: &str) -> Vec<(u16, u16)> {
+    fn matches_in<T: CopyText + ?Sized>(
+        &self,
+        term: &T,
+        line: usize,
+        query: &str,
+    ) -> Vec<(u16, u16)> {
         if query.is_empty() {
             return Vec::new();
         }
@@ -300,9 +442,9 @@ impl CopyMode {
 
     /// Moves to the next match of `query` from the cursor (past it when `skip_current`);
     /// whether one was found. Wraps around the ends.
-    fn find(
+    fn find<T: CopyText + ?Sized>(
         &mut self,
-        term: &dyn TerminalEmulator,
+        term: &T,
         query: &str,
         backward: bool,
         skip_current: bool,
@@ -336,7 +478,7 @@ impl CopyMode {
         false
     }
 
-    fn word_forward(&mut self, term: &dyn TerminalEmulator) {
+    fn word_forward<T: CopyText + ?Sized>(&mut self, term: &T) {
         let (cols, _) = columns(&term.line_text(self.line));
         let here = cols.iter().position(|(c, _)| *c >= self.col);
         if let Some(i) = here {
@@ -361,7 +503,7 @@ impl CopyMode {
         }
     }
 
-    fn word_back(&mut self, term: &dyn TerminalEmulator) {
+    fn word_back<T: CopyText + ?Sized>(&mut self, term: &T) {
         let (cols, _) = columns(&term.line_text(self.line));
         let before: Vec<_> = cols.iter().filter(|(c, _)| *c < self.col).collect();
         let mut i = before.len();
@@ -393,7 +535,7 @@ impl CopyMode {
         self.col = before[i].0;
     }
 
-    fn word_end(&mut self, term: &dyn TerminalEmulator) {
+    fn word_end<T: CopyText + ?Sized>(&mut self, term: &T) {
         let (cols, _) = columns(&term.line_text(self.line));
         let after: Vec<_> = cols.iter().filter(|(c, _)| *c > self.col).collect();
         let mut i = 0;
@@ -410,26 +552,22 @@ impl CopyMode {
         self.col = after[i].0;
     }
 
-    fn clamp(&mut self, term: &dyn TerminalEmulator) {
-        let (_, cols) = term.size();
+    fn clamp<T: CopyText + ?Sized>(&mut self, term: &T) {
+        let (_, cols) = term.view_size();
         self.line = self.line.min(term.line_count().saturating_sub(1));
         self.col = self.col.min(cols.saturating_sub(1));
     }
 
     /// Scrolls the view so the cursor's line shows.
-    fn follow(&self, term: &mut dyn TerminalEmulator) {
-        let (rows, _) = term.size();
+    fn follow<T: CopyText + ?Sized>(&self, term: &mut T) {
+        let (rows, _) = term.view_size();
         let rows = usize::from(rows.max(1));
-        let total = term.line_count();
         let top = top_line(term);
-        let new_top = if self.line < top {
-            self.line
+        if self.line < top {
+            term.show_from(self.line);
         } else if self.line >= top + rows {
-            self.line + 1 - rows
-        } else {
-            return;
-        };
-        term.set_scroll_offset(total.saturating_sub(rows).saturating_sub(new_top));
+            term.show_from(self.line + 1 - rows);
+        }
     }
 
     /// The selection's ends in order, when there is one.
@@ -443,42 +581,14 @@ impl CopyMode {
         })
     }
 
-    /// The selected text: lines joined by line breaks (not where a line wrapped), trailing
-    /// blanks removed; `None` without a selection.
-    pub fn selected_text(&self, term: &dyn TerminalEmulator) -> Option<String> {
-        let ((l1, c1), (l2, c2)) = self.selection()?;
-        let mut out = String::new();
-        for line in l1..=l2 {
-            let text = term.line_text(line);
-            let (from, to) = if self.whole_lines {
-                (0, u16::MAX)
-            } else {
-                (
-                    if line == l1 { c1 } else { 0 },
-                    if line == l2 { c2 } else { u16::MAX },
-                )
-            };
-            let (cols, _) = columns(&text);
-            let piece: String = cols
-                .iter()
-                .filter(|(c, _)| *c >= from && *c <= to)
-                .map(|(_, ch)| *ch)
-                .collect();
-            if line != l2 && term.line_wrapped(line) {
-                // The line goes on: its blanks up to the wrap are text.
-                out.push_str(&piece);
-            } else {
-                out.push_str(piece.trim_end());
-                if line != l2 {
-                    out.push('\n');
-                }
-            }
-        }
-        Some(out)
+    /// The selected text (see [`CopyText::copy`]); `None` without a selection.
+    pub fn selected_text<T: CopyText + ?Sized>(&self, term: &T) -> Option<String> {
+        let (start, end) = self.selection()?;
+        Some(term.copy(start, end, self.whole_lines))
     }
 
     /// How the cell at screen `row`, `col` is marked, if it is.
-    pub fn mark(&self, term: &dyn TerminalEmulator, row: u16, col: u16) -> Option<CopyMark> {
+    pub fn mark<T: CopyText + ?Sized>(&self, term: &T, row: u16, col: u16) -> Option<CopyMark> {
         let line = top_line(term) + usize::from(row);
         if (line, col) == (self.line, self.col) {
             return Some(CopyMark::Cursor);
@@ -497,7 +607,7 @@ impl CopyMode {
     }
 
     /// The columns of matches of the current search in screen row `row`.
-    pub fn matches_on_row(&self, term: &dyn TerminalEmulator, row: u16) -> Vec<(u16, u16)> {
+    pub fn matches_on_row<T: CopyText + ?Sized>(&self, term: &T, row: u16) -> Vec<(u16, u16)> {
         let query = match (&self.typing, &self.last) {
             (Some(t), _) => t.query.as_str(),
             (None, Some((q, _))) => q.as_str(),
@@ -507,7 +617,7 @@ impl CopyMode {
     }
 
     /// The status line: where the cursor is, the search being typed, a message.
-    pub fn status(&self, term: &dyn TerminalEmulator) -> String {
+    pub fn status<T: CopyText + ?Sized>(&self, term: &T) -> String {
         if let Some(t) = &self.typing {
             let prompt = if t.backward { '?' } else { '/' };
             let note = self
@@ -532,17 +642,21 @@ impl CopyMode {
 }
 
 /// The line shown on the first row of the view.
-fn top_line(term: &dyn TerminalEmulator) -> usize {
-    let (rows, _) = term.size();
-    term.line_count()
-        .saturating_sub(usize::from(rows))
-        .saturating_sub(term.scroll_offset())
+fn top_line<T: CopyText + ?Sized>(text: &T) -> usize {
+    text.top_line()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terminal::AlacrittyEmulator;
+    use crate::terminal::{AlacrittyEmulator, TerminalEmulator, copy_start};
+
+    impl CopyMode {
+        fn enter(t: &AlacrittyEmulator, case: SearchCase) -> Self {
+            let (line, col) = copy_start(t);
+            CopyMode::at(t, line, col, case)
+        }
+    }
 
     fn press(copy: &mut CopyMode, term: &mut AlacrittyEmulator, keys: &str) -> CopyOutcome {
         let mut last = CopyOutcome::Stay;

@@ -1,0 +1,117 @@
+//! Taking text out of an agent pane end to end: copy mode and mouse selection copy what
+//! the agent wrote (its markdown source, a code block's lines uncut) through OSC 52, and
+//! search marks its matches.
+
+#![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
+
+#[path = "support/acp_client.rs"]
+mod acp_client;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/workspace.rs"]
+mod workspace;
+
+use march_testkit::Turn;
+use pty::PtyMarch;
+use workspace::*;
+
+const PARAGRAPH: &str = "Start of a **long** paragraph that the pane must wrap over more \
+than one row, with `inline code` and a [link](https://example.com) in it, ending here.";
+const CODE: &str = "fn main() {\n    println!(\"a line far longer than the pane is wide so that the pane cuts it at its right edge, which copying must not do\");\n}";
+
+fn answer() -> String {
+    format!(
+        "{PARAGRAPH}\n\n```rust\n{CODE}\n```\n\nThe needle is here.\n\nAnd another needle there.\n"
+    )
+}
+
+/// The screen position (column, row; 0-based) where `needle` first shows.
+fn find(m: &PtyMarch, needle: &str) -> (u16, u16) {
+    m.with_screen(|s| {
+        let (rows, cols) = s.size();
+        for row in 0..rows {
+            let text = s.contents_between(row, 0, row, cols);
+            if let Some(at) = text.find(needle) {
+                return (text[..at].chars().count() as u16, row);
+            }
+        }
+        panic!("{needle:?} is not on screen:\n{}", s.contents())
+    })
+}
+
+/// An SGR mouse report: button `b` at 0-based column, row; `press` or release.
+fn mouse(b: u8, (col, row): (u16, u16), press: bool) -> Vec<u8> {
+    let end = if press { 'M' } else { 'm' };
+    format!("\x1b[<{b};{};{}{end}", col + 1, row + 1).into_bytes()
+}
+
+#[test]
+fn copy_mode_copies_a_wrapped_paragraph_and_a_code_block_as_written() {
+    let h = tokio_harness(vec![Turn::text(answer())]);
+    let mut m = start(&h);
+    m.type_line("show me");
+    m.wait_text("ending here.");
+    // Copy mode, the paragraph's rows whole (search moves the cursor), copied.
+    m.send(PREFIX);
+    m.send(b"[");
+    m.wait_text("copy [");
+    m.send(b"?Start of\r");
+    m.send(b"V");
+    m.send(b"/ending here\r");
+    m.send(b"y");
+    assert_eq!(m.wait_clipboard(1), PARAGRAPH);
+    // The code block: its three rows, copied uncut.
+    m.send(PREFIX);
+    m.send(b"[");
+    m.wait_text("copy [");
+    m.send(b"?fn main\r");
+    m.send(b"Vjj");
+    m.send(b"y");
+    assert_eq!(m.wait_clipboard(2), CODE);
+    m.quit();
+}
+
+#[test]
+fn a_mouse_drag_copies_the_paragraph_and_search_marks_matches() {
+    let h = tokio_harness(vec![Turn::text(answer())]);
+    let mut m = start(&h);
+    m.type_line("show me");
+    m.wait_text("ending here.");
+    let start = find(&m, "Start of");
+    let (end_col, end_row) = find(&m, "ending here.");
+    let end = (end_col + "ending here.".len() as u16 - 1, end_row);
+    assert!(end_row > start.1, "the paragraph wraps");
+    let mut drag = mouse(0, start, true);
+    drag.extend(mouse(32, (start.0 + 5, start.1 + 1), true));
+    drag.extend(mouse(32, end, true));
+    drag.extend(mouse(0, end, false));
+    m.send(&drag);
+    assert_eq!(m.wait_clipboard(1), PARAGRAPH);
+    // A double click copies a word.
+    let (col, row) = find(&m, "paragraph");
+    let mut click = mouse(0, (col + 2, row), true);
+    click.extend(mouse(0, (col + 2, row), false));
+    click.extend(click.clone());
+    m.send(&click);
+    assert_eq!(m.wait_clipboard(2), "paragraph");
+    // Search in copy mode marks every match on screen, and n moves to the next.
+    m.send(PREFIX);
+    m.send(b"[");
+    m.wait_text("copy [");
+    m.send(b"gg/needle\r");
+    let first = m.wait_for("the first match", |t| t.contains("copy ["));
+    let (a, a_row) = find(&m, "The needle");
+    let (b, b_row) = find(&m, "another needle");
+    let marked =
+        |s: &vt100::Screen, (col, row): (u16, u16)| s.cell(row, col).is_some_and(|c| c.inverse());
+    m.wait_screen("both matches marked", |s| {
+        marked(s, (a + 4, a_row)) && marked(s, (b + 8, b_row))
+    });
+    let position = |t: &str| t.lines().find(|l| l.contains("copy [")).map(str::to_string);
+    let before = position(&first);
+    m.send(b"n");
+    m.wait_for("n to move", |t| position(t) != before);
+    m.send(b"q");
+    m.wait_for("copy mode to end", |t| !t.contains("copy ["));
+    m.quit();
+}
