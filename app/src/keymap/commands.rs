@@ -123,13 +123,23 @@ commands! {
     TranscriptToggleThinking = "transcript.toggle-thinking", "Expand or collapse thinking.";
     CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";
     CopyCodeBlock = "copy.code-block", "Copy the last code block to the clipboard (OSC 52).";
-    CopyMode = "copy.mode", "Start copy mode in a shell or agent pane: vi keys move, v selects, y copies.";
+    CopyMode = "copy.mode", "Copy mode in a shell or agent pane: vi keys move, v selects, y copies.";
     PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
     PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
     PromptFollowUp = "prompt.follow-up", "Queue the prompt as a follow-up while a turn runs; else break the line.";
     PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (on the first line of the prompt).";
     PromptHistoryNext = "prompt.history-next", "Recall the next prompt (on the last line of the prompt).";
     PromptComplete = "prompt.complete", "Complete the slash command or accept the highlighted item.";
+    PromptKillLineStart = "prompt.kill-line-start", "Delete to the start of the line (yank brings it back).";
+    PromptKillLineEnd = "prompt.kill-line-end", "Delete to the end of the line (yank brings it back).";
+    PromptKillWordBack = "prompt.kill-word-back", "Delete the word before the cursor (yank brings it back).";
+    PromptYank = "prompt.yank", "Insert the text deleted last.";
+    PromptWordBack = "prompt.word-back", "Move the cursor to the start of the previous word.";
+    PromptWordForward = "prompt.word-forward", "Move the cursor to the end of the next word.";
+    PromptUndo = "prompt.undo", "Undo the last change to the prompt.";
+    PromptInterrupt = "prompt.interrupt", "Clear the prompt; on an empty prompt, cancel the running turn.";
+    PromptHistorySearch = "prompt.history-search", "Search the project's prompt history as you type (again: older).";
+    PromptEditExternal = "prompt.edit-external", "Edit the prompt in $VISUAL or $EDITOR, back when it exits.";
 }
 
 impl Command {

@@ -1,6 +1,7 @@
 //! What each command does: one exhaustive match over the registry's [`Command`], so a
 //! command added to the registry cannot be left without an action.
 
+use march_panes::agent::PromptEdit;
 use march_panes::scroll::Scroll;
 
 use crate::keymap::Command;
@@ -285,7 +286,23 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         | C::PromptFollowUp
         | C::PromptHistoryPrev
         | C::PromptHistoryNext
-        | C::PromptComplete => return pane_command(shell, command),
+        | C::PromptComplete
+        | C::PromptKillLineStart
+        | C::PromptKillLineEnd
+        | C::PromptKillWordBack
+        | C::PromptYank
+        | C::PromptWordBack
+        | C::PromptWordForward
+        | C::PromptUndo
+        | C::PromptInterrupt
+        | C::PromptHistorySearch => return pane_command(shell, command),
+        C::PromptEditExternal => {
+            let id = ws.focused();
+            match ws.edit_prompt_externally(id) {
+                Ok(()) => {}
+                Err(e) => shell.message = Some(e),
+            }
+        }
     }
     UiRequest::None
 }
@@ -341,6 +358,15 @@ fn pane_command(shell: &mut Ui, command: Command) -> UiRequest {
         C::PromptHistoryPrev => view.history_prev(),
         C::PromptHistoryNext => view.history_next(),
         C::PromptComplete => view.complete(),
+        C::PromptKillLineStart => view.edit_prompt(PromptEdit::KillToStart),
+        C::PromptKillLineEnd => view.edit_prompt(PromptEdit::KillToEnd),
+        C::PromptKillWordBack => view.edit_prompt(PromptEdit::KillWordBack),
+        C::PromptYank => view.edit_prompt(PromptEdit::Yank),
+        C::PromptWordBack => view.edit_prompt(PromptEdit::WordBack),
+        C::PromptWordForward => view.edit_prompt(PromptEdit::WordForward),
+        C::PromptUndo => view.edit_prompt(PromptEdit::Undo),
+        C::PromptInterrupt => view.interrupt(),
+        C::PromptHistorySearch => view.history_search(),
         // Workspace commands are run by `run`.
         _ => return UiRequest::None,
     };

@@ -9,9 +9,9 @@ use march_panes::diagnostics::{Counts, DiagnosticItem, DiagnosticsView, FileItem
 use march_runner::client::{Diagnostic, DiagnosticsNotification, HostEvent};
 
 use super::Workspace;
+use super::editor::Editing;
 use super::layout::{Axis, PaneId};
 use super::pane::Pane;
-use super::shells::shell_spec;
 
 /// Notices kept per project.
 const NOTICES_KEPT: usize = 5;
@@ -150,23 +150,10 @@ impl Workspace {
         };
         let (path, item) = view.selected_item().ok_or("no diagnostic selected")?;
         let (project, path, line) = (project.clone(), path.to_path_buf(), item.line);
-        let pane = PaneId(self.next_id());
-        let mut spec = shell_spec(&self.launcher.shell, &project);
-        // The shell splits `$EDITOR` into words, as every program that runs it does.
-        spec.program = "/bin/sh".to_string();
-        spec.args = vec![
-            "-c".to_string(),
-            r#"exec ${VISUAL:-${EDITOR:-vi}} "+$1" "$2""#.to_string(),
-            "march-edit".to_string(),
-            line.to_string(),
-            path.display().to_string(),
-        ];
-        let mut slot = self.spawn_program(pane, &project, spec)?;
         let shown = path.strip_prefix(&project).unwrap_or(&path).display();
         let done = format!("editing {shown} at line {line}");
-        slot.editing = Some(path);
-        self.panes.insert(pane, Pane::Shell(Box::new(slot)));
-        self.tab_mut().layout.split(Axis::Horizontal, pane);
+        let editing = Editing::Diagnostic(path.clone());
+        self.open_editor(&project, &path, Some(line), editing)?;
         Ok(done)
     }
 

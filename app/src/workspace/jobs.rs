@@ -53,6 +53,15 @@ pub enum JobDone {
         /// `provider/model-id` and a label, for models the servers serve.
         models: Vec<(String, String)>,
     },
+    /// A project's prompt history was read from the data dir.
+    HistoryRead {
+        /// The project.
+        project: PathBuf,
+        /// Its prompts, oldest first.
+        entries: Vec<String>,
+    },
+    /// A prompt was added to its project's history file (or why it was not).
+    HistorySaved(Result<(), String>),
     /// The costs of the workspace's projects were read from their transcripts.
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
     /// First-run setup: providers with local servers probed.

@@ -14,12 +14,14 @@ mod control;
 pub mod costs;
 pub mod diagnostics;
 pub mod diffs;
+pub mod editor;
 mod first_run;
 pub mod jobs;
 pub mod layout;
 pub mod mcp;
 pub mod pane;
 pub mod persist;
+pub mod prompt_history;
 mod revert;
 pub mod reviews;
 pub mod router;
@@ -590,6 +592,13 @@ impl Workspace {
                         &models,
                     )
                 })
+            }
+            J::HistoryRead { project, entries } => self.history_read(&project, entries),
+            J::HistorySaved(result) => {
+                if let Err(e) = result {
+                    tracing::warn!("prompt history not saved: {e}");
+                }
+                false
             }
             J::CostsRead(costs) => {
                 if let Some(projects) = self.costs.read(costs) {

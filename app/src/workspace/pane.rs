@@ -448,11 +448,14 @@ impl Workspace {
         Some(match self.panes.get(&id)? {
             Pane::Agent(key) => {
                 let (project, session) = session_of(key)?;
-                let agent = self.sessions.get(key).and_then(|s| s.agent.clone());
+                let slot = self.sessions.get(key);
+                let agent = slot.and_then(|s| s.agent.clone());
+                let draft = slot.map(|s| s.view.prompt_text()).unwrap_or_default();
                 SavedPane::Agent {
                     project,
                     session,
                     agent,
+                    draft,
                 }
             }
             Pane::Shell(slot) => SavedPane::Shell {
@@ -490,7 +493,16 @@ impl Workspace {
                 project,
                 session,
                 agent,
-            } => Pane::Agent(self.spawn_session(project, session_id(session), agent.as_deref())),
+                draft,
+            } => {
+                let key = self.spawn_session(project, session_id(session), agent.as_deref());
+                if let Some(slot) = self.sessions.get_mut(&key)
+                    && !draft.is_empty()
+                {
+                    slot.view.set_prompt_text(draft);
+                }
+                Pane::Agent(key)
+            }
             SavedPane::Shell { project, cwd } => {
                 let cwd = if cwd.is_dir() { cwd } else { project };
                 match self.spawn_shell(id, project, cwd) {

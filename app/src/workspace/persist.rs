@@ -67,6 +67,9 @@ pub enum SavedPane {
         /// The configured agent it runs, when not the workspace's own.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        /// What was typed in its prompt and not sent.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        draft: String,
     },
     /// A shell pane, restored as a new shell where the old one last was.
     Shell {
@@ -135,6 +138,7 @@ fn read_panes<'de, D: serde::Deserializer<'de>>(
                     project,
                     session,
                     agent: None,
+                    draft: String::new(),
                 },
             };
             (id, pane)
@@ -431,9 +435,14 @@ impl WorkspaceStore {
     }
 }
 
-/// `<last dir name>-<16 hex digits>.json`: readable, and unique per set of directories
-/// (FNV-1a of their paths; stable across builds, unlike std's hasher).
+/// `<last dir name>-<16 hex digits>.json`: readable, and unique per set of directories.
 fn file_name(dirs: &[PathBuf]) -> String {
+    format!("{}.json", file_stem(dirs))
+}
+
+/// `<last dir name>-<16 hex digits>`: readable, and unique per set of directories (FNV-1a
+/// of their paths; stable across builds, unlike std's hasher), for files kept per project.
+pub(super) fn file_stem(dirs: &[PathBuf]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for dir in dirs {
         for byte in dir.as_os_str().as_encoded_bytes().iter().chain([&0u8]) {
@@ -456,7 +465,7 @@ fn file_name(dirs: &[PathBuf]) -> String {
         })
         .take(40)
         .collect();
-    format!("{name}-{hash:016x}.json")
+    format!("{name}-{hash:016x}")
 }
 
 /// The projects of saved workspaces, most recently saved first: for the open-project
@@ -610,6 +619,11 @@ mod tests {
                     project: dirs[0].clone(),
                     session: Some(format!("s{id}")),
                     agent: (id == 2).then(|| "claude".to_string()),
+                    draft: if id == 1 {
+                        "half typed".to_string()
+                    } else {
+                        String::new()
+                    },
                 },
             );
         }
@@ -660,6 +674,7 @@ mod tests {
                 project: dirs[0].clone(),
                 session: Some("s1".into()),
                 agent: None,
+                draft: String::new(),
             }
         );
         assert_eq!(

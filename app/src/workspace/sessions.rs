@@ -67,6 +67,7 @@ impl Workspace {
         if setup.is_some() {
             self.probe(key);
         }
+        self.read_history(project);
         self.sessions.add(
             key,
             AgentSlot {
@@ -435,7 +436,10 @@ impl Workspace {
         };
         match event {
             PaneEvent::None | PaneEvent::Redraw => {}
-            PaneEvent::Submit(text) => self.send_prompt(key, text),
+            PaneEvent::Submit(text) => {
+                self.save_prompt(key, &text);
+                self.send_prompt(key, text);
+            }
             PaneEvent::CancelTurn => {
                 slot.view.clear_permissions();
                 slot.driver.cancel();
@@ -456,7 +460,10 @@ impl Workspace {
             PaneEvent::SetConfigOption { config_id, value } => {
                 slot.driver.set_option(&config_id.0, &value.0);
             }
-            PaneEvent::Queue { local, text, kind } => slot.driver.queue(local, text, kind),
+            PaneEvent::Queue { local, text, kind } => {
+                slot.driver.queue(local, text.clone(), kind);
+                self.save_prompt(key, &text);
+            }
             PaneEvent::Unqueue(id) => slot.driver.unqueue(id),
             PaneEvent::SetMode(mode) => {
                 if !slot.driver.set_mode(mode) {
@@ -465,6 +472,8 @@ impl Workspace {
                 }
             }
             PaneEvent::Slash { name, args } => {
+                let line = format!("/{name} {args}");
+                self.save_prompt(key, line.trim_end());
                 if let Some(pane) = pane {
                     return self.slash(pane, key, &name, &args);
                 }

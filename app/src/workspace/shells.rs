@@ -11,6 +11,7 @@ use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
+use super::editor::Editing;
 use super::layout::{Axis, PaneId};
 use super::pane::Pane;
 use super::{UiRequest, Workspace};
@@ -30,9 +31,8 @@ pub struct ShellSlot {
     pub pane: ShellPane,
     /// The project it belongs to (its directory may have moved on with `cd`).
     pub project: PathBuf,
-    /// The file its program edits for a diagnostic (`$EDITOR` on it), checked again when
-    /// the editor is done.
-    pub editing: Option<PathBuf>,
+    /// What its program edits, when it is the user's editor, to take up when it is done.
+    pub editing: Option<Editing>,
 }
 
 /// The spec of a shell in `cwd` as `[shell]` configures it.
@@ -143,15 +143,19 @@ impl Workspace {
             None => UiRequest::None,
         };
         if let Some(exit) = update.exited {
-            if let Some(file) = slot.editing.take() {
-                let project = slot.project.clone();
-                self.editor_done(&project, &file);
+            let editing = slot.editing.take();
+            let project = slot.project.clone();
+            // An editor of a prompt goes with its text.
+            let prompt = matches!(editing, Some(Editing::Prompt { .. }));
+            if let Some(editing) = editing {
+                self.editing_done(&project, editing);
             }
-            let close = match self.launcher.shell.on_exit {
-                ShellExit::Close => true,
-                ShellExit::CloseOnSuccess => exit.success(),
-                ShellExit::Keep => false,
-            };
+            let close = prompt
+                || match self.launcher.shell.on_exit {
+                    ShellExit::Close => true,
+                    ShellExit::CloseOnSuccess => exit.success(),
+                    ShellExit::Keep => false,
+                };
             if close && let UiRequest::Quit = self.close_pane(id) {
                 request = UiRequest::Quit;
             }
@@ -186,8 +190,8 @@ impl Workspace {
         let grace = Duration::from_millis(self.launcher.shell.hangup_grace_ms);
         // The hang-up finishes on its own thread; the pane is gone already.
         drop(slot.pane.hangup(grace));
-        if let Some(file) = slot.editing.take() {
-            self.editor_done(&slot.project, &file);
+        if let Some(editing) = slot.editing.take() {
+            self.editing_done(&slot.project, editing);
         }
     }
 

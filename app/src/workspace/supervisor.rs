@@ -105,6 +105,16 @@ impl Sessions {
         self.slots.values()
     }
 
+    /// The open sessions' slots, to change.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut AgentSlot> {
+        self.slots.values_mut()
+    }
+
+    /// The open sessions, to change.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (SessionKey, &mut AgentSlot)> {
+        self.slots.iter_mut().map(|(k, s)| (*k, s))
+    }
+
     /// The Output Router's word on session `key`.
     pub fn attention(&self, key: SessionKey) -> Attention {
         self.router.attention(key)

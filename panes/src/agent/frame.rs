@@ -223,7 +223,11 @@ impl AgentPane {
             &Line::from(Span::styled(rule, theme.style(Slot::Border))),
             area.width,
         );
-        if let Some(status) = self.copy_status() {
+        let search = self.prompt.search_state().map(|(query, found)| {
+            let miss = if found { "" } else { " (no match)" };
+            format!("history search: {query}{miss} · enter keeps · esc")
+        });
+        if let Some(status) = self.copy_status().or(search) {
             let status = wrap::truncate(&format!(" {status} "), usize::from(area.width));
             let w = wrap::width(&status) as u16;
             let x = area.x + area.width.saturating_sub(w + 1);

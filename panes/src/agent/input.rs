@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::completion;
 use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
+use super::prompt::PromptEdit;
 use super::{AgentPane, PaneEvent, QueuedKind};
 use crate::scroll::Scroll;
 
@@ -20,6 +21,9 @@ impl AgentPane {
         }
         if self.copy.is_some() {
             return self.copy_key(key);
+        }
+        if self.picker.is_none() && self.permissions.is_empty() && self.prompt.search_key(key) {
+            return PaneEvent::Redraw;
         }
         if let Some(picker) = self.picker.as_mut() {
             return match picker.key(key) {
@@ -60,7 +64,7 @@ impl AgentPane {
         }
     }
 
-    fn refresh_completion(&mut self) {
+    pub(crate) fn refresh_completion(&mut self) {
         let text = self.prompt.command_line().unwrap_or_default();
         self.completion
             .update(text, &self.transcript.facts.commands);
@@ -89,6 +93,10 @@ impl AgentPane {
                 ModalKey::Answered(outcome) => self.answer(outcome),
                 _ => PaneEvent::None,
             };
+        }
+        // Enter ends a history search on its match, to be sent with the next.
+        if self.end_history_search(KeyCode::Enter) {
+            return PaneEvent::Redraw;
         }
         if self.completion.is_open() {
             self.accept_completion();
@@ -156,8 +164,15 @@ impl AgentPane {
         PaneEvent::Redraw
     }
 
+    /// Ends a history search as `key` (Enter keeps its match, Esc gives it up); whether
+    /// one was on.
+    fn end_history_search(&mut self, key: KeyCode) -> bool {
+        self.prompt.search_state().is_some() && self.prompt.search_key(KeyEvent::from(key))
+    }
+
     /// Up: the popup's previous entry, the line above, or the previous prompt.
     pub fn history_prev(&mut self) -> PaneEvent {
+        self.end_history_search(KeyCode::Enter);
         if let Some(p) = self.picker.as_mut() {
             p.move_by(-1);
             return PaneEvent::Redraw;
@@ -186,6 +201,7 @@ impl AgentPane {
 
     /// Down: the popup's next entry, the line below, or the next prompt.
     pub fn history_next(&mut self) -> PaneEvent {
+        self.end_history_search(KeyCode::Enter);
         if let Some(p) = self.picker.as_mut() {
             p.move_by(1);
             return PaneEvent::Redraw;
@@ -207,6 +223,9 @@ impl AgentPane {
         if self.picker.take().is_some() {
             return PaneEvent::Redraw;
         }
+        if self.end_history_search(KeyCode::Esc) {
+            return PaneEvent::Redraw;
+        }
         if !self.permissions.is_empty() {
             return self.answer(RequestPermissionOutcome::Cancelled);
         }
@@ -221,6 +240,49 @@ impl AgentPane {
         } else {
             PaneEvent::None
         }
+    }
+
+    /// An edit of the prompt bound to a key (kill, yank, word motion, undo).
+    pub fn edit_prompt(&mut self, edit: PromptEdit) -> PaneEvent {
+        if self.picker.is_some() || !self.permissions.is_empty() {
+            return PaneEvent::None;
+        }
+        if self.prompt.edit(edit) {
+            self.refresh_completion();
+            PaneEvent::Redraw
+        } else {
+            PaneEvent::None
+        }
+    }
+
+    /// Ctrl-C: closes the open menu, clears the prompt (kept for yanking back), and on an
+    /// empty prompt cancels the running turn.
+    pub fn interrupt(&mut self) -> PaneEvent {
+        if self.picker.is_some()
+            || !self.permissions.is_empty()
+            || self.completion.is_open()
+            || self.prompt.search_state().is_some()
+        {
+            return self.cancel();
+        }
+        if self.prompt.clear() {
+            self.refresh_completion();
+            return PaneEvent::Redraw;
+        }
+        if self.busy {
+            return self.cancel();
+        }
+        PaneEvent::None
+    }
+
+    /// Ctrl-R: searches the prompt history backwards (again: the next older match).
+    pub fn history_search(&mut self) -> PaneEvent {
+        if self.picker.is_some() || !self.permissions.is_empty() {
+            return PaneEvent::None;
+        }
+        self.completion.close();
+        self.prompt.search_back();
+        PaneEvent::Redraw
     }
 
     /// Inserts pasted text into the prompt as it is.

@@ -45,6 +45,7 @@ use transcript::{Severity, Transcript};
 pub(crate) use blocks::human_duration;
 pub use completion::BUILTIN_COMMANDS;
 pub use events::{PaneEvent, QueuedKind, TurnOutcome};
+pub use prompt::PromptEdit;
 
 /// A message typed while a turn runs.
 #[derive(Debug, Clone)]
@@ -394,6 +395,27 @@ impl AgentPane {
     /// What the editor holds.
     pub fn prompt_text(&self) -> String {
         self.prompt.text()
+    }
+
+    /// Puts `text` in the editor (a draft restored, a prompt edited elsewhere).
+    pub fn set_prompt_text(&mut self, text: &str) {
+        self.prompt.replace(text);
+        self.refresh_completion();
+    }
+
+    /// The prompts remembered for Up/Down and Ctrl-R, oldest first.
+    pub fn history(&self) -> &[String] {
+        self.prompt.history()
+    }
+
+    /// Replaces the prompts remembered (the project's history, oldest first).
+    pub fn set_history(&mut self, entries: Vec<String>) {
+        self.prompt.set_history(entries);
+    }
+
+    /// Remembers a prompt sent from another pane of the project.
+    pub fn remember_prompt(&mut self, text: &str) {
+        self.prompt.remember(text);
     }
 
     /// Whether the session holds a prompt (typed here or replayed), so that there is

@@ -19,6 +19,35 @@ const HISTORY_LIMIT: usize = 500;
 /// Shown while the prompt is empty.
 pub(crate) const PLACEHOLDER: &str = "Message the agent · / for commands";
 
+/// An edit of the prompt that a key binding asks for, as a shell's line editor has them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptEdit {
+    /// Delete from the cursor to the line's start (kept for [`PromptEdit::Yank`]).
+    KillToStart,
+    /// Delete from the cursor to the line's end (kept for yanking).
+    KillToEnd,
+    /// Delete the word before the cursor (kept for yanking).
+    KillWordBack,
+    /// Insert the text deleted last.
+    Yank,
+    /// Move to the start of the word before the cursor.
+    WordBack,
+    /// Move to the end of the word after the cursor.
+    WordForward,
+    /// Undo the last change.
+    Undo,
+}
+
+/// A search of the history being typed (Ctrl-R).
+#[derive(Debug, Clone, Default)]
+struct HistorySearch {
+    query: String,
+    /// The entry matched, by index in the history.
+    found: Option<usize>,
+    /// The text before the search started, restored when it is given up.
+    before: String,
+}
+
 /// The editor and its history.
 #[derive(Debug)]
 pub(crate) struct Prompt {
@@ -28,6 +57,7 @@ pub(crate) struct Prompt {
     browsing: Option<usize>,
     /// What was typed before browsing started, restored after the newest entry.
     draft: String,
+    search: Option<HistorySearch>,
 }
 
 impl Default for Prompt {
@@ -37,6 +67,7 @@ impl Default for Prompt {
             history: Vec::new(),
             browsing: None,
             draft: String::new(),
+            search: None,
         }
     }
 }
@@ -71,6 +102,153 @@ impl Prompt {
     pub(crate) fn replace(&mut self, text: &str) {
         self.set_text(text);
         self.browsing = None;
+    }
+
+    /// Applies `edit`; true when the text or the cursor changed.
+    pub(crate) fn edit(&mut self, edit: PromptEdit) -> bool {
+        let cursor = self.area.cursor();
+        let modified = match edit {
+            PromptEdit::KillToStart => self.area.delete_line_by_head(),
+            PromptEdit::KillToEnd => self.area.delete_line_by_end(),
+            PromptEdit::KillWordBack => self.area.delete_word(),
+            PromptEdit::Yank => self.area.paste(),
+            PromptEdit::Undo => self.area.undo(),
+            PromptEdit::WordBack => {
+                self.area.move_cursor(CursorMove::WordBack);
+                false
+            }
+            PromptEdit::WordForward => {
+                self.area.move_cursor(CursorMove::WordEnd);
+                false
+            }
+        };
+        if modified {
+            self.browsing = None;
+        }
+        modified || self.area.cursor() != cursor
+    }
+
+    /// Empties the editor, the text kept for yanking (and undoing); false when it was empty.
+    pub(crate) fn clear(&mut self) -> bool {
+        if self.text().is_empty() {
+            return false;
+        }
+        self.area.select_all();
+        self.area.cut();
+        self.browsing = None;
+        true
+    }
+
+    /// The prompts remembered, oldest first.
+    pub(crate) fn history(&self) -> &[String] {
+        &self.history
+    }
+
+    /// Replaces the remembered prompts (oldest first), the newest kept within the limit.
+    pub(crate) fn set_history(&mut self, mut entries: Vec<String>) {
+        let excess = entries.len().saturating_sub(HISTORY_LIMIT);
+        entries.drain(..excess);
+        self.history = entries;
+        self.browsing = None;
+    }
+
+    /// Remembers `text` as the newest prompt (one sent elsewhere in the project).
+    pub(crate) fn remember(&mut self, text: &str) {
+        if text.trim().is_empty() || self.history.last().is_some_and(|l| l == text) {
+            return;
+        }
+        self.history.push(text.to_string());
+        if self.history.len() > HISTORY_LIMIT {
+            self.history.remove(0);
+        }
+    }
+
+    /// Starts searching the history backwards (Ctrl-R), or goes to the next older match.
+    pub(crate) fn search_back(&mut self) {
+        match self.search.as_mut() {
+            Some(search) => {
+                let from = search.found.unwrap_or(self.history.len());
+                let query = search.query.clone();
+                if let Some(i) = find_back(&self.history, &query, from) {
+                    self.show_found(i);
+                }
+            }
+            None => {
+                self.search = Some(HistorySearch {
+                    before: self.text(),
+                    ..HistorySearch::default()
+                });
+            }
+        }
+    }
+
+    fn show_found(&mut self, i: usize) {
+        let entry = self.history[i].clone();
+        self.set_text(&entry);
+        if let Some(search) = self.search.as_mut() {
+            search.found = Some(i);
+        }
+    }
+
+    /// What the history search shows: its query and whether it matched, while one is on.
+    pub(crate) fn search_state(&self) -> Option<(&str, bool)> {
+        let search = self.search.as_ref()?;
+        Some((
+            search.query.as_str(),
+            search.found.is_some() || search.query.is_empty(),
+        ))
+    }
+
+    /// A key while the history is searched: typing narrows it, Backspace widens it, Enter
+    /// keeps the match in the editor, Esc gives the search up. True when the search took it.
+    pub(crate) fn search_key(&mut self, key: KeyEvent) -> bool {
+        use crossterm::event::{KeyCode, KeyModifiers};
+        let Some(search) = self.search.as_mut() else {
+            return false;
+        };
+        match key.code {
+            KeyCode::Esc => {
+                let before = std::mem::take(&mut search.before);
+                self.search = None;
+                self.set_text(&before);
+            }
+            KeyCode::Enter => self.search = None,
+            KeyCode::Char('g' | 'c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                let before = std::mem::take(&mut search.before);
+                self.search = None;
+                self.set_text(&before);
+            }
+            KeyCode::Backspace => {
+                search.query.pop();
+                self.research();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                search.query.push(c);
+                self.research();
+            }
+            // Anything else ends the search on the match and is the editor's.
+            _ => {
+                self.search = None;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Finds the query again from the newest entry.
+    fn research(&mut self) {
+        let Some(search) = self.search.as_mut() else {
+            return;
+        };
+        let query = search.query.clone();
+        match find_back(&self.history, &query, self.history.len()) {
+            Some(i) if !query.is_empty() => self.show_found(i),
+            _ => {
+                search.found = None;
+                let before = search.before.clone();
+                self.set_text(&before);
+            }
+        }
     }
 
     /// A key for the editor; true when the text or the cursor changed.
@@ -120,11 +298,14 @@ impl Prompt {
         }
         self.area = editor(Vec::new());
         self.browsing = None;
+        self.search = None;
         self.draft.clear();
         Some(text)
     }
 
     /// Up: the line above, or on the first line the previous prompt from the history.
+    ///
+    /// (A history search is left first, on its match.)
     pub(crate) fn history_prev(&mut self) -> bool {
         if self.area.cursor().0 > 0 {
             self.area.move_cursor(CursorMove::Up);
@@ -213,6 +394,24 @@ impl Prompt {
     }
 }
 
+/// The newest entry before `before` holding `query` (case ignored when it has no capital).
+fn find_back(history: &[String], query: &str, before: usize) -> Option<usize> {
+    if query.is_empty() {
+        return None;
+    }
+    let fold = !query.chars().any(char::is_uppercase);
+    let query_folded = query.to_lowercase();
+    history[..before.min(history.len())]
+        .iter()
+        .rposition(|entry| {
+            if fold {
+                entry.to_lowercase().contains(&query_folded)
+            } else {
+                entry.contains(query)
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use crossterm::event::{KeyCode, KeyModifiers};
@@ -278,6 +477,87 @@ mod tests {
         assert_eq!(p.text(), "a\nb", "moved to the first line, no history yet");
         assert!(p.history_prev());
         assert_eq!(p.text(), "old");
+    }
+
+    #[test]
+    fn line_editing_kills_yanks_moves_by_words_and_undoes() {
+        let mut p = Prompt::default();
+        typed(&mut p, "one two three");
+        assert!(p.edit(PromptEdit::KillWordBack));
+        assert_eq!(p.text(), "one two ");
+        assert!(p.edit(PromptEdit::WordBack));
+        assert!(p.edit(PromptEdit::KillToEnd));
+        assert_eq!(p.text(), "one ");
+        assert!(p.edit(PromptEdit::Yank));
+        assert_eq!(p.text(), "one two ");
+        assert!(p.edit(PromptEdit::KillToStart));
+        assert_eq!(p.text(), "");
+        assert!(p.edit(PromptEdit::Yank));
+        assert_eq!(p.text(), "one two ");
+        assert!(p.edit(PromptEdit::Undo));
+        assert_eq!(p.text(), "");
+        p.replace("alpha beta");
+        p.area.move_cursor(CursorMove::Head);
+        assert!(p.edit(PromptEdit::WordForward));
+        assert_eq!(p.area.cursor(), (0, 4), "the end of the first word");
+        assert!(p.clear());
+        assert_eq!(p.text(), "");
+        assert!(!p.clear(), "nothing left to clear");
+        assert!(p.edit(PromptEdit::Yank));
+        assert_eq!(
+            p.text(),
+            "alpha beta",
+            "a cleared prompt can be yanked back"
+        );
+    }
+
+    #[test]
+    fn ctrl_r_finds_older_prompts_as_typed() {
+        let mut p = Prompt::default();
+        p.set_history(vec![
+            "cargo test".into(),
+            "git status".into(),
+            "cargo build".into(),
+        ]);
+        typed(&mut p, "draft");
+        p.search_back();
+        assert_eq!(p.search_state(), Some(("", true)));
+        for c in "cargo".chars() {
+            assert!(p.search_key(key(c)));
+        }
+        assert_eq!(p.text(), "cargo build", "the newest match first");
+        p.search_back();
+        assert_eq!(p.text(), "cargo test", "Ctrl-R again: the next older");
+        assert!(p.search_key(key('x')));
+        assert_eq!(p.search_state(), Some(("cargox", false)));
+        assert_eq!(p.text(), "draft", "no match shows what was typed");
+        assert!(p.search_key(KeyEvent::from(crossterm::event::KeyCode::Backspace)));
+        assert!(p.search_key(KeyEvent::from(crossterm::event::KeyCode::Enter)));
+        assert_eq!(p.text(), "cargo build");
+        assert_eq!(p.search_state(), None);
+        p.search_back();
+        for c in "GIT".chars() {
+            p.search_key(key(c));
+        }
+        assert_eq!(
+            p.search_state(),
+            Some(("GIT", false)),
+            "a capital matches case"
+        );
+        assert!(p.search_key(KeyEvent::from(crossterm::event::KeyCode::Esc)));
+        assert_eq!(p.text(), "cargo build", "Esc restores what was there");
+    }
+
+    #[test]
+    fn history_is_bounded_and_shared_prompts_are_remembered() {
+        let mut p = Prompt::default();
+        p.set_history((0..HISTORY_LIMIT + 10).map(|i| i.to_string()).collect());
+        assert_eq!(p.history().len(), HISTORY_LIMIT);
+        assert_eq!(p.history()[0], "10", "the oldest go");
+        p.remember("elsewhere");
+        p.remember("elsewhere");
+        assert_eq!(p.history().last().map(String::as_str), Some("elsewhere"));
+        assert_eq!(p.history().len(), HISTORY_LIMIT);
     }
 
     #[test]

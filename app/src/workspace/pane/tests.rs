@@ -275,6 +275,7 @@ async fn every_pane_kind_is_saved_and_restored_through_the_workspace_file() {
             project: project.clone(),
             session: session.clone(),
             agent: None,
+            draft: String::new(),
         },
         PaneKind::Shell => SavedPane::Shell {
             project: project.clone(),

@@ -532,3 +532,53 @@ fn what_a_turn_never_delivered_runs_next_and_an_agent_without_the_queue_gets_pro
     assert_eq!(pane.next_queued().as_deref(), Some("not taken"));
     assert_eq!(pane.next_queued(), None);
 }
+
+#[test]
+fn ctrl_c_clears_the_prompt_then_cancels_the_turn() {
+    let mut pane = AgentPane::new("a");
+    assert_eq!(
+        pane.interrupt(),
+        PaneEvent::None,
+        "nothing to clear or cancel"
+    );
+    type_text(&mut pane, "typed");
+    pane.turn_started();
+    assert_eq!(pane.interrupt(), PaneEvent::Redraw);
+    assert_eq!(pane.prompt_text(), "", "the prompt is cleared first");
+    assert_eq!(
+        pane.interrupt(),
+        PaneEvent::CancelTurn,
+        "then the turn is cancelled"
+    );
+    assert_eq!(
+        pane.edit_prompt(crate::agent::PromptEdit::Yank),
+        PaneEvent::Redraw
+    );
+    assert_eq!(
+        pane.prompt_text(),
+        "typed",
+        "what Ctrl-C cleared yanks back"
+    );
+}
+
+#[test]
+fn a_history_search_ends_on_enter_or_esc_without_sending() {
+    let mut pane = AgentPane::new("a");
+    pane.set_history(vec!["cargo test".into(), "ls".into()]);
+    type_text(&mut pane, "draft");
+    pane.history_search();
+    type_text(&mut pane, "car");
+    assert_eq!(pane.prompt_text(), "cargo test");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Redraw,
+        "Enter keeps the match, sends nothing"
+    );
+    assert_eq!(pane.prompt_text(), "cargo test");
+    assert_eq!(pane.submit(), PaneEvent::Submit("cargo test".into()));
+    type_text(&mut pane, "draft");
+    pane.history_search();
+    type_text(&mut pane, "ls");
+    assert_eq!(pane.cancel(), PaneEvent::Redraw);
+    assert_eq!(pane.prompt_text(), "draft", "Esc gives the search up");
+}
