@@ -136,3 +136,60 @@ fn ctrl_g_edits_the_prompt_in_the_editor() {
     assert_eq!(last_prompt(&h), "edited: first draft");
     m.quit();
 }
+
+/// Every text part of the last user message the model server was sent, joined.
+fn last_user_parts(h: &acp_client::Harness) -> String {
+    let requests = h.server.requests();
+    let body = &requests.last().unwrap().body;
+    let messages = body["messages"].as_array().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+    match &user["content"] {
+        serde_json::Value::String(s) => s.clone(),
+        v => v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[test]
+fn at_completes_a_project_file_and_the_prompt_carries_it() {
+    let h = tokio_harness(vec![Turn::text("Read the file.")]);
+    std::fs::create_dir_all(h.project().join("src")).unwrap();
+    std::fs::write(
+        h.project().join("src/hello.py"),
+        "print('hello from the file')\n",
+    )
+    .unwrap();
+    std::fs::write(h.project().join("src/other.txt"), "other\n").unwrap();
+    let mut m = start(&h);
+    m.send(b"explain @hel");
+    m.wait_for("the popup with the file", |t| {
+        t.contains("@src/hello.py") && !t.contains("other.txt")
+    });
+    m.send(b"\t");
+    wait_prompt(&m, "the mention inserted", "explain @src/hello.py");
+    // Backspace after the space, then once more: the mention goes whole.
+    m.send(b"\x7f\x7f");
+    wait_prompt(&m, "the mention removed whole", "explain");
+    m.send(b"@src/hel");
+    m.wait_text("@src/hello.py");
+    m.send(b"\r");
+    wait_prompt(&m, "the mention inserted by enter", "explain @src/hello.py");
+    m.send(b"please\r");
+    m.wait_text("Read the file.");
+    let sent = last_user_parts(&h);
+    assert!(sent.contains("explain @src/hello.py please"), "{sent}");
+    assert!(
+        sent.contains("print('hello from the file')"),
+        "the file's text went along: {sent}"
+    );
+    assert!(
+        sent.contains("src/hello.py\""),
+        "as a resource naming its uri: {sent}"
+    );
+    m.quit();
+}

@@ -60,6 +60,13 @@ pub enum JobDone {
         /// Its prompts, oldest first.
         entries: Vec<String>,
     },
+    /// A project's files were listed for `@` mentions.
+    FilesListed {
+        /// The project.
+        project: PathBuf,
+        /// Its files and directories.
+        files: march_panes::agent::ProjectFiles,
+    },
     /// A prompt was added to its project's history file (or why it was not).
     HistorySaved(Result<(), String>),
     /// The costs of the workspace's projects were read from their transcripts.

@@ -21,6 +21,7 @@ pub mod layout;
 pub mod mcp;
 pub mod pane;
 pub mod persist;
+pub mod project_files;
 pub mod prompt_history;
 mod revert;
 pub mod reviews;
@@ -176,6 +177,8 @@ pub struct Workspace {
     projects_listed: Option<jobs::ProjectsListed>,
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
+    /// Projects' files listed for `@` mentions.
+    file_lists: project_files::FileLists,
     /// The agent last chosen for a new pane, by project (saved with the workspace).
     agent_choices: BTreeMap<PathBuf, String>,
 }
@@ -216,6 +219,7 @@ impl Workspace {
             last_session: None,
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
+            file_lists: project_files::FileLists::default(),
             agent_choices: BTreeMap::new(),
         }
     }
@@ -594,6 +598,7 @@ impl Workspace {
                 })
             }
             J::HistoryRead { project, entries } => self.history_read(&project, entries),
+            J::FilesListed { project, files } => self.files_listed(project, files),
             J::HistorySaved(result) => {
                 if let Err(e) = result {
                     tracing::warn!("prompt history not saved: {e}");

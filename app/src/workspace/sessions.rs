@@ -156,7 +156,7 @@ impl Workspace {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
-        if slot.driver.prompt(text.clone()) {
+        if slot.driver.prompt(text.clone(), &slot.project) {
             slot.view.submit_local(&text);
             slot.view.turn_started();
             self.sessions.router_mut().prompt_sent(key);
@@ -212,7 +212,7 @@ impl Workspace {
                 tracing::info!(key = key.0, %agent, session = %session.0, "agent ready");
                 slot.session_id = Some(session);
                 if let Some(text) = slot.pending_prompt.take()
-                    && slot.driver.prompt(text.clone())
+                    && slot.driver.prompt(text.clone(), &slot.project)
                 {
                     view.submit_local(&text);
                     view.turn_started();
@@ -486,6 +486,7 @@ impl Workspace {
                 }
             }
             PaneEvent::Copy(text) => return UiRequest::Copy(text),
+            PaneEvent::ListFiles => self.list_files(key),
             PaneEvent::Click { x, y } => {
                 // A click on an edit in the transcript shows its file's diff.
                 if let Some(pane) = pane {
@@ -603,7 +604,7 @@ impl Workspace {
                 } else {
                     format!("/{other} {args}")
                 };
-                if slot.driver.prompt(text.clone()) {
+                if slot.driver.prompt(text.clone(), &slot.project) {
                     slot.view.submit_local(&text);
                     slot.view.turn_started();
                     self.sessions.router_mut().prompt_sent(key);

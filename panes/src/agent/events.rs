@@ -57,6 +57,8 @@ pub enum PaneEvent {
     },
     /// Show this earlier session in the pane (chosen from the `/resume` list).
     ResumeSession(SessionId),
+    /// List the project's files for the `@` popup ([`super::AgentPane::set_files`]).
+    ListFiles,
     /// Put this text on the clipboard (copy mode or a mouse selection copied it).
     Copy(String),
     /// A click at screen position `x`, `y` that the pane did not take (no selection

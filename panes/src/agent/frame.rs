@@ -106,7 +106,11 @@ impl AgentPane {
             );
         }
 
-        if self.completion.is_open() && !modal_open {
+        if self.mentions.is_open() && !modal_open {
+            let h = self.mentions.height().min(transcript_rows);
+            let popup = Rect::new(inner.x, sep_y.saturating_sub(h), inner.width, h);
+            self.mentions.render(popup, buf, theme);
+        } else if self.completion.is_open() && !modal_open {
             let h = self.completion.height().min(transcript_rows);
             let popup = Rect::new(inner.x, sep_y.saturating_sub(h), inner.width, h);
             self.completion.render(popup, buf, theme);

@@ -47,8 +47,21 @@ impl AgentPane {
                 ModalKey::Answered(outcome) => self.answer(outcome),
             };
         }
+        if key.code == KeyCode::Backspace
+            && key.modifiers.is_empty()
+            && let Some(chosen) = self
+                .mentions
+                .chosen_before(self.prompt.line_before_cursor())
+        {
+            // A chosen mention goes whole.
+            let n = chosen.chars().count();
+            self.prompt.replace_before_cursor(n, "");
+            self.refresh_completion();
+            return PaneEvent::Redraw;
+        }
         match key.code {
             KeyCode::Esc => return self.cancel(),
+            KeyCode::Tab if self.mentions.is_open() => return self.complete(),
             KeyCode::Tab if self.completion.is_open() => return self.complete(),
             KeyCode::Up if self.completion.is_open() => return self.history_prev(),
             KeyCode::Down if self.completion.is_open() => return self.history_next(),
@@ -58,16 +71,51 @@ impl AgentPane {
         }
         if self.prompt.input(key) {
             self.refresh_completion();
-            PaneEvent::Redraw
+            self.redraw_or_list_files()
         } else {
             PaneEvent::None
         }
     }
 
+    /// Redraw, or first have the app list the files the `@` popup waits for.
+    fn redraw_or_list_files(&mut self) -> PaneEvent {
+        if self.mentions.wants_files() {
+            PaneEvent::ListFiles
+        } else {
+            PaneEvent::Redraw
+        }
+    }
+
     pub(crate) fn refresh_completion(&mut self) {
+        let before = self.prompt.line_before_cursor();
+        let word = super::mention::word_at(before, before.len()).map(str::to_string);
+        self.mentions.update(word.as_deref());
+        if self.mentions.is_open() {
+            self.completion.close();
+            return;
+        }
         let text = self.prompt.command_line().unwrap_or_default();
         self.completion
             .update(text, &self.transcript.facts.commands);
+    }
+
+    /// Takes the highlighted `@` match into the prompt; false when there is none.
+    fn accept_mention(&mut self) -> bool {
+        if !self.mentions.is_open() {
+            return false;
+        }
+        let Some(path) = self.mentions.selected() else {
+            return false;
+        };
+        let before = self.prompt.line_before_cursor();
+        let typed =
+            super::mention::word_at(before, before.len()).map_or(0, |w| w.chars().count() + 1);
+        let text = super::mention::mention_text(&path);
+        self.prompt
+            .replace_before_cursor(typed, &format!("{text} "));
+        self.mentions.chose(text);
+        self.mentions.close();
+        true
     }
 
     fn close_picker(&mut self, key: PickerKey) -> PaneEvent {
@@ -98,6 +146,10 @@ impl AgentPane {
         if self.end_history_search(KeyCode::Enter) {
             return PaneEvent::Redraw;
         }
+        if self.accept_mention() {
+            self.refresh_completion();
+            return PaneEvent::Redraw;
+        }
         if self.completion.is_open() {
             self.accept_completion();
         }
@@ -105,6 +157,7 @@ impl AgentPane {
             return PaneEvent::None;
         };
         self.completion.close();
+        self.mentions.sent();
         self.scroll.scroll_to_bottom();
         let text = match completion::parse(&text, &self.transcript.facts.commands) {
             Some((name, args)) => return PaneEvent::Slash { name, args },
@@ -148,8 +201,12 @@ impl AgentPane {
         true
     }
 
-    /// Completes the highlighted slash command.
+    /// Completes the highlighted `@` path or slash command.
     pub fn complete(&mut self) -> PaneEvent {
+        if self.accept_mention() {
+            self.refresh_completion();
+            return PaneEvent::Redraw;
+        }
         if self.accept_completion() {
             PaneEvent::Redraw
         } else {
@@ -175,6 +232,10 @@ impl AgentPane {
         self.end_history_search(KeyCode::Enter);
         if let Some(p) = self.picker.as_mut() {
             p.move_by(-1);
+            return PaneEvent::Redraw;
+        }
+        if self.mentions.is_open() {
+            self.mentions.move_by(-1);
             return PaneEvent::Redraw;
         }
         if self.completion.is_open() {
@@ -206,6 +267,10 @@ impl AgentPane {
             p.move_by(1);
             return PaneEvent::Redraw;
         }
+        if self.mentions.is_open() {
+            self.mentions.move_by(1);
+            return PaneEvent::Redraw;
+        }
         if self.completion.is_open() {
             self.completion.move_by(1);
             return PaneEvent::Redraw;
@@ -228,6 +293,10 @@ impl AgentPane {
         }
         if !self.permissions.is_empty() {
             return self.answer(RequestPermissionOutcome::Cancelled);
+        }
+        if self.mentions.is_open() {
+            self.mentions.dismiss();
+            return PaneEvent::Redraw;
         }
         if self.completion.is_open() {
             self.completion.dismiss(&self.prompt.text());
@@ -293,7 +362,7 @@ impl AgentPane {
         }
         self.prompt.paste(text);
         self.refresh_completion();
-        PaneEvent::Redraw
+        self.redraw_or_list_files()
     }
 
     /// Scrolls the open permission request's body (its diff, command or arguments), else

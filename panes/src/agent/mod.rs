@@ -16,6 +16,7 @@ mod events;
 mod frame;
 mod heights;
 mod input;
+mod mention;
 mod permission;
 mod picker;
 mod prompt;
@@ -45,6 +46,7 @@ use transcript::{Severity, Transcript};
 pub(crate) use blocks::human_duration;
 pub use completion::BUILTIN_COMMANDS;
 pub use events::{PaneEvent, QueuedKind, TurnOutcome};
+pub use mention::ProjectFiles;
 pub use prompt::PromptEdit;
 
 /// A message typed while a turn runs.
@@ -90,6 +92,8 @@ pub struct AgentPane {
     cursor: Option<(u16, u16)>,
     /// Copy mode, while it is on.
     copy: Option<copy::CopyState>,
+    /// The `@` popup and the mentions chosen.
+    mentions: mention::Mentions,
     /// When copy mode's search ignores case.
     search_case: crate::copy::SearchCase,
 }
@@ -118,6 +122,7 @@ impl AgentPane {
             error: None,
             cursor: None,
             copy: None,
+            mentions: mention::Mentions::default(),
             search_case: crate::copy::SearchCase::default(),
         }
     }
@@ -401,6 +406,11 @@ impl AgentPane {
     pub fn set_prompt_text(&mut self, text: &str) {
         self.prompt.replace(text);
         self.refresh_completion();
+    }
+
+    /// The project's files, for `@` mentions (asked for with [`PaneEvent::ListFiles`]).
+    pub fn set_files(&mut self, files: ProjectFiles) {
+        self.mentions.set_files(files);
     }
 
     /// The prompts remembered for Up/Down and Ctrl-R, oldest first.

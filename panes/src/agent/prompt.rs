@@ -271,6 +271,24 @@ impl Prompt {
         }
     }
 
+    /// The cursor's line up to the cursor.
+    pub(crate) fn line_before_cursor(&self) -> &str {
+        let cursor = self.area.cursor();
+        let (row, col) = (cursor.0, cursor.1);
+        let line = self.area.lines().get(row).map_or("", String::as_str);
+        let end = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+        &line[..end]
+    }
+
+    /// Replaces the `chars` characters before the cursor with `text`.
+    pub(crate) fn replace_before_cursor(&mut self, chars: usize, text: &str) {
+        for _ in 0..chars {
+            self.area.delete_char();
+        }
+        self.area.insert_str(text);
+        self.browsing = None;
+    }
+
     /// Inserts pasted text as it is, line breaks included.
     pub(crate) fn paste(&mut self, text: &str) {
         self.area.insert_str(text);
@@ -499,7 +517,8 @@ mod tests {
         p.replace("alpha beta");
         p.area.move_cursor(CursorMove::Head);
         assert!(p.edit(PromptEdit::WordForward));
-        assert_eq!(p.area.cursor(), (0, 4), "the end of the first word");
+        let cursor = p.area.cursor();
+        assert_eq!((cursor.0, cursor.1), (0, 4), "the end of the first word");
         assert!(p.clear());
         assert_eq!(p.text(), "");
         assert!(!p.clear(), "nothing left to clear");

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
+    ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
     SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
     SessionModeId, SessionModeState, SessionNotification, SetSessionConfigOptionRequest,
-    SetSessionModeRequest, TextContent,
+    SetSessionModeRequest,
 };
 use march_core::config::AgentConfig;
 use march_runner::client::{
@@ -24,6 +24,7 @@ use march_runner::client::{
 use tokio::sync::mpsc::UnboundedSender;
 
 mod extensions;
+mod mentions;
 
 use super::router::SessionKey;
 
@@ -380,18 +381,26 @@ impl AgentDriver {
         Some((shared.runner.clone()?, shared.session.clone()?))
     }
 
-    /// Send `text` as a prompt; [`AgentEvent::TurnEnded`] follows. False when the agent is
-    /// not ready. While the runner restarts, the prompt waits for it.
-    pub fn prompt(&self, text: String) -> bool {
+    /// Send `text` as a prompt, the files it mentions (`@path`, relative to `project`) as
+    /// resources; [`AgentEvent::TurnEnded`] follows. False when the agent is not ready.
+    /// While the runner restarts, the prompt waits for it.
+    pub fn prompt(&self, text: String, project: &Path) -> bool {
         let Some((runner, session)) = self.runner_and_session() else {
             return false;
         };
         let (key, events) = (self.key, self.events.clone());
+        let project = project.to_path_buf();
         tokio::spawn(async move {
-            let request =
-                PromptRequest::new(session, vec![ContentBlock::Text(TextContent::new(text))]);
             let result = match runner.connection().await {
-                Ok(connection) => connection.prompt(request).await.map_err(describe),
+                Ok(connection) => {
+                    let embed = connection
+                        .agent_capabilities()
+                        .prompt_capabilities
+                        .embedded_context;
+                    let blocks = mentions::prompt_blocks(text, project, embed).await;
+                    let request = PromptRequest::new(session, blocks);
+                    connection.prompt(request).await.map_err(describe)
+                }
                 Err(e) => Err(describe(e)),
             };
             let _ = events.send((key, AgentEvent::TurnEnded(result)));
