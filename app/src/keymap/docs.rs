@@ -120,12 +120,15 @@ transcript, with a cursor at the last line shown; the status shows where it is.\
 | `n`, `N` | next, previous match |\n\
 | `y`, `enter` | copy the selection (OSC 52) and leave |\n\
 | `esc` | drop the selection, then leave |\n\
-| `q`, `ctrl-c` | leave |\n\n\
+| `q`, `ctrl-c` | leave |\n\
+| `o` | in an agent pane: expand or collapse the tool call or thinking under the cursor |\n\n\
 In an agent pane what is copied is the text as written: blocks of the agent's answer the\n\
 selection covers whole come as their markdown source, a code block's rows as its lines\n\
 uncut, wrapped rows of a paragraph joined; the rest as drawn.\n\n\
 The mouse in an agent pane: drag to select and copy, double-click copies a word,\n\
-triple-click a line; a plain click on an edit opens its diff.\n\n";
+triple-click a line; a click on the first row of a tool call, thinking or a compaction\n\
+expands or collapses that one block (`transcript.toggle-tools` and\n\
+`transcript.toggle-thinking` set them all); a click elsewhere on an edit opens its diff.\n\n";
 
 /// A key as a Markdown table cell: code, with `|` escaped so it does not split the cell.
 fn cell_key(key: Key) -> String {

@@ -15,6 +15,7 @@ pub mod costs;
 pub mod diagnostics;
 pub mod diffs;
 pub mod editor;
+pub mod file_walk;
 mod first_run;
 pub mod jobs;
 pub mod layout;

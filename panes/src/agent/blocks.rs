@@ -38,6 +38,23 @@ pub(crate) struct BlockContext<'a> {
     pub width: u16,
     pub tools_expanded: bool,
     pub thinking_expanded: bool,
+    /// Blocks expanded or collapsed one by one, by index, over the toggles above.
+    pub expanded: &'a std::collections::HashMap<usize, bool>,
+}
+
+impl<'a> BlockContext<'a> {
+    /// The context block `i` is laid out in: its own expansion when it has one.
+    pub(crate) fn for_block(&self, i: usize) -> BlockContext<'a> {
+        let own = self.expanded.get(&i).copied();
+        BlockContext {
+            theme: self.theme,
+            highlighter: self.highlighter,
+            width: self.width,
+            tools_expanded: own.unwrap_or(self.tools_expanded),
+            thinking_expanded: own.unwrap_or(self.thinking_expanded),
+            expanded: self.expanded,
+        }
+    }
 }
 
 impl BlockContext<'_> {

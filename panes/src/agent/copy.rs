@@ -411,19 +411,29 @@ impl AgentPane {
         self.copy_status().unwrap_or_default()
     }
 
-    /// Ends copy mode; the view follows the end again.
+    /// Ends copy mode; the view follows the end again, unless the mouse started it (the
+    /// view stays where the selection was made).
     pub(crate) fn leave_copy_mode(&mut self) {
-        if self.copy.take().is_some() {
+        if let Some(state) = self.copy.take() {
             self.scroll.keep_all(false);
-            self.scroll.scroll_to_bottom();
+            if !state.by_mouse {
+                self.scroll.scroll_to_bottom();
+            }
         }
     }
 
-    /// A key in copy mode.
+    /// A key in copy mode; `o` expands or collapses the block under the cursor.
     pub(crate) fn copy_key(&mut self, key: KeyEvent) -> PaneEvent {
         let Some(state) = self.copy.as_mut() else {
             return PaneEvent::None;
         };
+        if key.code == crossterm::event::KeyCode::Char('o') && key.modifiers.is_empty() {
+            let line = state.mode.cursor().0;
+            return match self.scroll.locate(line) {
+                Some((block, _)) if self.toggle_block(block) => PaneEvent::Redraw,
+                _ => PaneEvent::None,
+            };
+        }
         let mut lines = TranscriptLines {
             scroll: &mut self.scroll,
             blocks: self.transcript.blocks(),
@@ -537,6 +547,12 @@ impl AgentPane {
                 if state.by_mouse {
                     self.leave_copy_mode();
                 }
+                // A click on a block's first row expands or collapses it.
+                if let Some(block) = self.header_at(px, py)
+                    && self.toggle_block(block)
+                {
+                    return PaneEvent::Redraw;
+                }
                 PaneEvent::Click { x: px, y: py }
             }
             None => {
@@ -544,6 +560,22 @@ impl AgentPane {
                 PaneEvent::None
             }
         }
+    }
+
+    /// The block whose first row (after its gap) the last frame drew at `x`, `y`.
+    fn header_at(&self, x: u16, y: u16) -> Option<usize> {
+        let area = self.scroll.area();
+        if !area.contains(ratatui::layout::Position::new(x, y)) {
+            return None;
+        }
+        let line = self.scroll.top_line() + usize::from(y - area.y);
+        let (block, at) = self.scroll.locate(line)?;
+        let laid = self.scroll.laid(block)?;
+        let first = (0..laid.len()).find(|&i| {
+            laid.get(i)
+                .is_some_and(|l| !line_string(l).trim().is_empty())
+        })?;
+        (at == first).then_some(block)
     }
 
     /// A selection made with the mouse is copied; copy mode started by the mouse ends.

@@ -73,6 +73,7 @@ impl AgentPane {
             width: content.width,
             tools_expanded: self.tools_expanded,
             thinking_expanded: self.thinking_expanded,
+            expanded: &self.expanded,
         };
         // Copy mode keeps its places on their text when blocks are laid out anew.
         let before = self.copy.as_ref().map(|_| self.scroll.heights());

@@ -92,6 +92,8 @@ pub struct AgentPane {
     cursor: Option<(u16, u16)>,
     /// Copy mode, while it is on.
     copy: Option<copy::CopyState>,
+    /// Blocks expanded or collapsed one by one (index → expanded), over the toggles.
+    expanded: std::collections::HashMap<usize, bool>,
     /// The `@` popup and the mentions chosen.
     mentions: mention::Mentions,
     /// When copy mode's search ignores case.
@@ -123,6 +125,7 @@ impl AgentPane {
             cursor: None,
             copy: None,
             mentions: mention::Mentions::default(),
+            expanded: std::collections::HashMap::new(),
             search_case: crate::copy::SearchCase::default(),
         }
     }
@@ -362,6 +365,7 @@ impl AgentPane {
     /// Empties the transcript for a new session; the prompt history stays.
     pub fn clear(&mut self) {
         self.leave_copy_mode();
+        self.expanded.clear();
         self.transcript.clear();
         self.permissions.clear();
         self.picker = None;
@@ -469,16 +473,60 @@ impl AgentPane {
         }
     }
 
-    /// Expands or collapses every tool call's output (diffs show either way).
+    /// Expands or collapses every tool call's output (diffs show either way); blocks
+    /// toggled one by one follow again.
     pub fn toggle_tools(&mut self) -> PaneEvent {
         self.tools_expanded = !self.tools_expanded;
+        self.forget_expanded(true);
         PaneEvent::Redraw
     }
 
-    /// Expands or collapses thinking and compaction summaries.
+    /// Expands or collapses thinking and compaction summaries; blocks toggled one by one
+    /// follow again.
     pub fn toggle_thinking(&mut self) -> PaneEvent {
         self.thinking_expanded = !self.thinking_expanded;
+        self.forget_expanded(false);
         PaneEvent::Redraw
+    }
+
+    /// Drops the expansion of tool call blocks (`tools`) or of the others, each laid out
+    /// again.
+    fn forget_expanded(&mut self, tools: bool) {
+        let blocks = self.transcript.blocks();
+        let gone: Vec<usize> = self
+            .expanded
+            .keys()
+            .copied()
+            .filter(|&i| matches!(blocks.get(i), Some(transcript::Block::Tool(_))) == tools)
+            .collect();
+        for i in gone {
+            self.expanded.remove(&i);
+            self.transcript.touch(i);
+        }
+    }
+
+    /// Expands or collapses block `i` alone, when it is a tool call, thinking or a
+    /// compaction summary; whether it was one.
+    pub(crate) fn toggle_block(&mut self, i: usize) -> bool {
+        let Some(block) = self.transcript.blocks().get(i) else {
+            return false;
+        };
+        let global = match block {
+            transcript::Block::Tool(_) => self.tools_expanded,
+            transcript::Block::Message(m) if m.role == transcript::Role::Thought => {
+                self.thinking_expanded
+            }
+            transcript::Block::Compaction(_) => self.thinking_expanded,
+            _ => return false,
+        };
+        let now = !self.expanded.get(&i).copied().unwrap_or(global);
+        if now == global {
+            self.expanded.remove(&i);
+        } else {
+            self.expanded.insert(i, now);
+        }
+        self.transcript.touch(i);
+        true
     }
 
     /// The latest agent message, for copying.

@@ -253,6 +253,7 @@ impl Scrollback {
         if let Some(lines) = self.cache.get(&i) {
             return Arc::clone(lines);
         }
+        let ctx = &ctx.for_block(i);
         let prev = i.checked_sub(1).and_then(|p| blocks.get(p));
         let gap = wants_gap(prev, &blocks[i], self.layout.tools_expanded);
         let lines = Arc::new(match &blocks[i] {

@@ -93,8 +93,12 @@ fn ctx<'a>(theme: &'a Theme, hl: &'a Highlighter, width: u16) -> BlockContext<'a
         width,
         tools_expanded: false,
         thinking_expanded: true,
+        expanded: &NO_OVERRIDES,
     }
 }
+
+static NO_OVERRIDES: std::sync::LazyLock<std::collections::HashMap<usize, bool>> =
+    std::sync::LazyLock::new(std::collections::HashMap::new);
 
 fn block(role: Role, text: &str) -> (Block, Message) {
     let m = Message {

@@ -208,6 +208,13 @@ impl Transcript {
         true
     }
 
+    /// Block `i` changed in how it is shown (expanded or collapsed): laid out again.
+    pub(crate) fn touch(&mut self, i: usize) {
+        if i < self.blocks.len() {
+            self.mark(i);
+        }
+    }
+
     fn mark(&mut self, i: usize) {
         if self.is_changed.len() <= i {
             self.is_changed.resize(i + 1, false);

@@ -209,3 +209,61 @@ fn a_streamed_answer_copies_the_same_as_a_whole_one() {
     let code = "fn main() {\n    println!(\"a line far longer than the pane is wide, so it is cut at the edge\");\n}";
     assert_eq!(keys(&mut pane, "y"), PaneEvent::Copy(code.to_string()));
 }
+
+#[test]
+fn a_click_on_a_tool_call_or_o_in_copy_mode_expands_it_alone() {
+    let theme = dark();
+    let mut pane = pane_with(&[]);
+    for id in ["t1", "t2"] {
+        pane.apply(&call(
+            id,
+            &format!("bash run {id}"),
+            ToolKind::Execute,
+            ToolCallStatus::Completed,
+        ));
+        pane.apply(&update(
+            id,
+            ToolCallUpdateFields::new().content(vec![
+                agent_client_protocol::v1::schema::ToolCallContent::from(format!(
+                    "output line one of {id}\noutput line two of {id}"
+                )),
+            ]),
+        ));
+    }
+    let t = draw(&mut pane, &theme, 60, 20);
+    let screen = |t: &Terminal<TestBackend>| format!("{:?}", t.backend().buffer());
+    assert!(
+        !screen(&t).contains("output line two of t1"),
+        "collapsed at first: {}",
+        screen(&t)
+    );
+    let header = row_of(&t, "run t1");
+    assert_eq!(pane.mouse_press(4, header, 1), PaneEvent::Redraw);
+    assert_eq!(pane.mouse_release(4, header), PaneEvent::Redraw);
+    let t = draw(&mut pane, &theme, 60, 20);
+    assert!(screen(&t).contains("output line two of t1"), "t1 expanded");
+    assert!(
+        !screen(&t).contains("output line two of t2"),
+        "t2 still collapsed"
+    );
+    // In copy mode, `o` on the second call's row.
+    pane.enter_copy_mode();
+    draw(&mut pane, &theme, 60, 20);
+    let t = draw(&mut pane, &theme, 60, 20);
+    let row = row_of(&t, "run t2");
+    keys(&mut pane, "H");
+    for _ in 1..row {
+        keys(&mut pane, "j");
+    }
+    assert_eq!(keys(&mut pane, "o"), PaneEvent::Redraw);
+    let t = draw(&mut pane, &theme, 60, 20);
+    assert!(
+        screen(&t).contains("output line two of t2"),
+        "t2 expanded by o"
+    );
+    // The global toggle puts every block back in line.
+    pane.toggle_tools();
+    pane.toggle_tools();
+    let t = draw(&mut pane, &theme, 60, 20);
+    assert!(!screen(&t).contains("output line two of t1"));
+}
