@@ -109,6 +109,9 @@ pub enum Command {
     NewPane(NewPaneArgs),
     /// Print a session's transcript as markdown.
     Capture(CaptureArgs),
+    /// Write a saved session as a markdown document (tool outputs collapsed, diffs as diff
+    /// blocks), from its agent's replay.
+    Export(ExportArgs),
     /// Wait until a session's turn ends; the exit status says how, as with `march -p`.
     Wait(TargetArg),
     /// Answer a session's open permission request.
@@ -116,6 +119,20 @@ pub enum Command {
     /// Serve one workspace to its terminals (`march` starts it when needed).
     #[command(hide = true)]
     Server(ServerArgs),
+}
+
+/// Options of `march export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The session's id (as `march history` and `/resume` show it).
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// The session's project directory (default: the current directory).
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
 }
 
 /// Options of `march new`.

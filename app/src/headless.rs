@@ -149,6 +149,12 @@ fn interrupted(printer: &mut Printer) -> u8 {
 }
 
 /// The session's working directory: `--cwd` or the current one, made absolute.
+pub(crate) fn working_dir_for(cwd: Option<&Path>) -> Result<PathBuf, String> {
+    working_dir(cwd).map_err(|f| match f {
+        Failure::Usage(m) | Failure::Error(m) => m,
+    })
+}
+
 fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
     let dir = match cwd {
         Some(dir) => dir.to_path_buf(),
@@ -168,6 +174,12 @@ fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
 }
 
 /// This same binary as `march runner`, in `cwd`, with the inherited environment.
+pub(crate) fn runner_command_for(cwd: &Path) -> Result<RunnerCommand, String> {
+    runner_command(cwd).map_err(|f| match f {
+        Failure::Usage(m) | Failure::Error(m) => m,
+    })
+}
+
 fn runner_command(cwd: &Path) -> Result<RunnerCommand, Failure> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Error(format!("cannot find the march executable: {e}")))?;

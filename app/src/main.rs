@@ -5,6 +5,7 @@ mod client;
 mod config_cmd;
 mod config_file;
 mod control_cmd;
+mod export_cmd;
 mod headless;
 mod history_cmd;
 mod keymap;
@@ -86,6 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Send(args) => return control_cmd::send(&args),
         Command::NewPane(args) => return control_cmd::new_pane(&args),
         Command::Capture(args) => return control_cmd::capture(&args),
+        Command::Export(args) => return export_cmd::run(&args),
         Command::Wait(args) => return control_cmd::wait(&args.target),
         Command::Answer(args) => return control_cmd::answer(&args),
         Command::Server(args) => {

@@ -115,3 +115,52 @@ fn a_mouse_drag_copies_the_paragraph_and_search_marks_matches() {
     m.wait_for("copy mode to end", |t| !t.contains("copy ["));
     m.quit();
 }
+
+#[test]
+fn slash_export_and_copy_and_march_export_write_the_session_as_markdown() {
+    let h = tokio_harness(vec![
+        Turn::stream(vec![acp_client::write_call(
+            "w1",
+            "notes.txt",
+            "first line",
+        )]),
+        Turn::text("Wrote **the notes**."),
+    ]);
+    let mut m = start(&h);
+    m.type_line("/mode yolo");
+    m.type_line("write the notes");
+    m.wait_text("Wrote the notes.");
+    m.type_line("/export exported.md");
+    m.wait_text("Exported to");
+    let doc = std::fs::read_to_string(h.project().join("exported.md")).unwrap();
+    assert!(doc.contains("## Prompt\n\nwrite the notes"), "{doc}");
+    assert!(doc.contains("```diff\n--- "), "the write as a diff: {doc}");
+    assert!(doc.contains("+first line"), "{doc}");
+    assert!(
+        doc.contains("Wrote **the notes**."),
+        "the answer's markdown: {doc}"
+    );
+    m.type_line("/copy");
+    let copied = m.wait_clipboard(1);
+    assert!(
+        copied.starts_with(doc.trim_end()) && copied.contains("Exported to"),
+        "/copy copies the same document, with what came since: {copied}"
+    );
+    m.quit();
+    // From the command line, with no workspace: the session replayed by its runner.
+    let file = acp_client::session_file(&h.sessions_dir());
+    let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+    let id = name.rsplit('_').next().unwrap().to_string();
+    let out = h.dir.path().join("cli.md");
+    let (code, _) = m.cli(&["export", &id, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let from_cli = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        from_cli.contains("## Prompt\n\nwrite the notes"),
+        "{from_cli}"
+    );
+    assert!(from_cli.contains("+first line"), "{from_cli}");
+    assert!(from_cli.contains("Wrote **the notes**."), "{from_cli}");
+    let (code, _) = m.cli(&["export", "no-such-session"]);
+    assert_ne!(code, 0, "an unknown session is an error");
+}

@@ -146,18 +146,7 @@ impl ChangeLog {
     }
 
     fn file(&self, session: &str) -> Option<PathBuf> {
-        // Session ids are the agent's; only safe characters make the file name.
-        let name: String = session
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        Some(self.dir.as_ref()?.join(format!("{name}.jsonl")))
+        Some(log_file(self.dir.as_ref()?, session))
     }
 
     fn load(&mut self, session: &str) -> &mut Vec<FileChange> {
@@ -173,6 +162,22 @@ impl ChangeLog {
         }
         self.sessions.entry(session.to_string()).or_default()
     }
+}
+
+/// The change log of `session` in `dir` (the data dir's `changes`).
+pub fn log_file(dir: &Path, session: &str) -> PathBuf {
+    // Session ids are the agent's; only safe characters make the file name.
+    let name: String = session
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("{name}.jsonl"))
 }
 
 /// Appends `change` to `file` as one line.
@@ -191,7 +196,7 @@ fn append(file: &Path, change: &FileChange) -> std::io::Result<()> {
 
 /// The changes in `file`: a later line for the same tool call and file replaces the earlier
 /// in its place; a line that does not parse (cut by a crash) is skipped.
-fn read(file: &Path) -> Vec<FileChange> {
+pub fn read(file: &Path) -> Vec<FileChange> {
     let Ok(f) = std::fs::File::open(file) else {
         return Vec::new();
     };

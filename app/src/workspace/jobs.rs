@@ -60,6 +60,13 @@ pub enum JobDone {
         /// Its prompts, oldest first.
         entries: Vec<String>,
     },
+    /// A session was exported (`/export`): the file written, or why not.
+    Exported {
+        /// The session.
+        session: SessionKey,
+        /// The file, or the error.
+        result: Result<PathBuf, String>,
+    },
     /// A project's files were listed for `@` mentions.
     FilesListed {
         /// The project.

@@ -600,6 +600,16 @@ impl Workspace {
             }
             J::HistoryRead { project, entries } => self.history_read(&project, entries),
             J::FilesListed { project, files } => self.files_listed(project, files),
+            J::Exported { session, result } => {
+                let Some(slot) = self.sessions.get_mut(&session) else {
+                    return false;
+                };
+                match result {
+                    Ok(file) => slot.view.notice(format!("Exported to {}", file.display())),
+                    Err(e) => slot.view.set_error(e),
+                }
+                true
+            }
             J::HistorySaved(result) => {
                 if let Err(e) = result {
                     tracing::warn!("prompt history not saved: {e}");

@@ -1,10 +1,16 @@
-//! A transcript as markdown text, for `march capture`: prompts quoted, answers as the
-//! agent wrote them, each tool call one line with how it ended. Thinking is left out, as
-//! a reader of the answer would not see it.
+//! A transcript as markdown text. For `march capture`: prompts quoted, answers as the
+//! agent wrote them, each tool call one line with how it ended; thinking is left out, as
+//! a reader of the answer would not see it. For an export (`/export`, `march export`):
+//! the whole session, each tool call's result collapsed under a summary (`<details>`) and
+//! its file changes as diff blocks.
 
 use agent_client_protocol::v1::schema::PlanEntryStatus;
 
-use super::transcript::{Block, Role, Severity, ToolState, Transcript};
+use super::diff::{DiffLineKind, unified};
+use super::transcript::{Block, Role, Severity, ToolBody, ToolCallView, ToolState, Transcript};
+
+/// Lines of a tool's output an export keeps.
+const EXPORT_OUTPUT_LINES: usize = 200;
 
 impl Transcript {
     /// The transcript as markdown; only its last `last_turns` turns (a prompt and what
@@ -36,6 +42,126 @@ impl Transcript {
         }
         out
     }
+}
+
+impl Transcript {
+    /// The whole session as a markdown document titled `title`.
+    pub(crate) fn export(&self, title: &str) -> String {
+        let mut out = format!(
+            "# {}
+",
+            one_line(title)
+        );
+        for block in self.blocks() {
+            let part = match block {
+                Block::Message(m) if m.role == Role::User => {
+                    format!("## Prompt\n\n{}", m.text.trim_end())
+                }
+                Block::Message(m) if m.role == Role::Thought => format!(
+                    "<details><summary>Thinking</summary>\n\n{}\n\n</details>",
+                    m.text.trim_end()
+                ),
+                Block::Tool(t) => tool_export(t),
+                other => block_markdown(other),
+            };
+            if part.trim().is_empty() {
+                continue;
+            }
+            out.push('\n');
+            out.push_str(part.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// `text` on one line (a title).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A fence longer than any run of backticks in `text`.
+fn fence(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
+/// A tool call for an export: its diffs as diff blocks, its output collapsed under a
+/// summary line saying how it ended.
+fn tool_export(t: &ToolCallView) -> String {
+    let how = match t.state {
+        ToolState::Pending => "waiting",
+        ToolState::Running => "running",
+        ToolState::Done => "done",
+        ToolState::Failed => "failed",
+        ToolState::Rejected => "rejected",
+        ToolState::Cancelled => "cancelled",
+    };
+    let mut out = String::new();
+    let mut output = String::new();
+    for body in &t.body {
+        match body {
+            ToolBody::Diff { path, old, new } => {
+                let diff = unified(old.as_deref(), new);
+                let mut text = format!("--- {path}\n+++ {path}\n");
+                for (kind, line) in &diff.lines {
+                    let mark = match kind {
+                        DiffLineKind::Hunk => "",
+                        DiffLineKind::Added => "+",
+                        DiffLineKind::Removed => "-",
+                        DiffLineKind::Context => " ",
+                    };
+                    text.push_str(mark);
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                let f = fence(&text);
+                out.push_str(&format!("\n{f}diff\n{text}{f}\n"));
+            }
+            ToolBody::Text(text) => {
+                output.push_str(text);
+                output.push('\n');
+            }
+            ToolBody::Terminal(_) => {}
+        }
+    }
+    if output.trim().is_empty()
+        && let Some(raw) = &t.raw_output
+    {
+        output = raw.clone();
+    }
+    let summary = format!("**{}** · {how}", one_line(&t.title));
+    let output = output.trim_end();
+    if output.is_empty() {
+        return format!("{summary}\n{out}");
+    }
+    let lines: Vec<&str> = output.lines().collect();
+    let mut shown = lines[..lines.len().min(EXPORT_OUTPUT_LINES)].join("\n");
+    if lines.len() > EXPORT_OUTPUT_LINES {
+        shown.push_str(&format!(
+            "\n… {} more lines",
+            lines.len() - EXPORT_OUTPUT_LINES
+        ));
+    }
+    let f = fence(&shown);
+    format!(
+        "<details><summary>{} · {how} · {} line{}</summary>\n\n{f}\n{shown}\n{f}\n\n</details>\n{out}",
+        html_escape(&one_line(&t.title)),
+        lines.len(),
+        if lines.len() == 1 { "" } else { "s" }
+    )
+}
+
+/// `text` safe inside HTML (a summary line).
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn block_markdown(block: &Block) -> String {
@@ -138,5 +264,59 @@ mod tests {
         );
         assert_eq!(t.markdown(Some(5)), all);
         assert_eq!(t.markdown(Some(0)), "");
+    }
+
+    #[test]
+    fn an_export_has_every_block_outputs_collapsed_and_diffs_as_diff_blocks() {
+        use agent_client_protocol::v1::schema::{Diff, ToolCallContent};
+        let now = Instant::now();
+        let mut t = Transcript::default();
+        t.push_user("fix it");
+        t.apply(&SessionUpdate::AgentThoughtChunk(chunk("pondering")), now);
+        t.apply(
+            &SessionUpdate::ToolCall(ToolCall::new("t1", "bash cargo test").content(vec![
+                ToolCallContent::from("test a ... ok\ntest b ... FAILED"),
+            ])),
+            now,
+        );
+        t.apply(
+            &SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                "t1",
+                ToolCallUpdateFields::new().status(ToolCallStatus::Failed),
+            )),
+            now,
+        );
+        t.apply(
+            &SessionUpdate::ToolCall(ToolCall::new("t2", "edit src/a.rs").content(vec![
+                ToolCallContent::Diff(
+                    Diff::new("src/a.rs", "fn a() {}\n").old_text("fn b() {}\n".to_string()),
+                ),
+            ])),
+            now,
+        );
+        t.apply(
+            &SessionUpdate::AgentMessageChunk(chunk("Fixed **b**.")),
+            now,
+        );
+        let doc = t.export("A <session>");
+        assert!(
+            doc.starts_with("# A <session>\n\n## Prompt\n\nfix it\n"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("<details><summary>Thinking</summary>\n\npondering"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains("<details><summary>bash cargo test · failed · 2 lines</summary>\n\n```\ntest a ... ok\ntest b ... FAILED\n```"),
+            "{doc}"
+        );
+        assert!(
+            doc.contains(
+                "```diff\n--- src/a.rs\n+++ src/a.rs\n@@ -1 +1 @@\n-fn b() {}\n+fn a() {}\n```"
+            ),
+            "{doc}"
+        );
+        assert!(doc.trim_end().ends_with("Fixed **b**."), "{doc}");
     }
 }

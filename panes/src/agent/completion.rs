@@ -19,6 +19,8 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("thinking", "Choose how much the model reasons"),
     ("compact", "Summarise the conversation to free context"),
     ("mcp", "Show the MCP servers: state, tools, last error"),
+    ("export", "Write the session as markdown: /export [PATH]"),
+    ("copy", "Copy the session as markdown to the clipboard"),
     ("help", "Show keys and commands"),
     ("exit", "Close this pane"),
     ("quit", "Close this pane (same as /exit)"),

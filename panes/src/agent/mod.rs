@@ -550,6 +550,25 @@ impl AgentPane {
         self.transcript.markdown(last_turns)
     }
 
+    /// Shows the change of `path` (`old` to `new`) under tool call `tool_call` (from a
+    /// record of changes, for a replay that names the call but not the texts); false when
+    /// the call is not shown or already shows that file.
+    pub fn add_file_change(
+        &mut self,
+        tool_call: &str,
+        path: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> bool {
+        self.transcript.add_diff(tool_call, path, old, new)
+    }
+
+    /// The whole session as a markdown document (`/export`, `march export`): prompts,
+    /// answers, thinking and tool outputs collapsed under summaries, diffs as diff blocks.
+    pub fn export_markdown(&self) -> String {
+        self.transcript.export(self.title())
+    }
+
     /// The last code block of the latest agent message that has one, for copying.
     pub fn last_code_block(&self) -> Option<String> {
         self.transcript

@@ -208,6 +208,28 @@ impl Transcript {
         true
     }
 
+    /// Adds the change of `path` from `old` to `new` to tool call `id` (a replay names the
+    /// call but not the file's texts); false when there is no such call or it shows it.
+    pub(crate) fn add_diff(&mut self, id: &str, path: &str, old: Option<&str>, new: &str) -> bool {
+        let Some(&i) = self.tools.get(id) else {
+            return false;
+        };
+        let Block::Tool(t) = &mut self.blocks[i] else {
+            return false;
+        };
+        let (path, new) = (sanitize_line(path).into_owned(), new.to_string());
+        let old = old.map(str::to_string);
+        if t.body
+            .iter()
+            .any(|b| matches!(b, ToolBody::Diff { path: p, .. } if *p == path))
+        {
+            return false;
+        }
+        t.body.push(ToolBody::Diff { path, old, new });
+        self.mark(i);
+        true
+    }
+
     /// Block `i` changed in how it is shown (expanded or collapsed): laid out again.
     pub(crate) fn touch(&mut self, i: usize) {
         if i < self.blocks.len() {
