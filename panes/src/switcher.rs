@@ -70,6 +70,9 @@ pub struct Switcher {
     title: String,
     /// The key hints at the bottom.
     footer: String,
+    /// Turns whose text matched the query (found by the caller's search): listed after
+    /// the entries matched by title, whatever their titles.
+    found: Vec<SwitcherEntry>,
 }
 
 impl std::fmt::Debug for Switcher {
@@ -101,6 +104,7 @@ impl Switcher {
             title: "Sessions".to_string(),
             footer: " enter show here · alt-enter/ctrl-s in a split · ↑↓ select · esc close"
                 .to_string(),
+            found: Vec::new(),
         };
         s.refilter();
         s
@@ -130,7 +134,7 @@ impl Switcher {
             && let Some(at) = self
                 .matches
                 .iter()
-                .position(|(i, _)| self.entries[*i].id == id)
+                .position(|(i, _)| self.entry(*i).id == id)
         {
             self.selected = at;
         }
@@ -149,6 +153,30 @@ impl Switcher {
         self.refilter();
     }
 
+    /// Sets the turns whose text matched the current query (each entry's preview is what
+    /// matched); they follow the entries matched by title.
+    pub fn set_found(&mut self, found: Vec<SwitcherEntry>) {
+        let keep = self.selected_id();
+        self.found = found;
+        self.refilter();
+        if let Some(id) = keep
+            && let Some(at) = self
+                .matches
+                .iter()
+                .position(|(i, _)| self.entry(*i).id == id)
+        {
+            self.selected = at;
+        }
+    }
+
+    /// Entry `i`: the entries, then the found turns.
+    fn entry(&self, i: usize) -> &SwitcherEntry {
+        match self.entries.get(i) {
+            Some(e) => e,
+            None => &self.found[i - self.entries.len()],
+        }
+    }
+
     /// The query typed so far.
     pub fn query(&self) -> &str {
         &self.query
@@ -158,14 +186,14 @@ impl Switcher {
     pub fn matching(&self) -> Vec<u64> {
         self.matches
             .iter()
-            .map(|(i, _)| self.entries[*i].id)
+            .map(|(i, _)| self.entry(*i).id)
             .collect()
     }
 
     fn selected_id(&self) -> Option<u64> {
         self.matches
             .get(self.selected)
-            .map(|(i, _)| self.entries[*i].id)
+            .map(|(i, _)| self.entry(*i).id)
     }
 
     fn refilter(&mut self) {
@@ -192,6 +220,9 @@ impl Switcher {
         // Best score first; ties keep the given order.
         scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         self.matches = scored.into_iter().map(|(_, i, ind)| (i, ind)).collect();
+        let n = self.entries.len();
+        self.matches
+            .extend((0..self.found.len()).map(|k| (n + k, Vec::new())));
         self.selected = self.selected.min(self.matches.len().saturating_sub(1));
     }
 
@@ -332,7 +363,7 @@ impl Switcher {
             .take(rows)
             .enumerate()
         {
-            let e = &self.entries[*i];
+            let e = &self.entry(*i);
             let selected = at == self.selected;
             let base = if selected {
                 body.patch(theme.style(Slot::Selection))

@@ -164,3 +164,31 @@ fn slash_export_and_copy_and_march_export_write_the_session_as_markdown() {
     let (code, _) = m.cli(&["export", "no-such-session"]);
     assert_ne!(code, 0, "an unknown session is an error");
 }
+
+#[test]
+fn the_switcher_finds_a_session_by_a_word_of_its_answer_and_shows_that_turn() {
+    let h = tokio_harness(vec![
+        Turn::text("The xylophone answer is here."),
+        Turn::text("Another topic entirely."),
+    ]);
+    let mut m = start(&h);
+    m.type_line("first question");
+    m.wait_text("The xylophone answer is here.");
+    m.type_line("/new");
+    m.wait_for("a new session", |t| !t.contains("xylophone"));
+    m.type_line("second question");
+    m.wait_text("Another topic entirely.");
+    m.send(PREFIX);
+    m.send(b"s");
+    m.wait_text("Sessions");
+    m.send(b"xylophone");
+    // Found by the text of its turn, not its title.
+    m.wait_for("the matching turn listed", |t| {
+        t.contains("≡") && t.contains("turn")
+    });
+    m.send(ENTER);
+    m.wait_for("the first session shown at that turn", |t| {
+        t.contains("The xylophone answer is here.") && !t.contains("Another topic entirely.")
+    });
+    m.quit();
+}

@@ -151,7 +151,7 @@ impl Layers {
             Some(Layer::Projects(picker)) => done(picker.paste(text, ws)),
             Some(Layer::Agents(picker)) => done(picker.paste(text, ws)),
             Some(Layer::Switcher(switcher)) => {
-                switcher.view.paste(text);
+                switcher.paste(text, ws);
                 Step::Stay
             }
         };

@@ -393,6 +393,11 @@ pub async fn serve(
                     shell.layers.projects_listed(listed);
                     redraw.full = true;
                 }
+                // Turns found for the switcher.
+                if shell.ws.has_found_turns() {
+                    shell.layers.absorb(&mut shell.ws);
+                    redraw.full = true;
+                }
                 only_output &= !redraw.full;
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {

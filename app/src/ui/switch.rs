@@ -8,7 +8,7 @@ use march_panes::switcher::{Switcher, SwitcherKey};
 
 use crate::workspace::Workspace;
 use crate::workspace::router::SessionKey;
-use crate::workspace::switching::SavedSession;
+use crate::workspace::switching::{FoundTurn, SavedSession};
 
 /// Entry ids of saved sessions start here, above any session key.
 const SAVED_IDS: u64 = 1 << 48;
@@ -17,6 +17,8 @@ const SAVED_IDS: u64 = 1 << 48;
 pub(super) struct SessionSwitcher {
     pub(super) view: Switcher,
     saved: HashMap<u64, SavedSession>,
+    /// Turns of any session whose text matched the query.
+    found: HashMap<u64, FoundTurn>,
     next_id: u64,
     /// Projects whose saved sessions are still on their way.
     waiting: usize,
@@ -31,13 +33,23 @@ impl SessionSwitcher {
         SessionSwitcher {
             view,
             saved: HashMap::new(),
+            found: HashMap::new(),
             next_id: SAVED_IDS,
             waiting,
         }
     }
 
-    /// Takes in saved sessions listed since the last call.
+    /// Takes in saved sessions listed and turns found since the last call.
     pub(super) fn absorb(&mut self, ws: &mut Workspace) {
+        if let Some(found) = ws.take_found_turns(self.view.query(), &mut self.next_id) {
+            self.found.clear();
+            let mut shown = Vec::new();
+            for (entry, turn) in found {
+                self.found.insert(entry.id, turn);
+                shown.push(entry);
+            }
+            self.view.set_found(shown);
+        }
         let (entries, answered) = ws.take_saved_sessions(&mut self.next_id);
         if answered == 0 {
             return;
@@ -54,9 +66,20 @@ impl SessionSwitcher {
 
     /// Handles a key; true when the switcher should close.
     pub(super) fn key(&mut self, key: KeyEvent, ws: &mut Workspace) -> bool {
+        let before = self.view.query().to_string();
         match self.view.key(key) {
-            SwitcherKey::Ignored | SwitcherKey::Changed => false,
+            SwitcherKey::Ignored => false,
+            SwitcherKey::Changed => {
+                self.query_changed(&before, ws);
+                false
+            }
             SwitcherKey::Closed => true,
+            SwitcherKey::Chosen { id, split } if self.found.contains_key(&id) => {
+                if let Some(turn) = self.found.get(&id) {
+                    ws.show_found_turn(turn, split);
+                }
+                true
+            }
             SwitcherKey::Chosen { id, split } => {
                 let key = match self.saved.get(&id) {
                     Some(saved) => ws.open_saved(saved),
@@ -69,6 +92,28 @@ impl SessionSwitcher {
                 }
                 true
             }
+        }
+    }
+
+    /// Pasted text goes into the query.
+    pub(super) fn paste(&mut self, text: &str, ws: &mut Workspace) {
+        let before = self.view.query().to_string();
+        if self.view.paste(text) == SwitcherKey::Changed {
+            self.query_changed(&before, ws);
+        }
+    }
+
+    /// The query changed from `before`: the turns' text is searched again (from three
+    /// characters on; shorter queries match too much to be worth a search).
+    fn query_changed(&mut self, before: &str, ws: &mut Workspace) {
+        let query = self.view.query().trim().to_string();
+        if query == before.trim() {
+            return;
+        }
+        self.found.clear();
+        self.view.set_found(Vec::new());
+        if query.chars().count() >= 3 {
+            ws.search_turns(&query);
         }
     }
 }

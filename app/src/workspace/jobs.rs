@@ -60,6 +60,13 @@ pub enum JobDone {
         /// Its prompts, oldest first.
         entries: Vec<String>,
     },
+    /// The history index was searched for the switcher's query.
+    TurnsFound {
+        /// The query.
+        query: String,
+        /// The turns that matched, best first (none when the index could not be read).
+        hits: Vec<march_core::history::SearchHit>,
+    },
     /// A session was exported (`/export`): the file written, or why not.
     Exported {
         /// The session.

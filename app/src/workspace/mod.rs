@@ -178,6 +178,8 @@ pub struct Workspace {
     projects_listed: Option<jobs::ProjectsListed>,
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
+    /// The last turns the history index found for the switcher: its query and the hits.
+    found_turns: Option<(String, Vec<march_core::history::SearchHit>)>,
     /// Projects' files listed for `@` mentions.
     file_lists: project_files::FileLists,
     /// The agent last chosen for a new pane, by project (saved with the workspace).
@@ -221,6 +223,7 @@ impl Workspace {
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
             file_lists: project_files::FileLists::default(),
+            found_turns: None,
             agent_choices: BTreeMap::new(),
         }
     }
@@ -600,6 +603,10 @@ impl Workspace {
             }
             J::HistoryRead { project, entries } => self.history_read(&project, entries),
             J::FilesListed { project, files } => self.files_listed(project, files),
+            J::TurnsFound { query, hits } => {
+                self.found_turns = Some((query, hits));
+                false
+            }
             J::Exported { session, result } => {
                 let Some(slot) = self.sessions.get_mut(&session) else {
                     return false;

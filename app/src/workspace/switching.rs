@@ -24,7 +24,116 @@ pub struct SavedSession {
     pub id: SessionId,
 }
 
+/// A turn the history index found for the switcher's query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundTurn {
+    /// The session it is in.
+    pub session: SavedSession,
+    /// The id of its user message (the transcript entry), to show it.
+    pub entry_id: String,
+    /// The words searched for, to find it when the agent does not name messages.
+    pub query: String,
+}
+
 impl Workspace {
+    /// Searches the text of every session's turns for `query` off the loop; the turns
+    /// come back through [`Self::take_found_turns`].
+    pub fn search_turns(&self, query: &str) {
+        let Some(paths) = &self.launcher.paths else {
+            return;
+        };
+        let db = paths.history_db();
+        let query = query.to_string();
+        self.launcher.jobs.blocking(move || {
+            let search = march_core::history::SearchQuery {
+                limit: 20,
+                ..march_core::history::SearchQuery::new(query.clone())
+            };
+            let hits = march_core::history::HistoryIndex::open(&db)
+                .and_then(|index| index.search(&search))
+                .unwrap_or_else(|e| {
+                    tracing::debug!("switcher search: {e}");
+                    Vec::new()
+                });
+            super::jobs::JobDone::TurnsFound { query, hits }
+        });
+    }
+
+    /// Whether a search's turns wait to be taken.
+    pub fn has_found_turns(&self) -> bool {
+        self.found_turns.is_some()
+    }
+
+    /// The turns found since the last call, for `query` only, as switcher entries (ids from
+    /// `next_id`) and what each stands for.
+    pub fn take_found_turns(
+        &mut self,
+        query: &str,
+        next_id: &mut u64,
+    ) -> Option<Vec<(SwitcherEntry, FoundTurn)>> {
+        let (searched, hits) = self.found_turns.take()?;
+        if searched != query {
+            return None;
+        }
+        let now = SystemTime::now();
+        let entries = hits
+            .into_iter()
+            .map(|hit| {
+                let id = *next_id;
+                *next_id += 1;
+                let project = PathBuf::from(&hit.project);
+                let session = SessionId::new(hit.session_id.clone());
+                let open = self
+                    .sessions
+                    .values()
+                    .find(|s| s.session_id.as_ref() == Some(&session));
+                let title = open
+                    .map(|s| s.view.title().to_string())
+                    .unwrap_or_else(|| format!("session {}", short(&hit.session_id)));
+                let at = u64::try_from(hit.time_ms)
+                    .ok()
+                    .map(|ms| SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(ms));
+                let entry = SwitcherEntry {
+                    id,
+                    title,
+                    project: project_name(&project),
+                    glyph: ("≡", Slot::Hint),
+                    state: "turn".to_string(),
+                    activity: at.map(|t| ago(now, t)),
+                    preview: Some(first_line(&hit.snippet)),
+                    panes: Vec::new(),
+                };
+                let turn = FoundTurn {
+                    session: SavedSession {
+                        project,
+                        id: session,
+                    },
+                    entry_id: hit.entry_id,
+                    query: query.to_string(),
+                };
+                (entry, turn)
+            })
+            .collect();
+        Some(entries)
+    }
+
+    /// Shows `turn`'s session (opened when it is not) in the focused pane or a new split,
+    /// scrolled to the turn.
+    pub fn show_found_turn(&mut self, turn: &FoundTurn, split: bool) {
+        let key = match self.open_with_id(&turn.session.id) {
+            Some(key) => key,
+            None => self.open_saved(&turn.session),
+        };
+        if split {
+            self.show_in_split(key);
+        } else {
+            self.show_in_focused(key);
+        }
+        if let Some(slot) = self.sessions.get_mut(&key) {
+            slot.view.reveal(Some(&turn.entry_id), &turn.query);
+        }
+    }
+
     /// The open sessions as switcher entries (id = the session key), most recently active
     /// first.
     pub fn switcher_entries(&self) -> Vec<SwitcherEntry> {

@@ -67,6 +67,7 @@ impl AgentPane {
         };
         let transcript_rows = inner.height.saturating_sub(chrome);
         let transcript_area = Rect::new(content.x, content.y, content.width, transcript_rows);
+        self.resolve_reveal();
         let ctx = BlockContext {
             theme,
             highlighter,

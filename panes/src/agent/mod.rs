@@ -92,6 +92,9 @@ pub struct AgentPane {
     cursor: Option<(u16, u16)>,
     /// Copy mode, while it is on.
     copy: Option<copy::CopyState>,
+    /// A turn to show once it is in the transcript (a search's match, in a session still
+    /// loading): its message id and the words it holds.
+    reveal: Option<(Option<String>, String)>,
     /// Blocks expanded or collapsed one by one (index → expanded), over the toggles.
     expanded: std::collections::HashMap<usize, bool>,
     /// The `@` popup and the mentions chosen.
@@ -126,6 +129,7 @@ impl AgentPane {
             copy: None,
             mentions: mention::Mentions::default(),
             expanded: std::collections::HashMap::new(),
+            reveal: None,
             search_case: crate::copy::SearchCase::default(),
         }
     }
@@ -548,6 +552,29 @@ impl AgentPane {
     /// The transcript as markdown text, only its last `last_turns` turns when given.
     pub fn capture(&self, last_turns: Option<usize>) -> String {
         self.transcript.markdown(last_turns)
+    }
+
+    /// Scrolls to the turn whose user message has id `message_id`, else the first holding
+    /// `words`, as soon as the transcript has it (a session being loaded gets it later).
+    pub fn reveal(&mut self, message_id: Option<&str>, words: &str) {
+        self.reveal = Some((message_id.map(str::to_string), words.to_string()));
+        self.resolve_reveal();
+    }
+
+    /// Shows the turn asked for by [`Self::reveal`], once it is there.
+    pub(crate) fn resolve_reveal(&mut self) {
+        let Some((id, words)) = &self.reveal else {
+            return;
+        };
+        // A transcript rebuilt since the last frame is followed from its end at the next:
+        // the turn is shown after that.
+        if self.transcript.pending_reset() {
+            return;
+        }
+        if let Some(i) = self.transcript.find_turn(id.as_deref(), words) {
+            self.scroll.show_block(i);
+            self.reveal = None;
+        }
     }
 
     /// Shows the change of `path` (`old` to `new`) under tool call `tool_call` (from a

@@ -171,6 +171,13 @@ impl Scrollback {
         self.pending = self.pending.saturating_add(lines);
     }
 
+    /// Shows block `block` at the top from the next frame.
+    pub(crate) fn show_block(&mut self, block: usize) {
+        self.scrolled = true;
+        self.anchor = (block, 0);
+        self.pending = 0;
+    }
+
     /// Jumps to the start of the transcript.
     pub(crate) fn scroll_to_top(&mut self) {
         self.scrolled = true;

@@ -176,6 +176,11 @@ impl Transcript {
         self.blocks.len()
     }
 
+    /// Whether the block list was rebuilt since views last looked.
+    pub(crate) fn pending_reset(&self) -> bool {
+        self.reset
+    }
+
     /// Indexes of blocks added or changed since the last call, and whether everything was
     /// replaced.
     pub(crate) fn take_changes(&mut self) -> (Vec<usize>, bool) {
@@ -228,6 +233,37 @@ impl Transcript {
         t.body.push(ToolBody::Diff { path, old, new });
         self.mark(i);
         true
+    }
+
+    /// The block of a turn: the user message with id `message_id`, else the first user
+    /// message holding every word of `words` (case ignored), else the first block that does.
+    pub(crate) fn find_turn(&self, message_id: Option<&str>, words: &str) -> Option<usize> {
+        if let Some(id) = message_id
+            && let Some(&i) = self.messages.get(&(Role::User, id.to_string()))
+        {
+            return Some(i);
+        }
+        let words: Vec<String> = words.split_whitespace().map(str::to_lowercase).collect();
+        if words.is_empty() {
+            return None;
+        }
+        let holds = |text: &str| {
+            let text = text.to_lowercase();
+            words.iter().all(|w| text.contains(w.as_str()))
+        };
+        let text_of = |b: &Block| match b {
+            Block::Message(m) => Some(m.text.clone()),
+            Block::Tool(t) => Some(t.title.clone()),
+            _ => None,
+        };
+        self.blocks
+            .iter()
+            .position(|b| matches!(b, Block::Message(m) if m.role == Role::User && holds(&m.text)))
+            .or_else(|| {
+                self.blocks
+                    .iter()
+                    .position(|b| text_of(b).is_some_and(|t| holds(&t)))
+            })
     }
 
     /// Block `i` changed in how it is shown (expanded or collapsed): laid out again.
