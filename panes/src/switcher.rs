@@ -129,6 +129,11 @@ impl Switcher {
     pub fn extend(&mut self, entries: impl IntoIterator<Item = SwitcherEntry>) {
         let keep = self.selected_id();
         self.entries.extend(entries);
+        self.refilter_keeping(keep);
+    }
+
+    /// Filters again, the selection staying on entry `keep` when it still matches.
+    fn refilter_keeping(&mut self, keep: Option<u64>) {
         self.refilter();
         if let Some(id) = keep
             && let Some(at) = self
@@ -158,15 +163,7 @@ impl Switcher {
     pub fn set_found(&mut self, found: Vec<SwitcherEntry>) {
         let keep = self.selected_id();
         self.found = found;
-        self.refilter();
-        if let Some(id) = keep
-            && let Some(at) = self
-                .matches
-                .iter()
-                .position(|(i, _)| self.entry(*i).id == id)
-        {
-            self.selected = at;
-        }
+        self.refilter_keeping(keep);
     }
 
     /// Entry `i`: the entries, then the found turns.

@@ -35,19 +35,9 @@ fn wait_prompt(m: &PtyMarch, what: &str, want: &str) {
     m.wait_for(what, |t| prompt_line(t) == format!("› {want}").trim_end());
 }
 
-/// The text of the last user message the model server was sent.
+/// The text of the last user message the model server was sent (its first part).
 fn last_prompt(h: &acp_client::Harness) -> String {
-    let requests = h.server.requests();
-    let body = &requests.last().unwrap().body;
-    let messages = body["messages"].as_array().unwrap();
-    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
-    match &user["content"] {
-        serde_json::Value::String(s) => s.clone(),
-        v => v.as_array().unwrap()[0]["text"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    }
+    last_user_parts(h).into_iter().next().unwrap_or_default()
 }
 
 #[test]
@@ -137,21 +127,20 @@ fn ctrl_g_edits_the_prompt_in_the_editor() {
     m.quit();
 }
 
-/// Every text part of the last user message the model server was sent, joined.
-fn last_user_parts(h: &acp_client::Harness) -> String {
+/// Every text part of the last user message the model server was sent.
+fn last_user_parts(h: &acp_client::Harness) -> Vec<String> {
     let requests = h.server.requests();
     let body = &requests.last().unwrap().body;
     let messages = body["messages"].as_array().unwrap();
     let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
     match &user["content"] {
-        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::String(s) => vec![s.clone()],
         v => v
             .as_array()
             .unwrap()
             .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
+            .filter_map(|p| p["text"].as_str().map(str::to_string))
+            .collect(),
     }
 }
 
@@ -181,7 +170,7 @@ fn at_completes_a_project_file_and_the_prompt_carries_it() {
     wait_prompt(&m, "the mention inserted by enter", "explain @src/hello.py");
     m.send(b"please\r");
     m.wait_text("Read the file.");
-    let sent = last_user_parts(&h);
+    let sent = last_user_parts(&h).join("\n");
     assert!(sent.contains("explain @src/hello.py please"), "{sent}");
     assert!(
         sent.contains("print('hello from the file')"),

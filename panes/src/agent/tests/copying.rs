@@ -30,6 +30,13 @@ fn keys(pane: &mut AgentPane, keys: &str) -> PaneEvent {
     last
 }
 
+/// A mouse drag with the left button from `from` to `to`: what the release gives.
+fn drag(pane: &mut AgentPane, from: (u16, u16), to: (u16, u16)) -> PaneEvent {
+    pane.mouse_press(from.0, from.1, 1);
+    pane.mouse_drag(to.0, to.1);
+    pane.mouse_release(to.0, to.1)
+}
+
 /// The screen row showing `needle` first, in the last drawn frame of `t`.
 fn row_of(t: &Terminal<TestBackend>, needle: &str) -> u16 {
     let buf = t.backend().buffer();
@@ -91,18 +98,14 @@ fn the_whole_answer_copies_its_markdown_and_a_part_what_is_drawn() {
     let t = draw(&mut pane, &theme, 40, 40);
     let first = row_of(&t, "Here is");
     let last = row_of(&t, "two");
-    pane.mouse_press(2, first, 1);
-    pane.mouse_drag(37, last);
     assert_eq!(
-        pane.mouse_release(37, last),
+        drag(&mut pane, (2, first), (37, last)),
         PaneEvent::Copy(ANSWER.trim_end().to_string())
     );
     // Part of the paragraph: the words as drawn, rows joined where they wrapped.
     let t = draw(&mut pane, &theme, 40, 40);
     let row = row_of(&t, "Here is");
-    pane.mouse_press(2, row, 1);
-    pane.mouse_drag(5, row + 1);
-    match pane.mouse_release(5, row + 1) {
+    match drag(&mut pane, (2, row), (5, row + 1)) {
         PaneEvent::Copy(text) => {
             assert!(text.starts_with("Here is a long"), "{text:?}");
             assert!(!text.contains('\n'), "a wrap is not a line break: {text:?}");
@@ -190,10 +193,8 @@ fn a_streamed_answer_copies_the_same_as_a_whole_one() {
     let t = draw(&mut pane, &theme, 40, 40);
     let first = row_of(&t, "Here is");
     let last = row_of(&t, "two");
-    pane.mouse_press(2, first, 1);
-    pane.mouse_drag(37, last);
     assert_eq!(
-        pane.mouse_release(37, last),
+        drag(&mut pane, (2, first), (37, last)),
         PaneEvent::Copy(ANSWER.trim_end().to_string())
     );
     // The code block alone, line-wise in copy mode.
