@@ -187,6 +187,11 @@ impl CopyMode {
         }
     }
 
+    /// Drops the selection, the cursor staying.
+    pub fn clear_selection(&mut self) {
+        self.anchor = None;
+    }
+
     /// Where the cursor is: line and column.
     pub fn cursor(&self) -> (usize, u16) {
         (self.line, self.col)

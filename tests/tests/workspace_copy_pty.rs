@@ -50,21 +50,31 @@ fn copy_mode_copies_a_wrapped_paragraph_and_a_code_block_as_written() {
     let h = tokio_harness(vec![Turn::text(answer())]);
     let mut m = start(&h);
     m.type_line("show me");
-    m.wait_text("ending here.");
+    m.wait_text("And another needle there.");
     // Copy mode, the paragraph's rows whole (search moves the cursor), copied.
     m.send(PREFIX);
     m.send(b"[");
-    m.wait_text("copy [");
+    let entered = m.wait_text("copy [");
+    let status = |t: &str| t.lines().find(|l| l.contains("copy [")).map(str::to_string);
+    let at_entry = status(&entered);
     m.send(b"?Start of\r");
+    m.wait_for("the search to move the cursor", |t| {
+        status(t).is_some() && status(t) != at_entry
+    });
     m.send(b"V");
+    m.wait_text("copy · lines");
     m.send(b"/ending here\r");
     m.send(b"y");
     assert_eq!(m.wait_clipboard(1), PARAGRAPH);
     // The code block: its three rows, copied uncut.
     m.send(PREFIX);
     m.send(b"[");
-    m.wait_text("copy [");
+    let entered = m.wait_text("copy [");
+    let at_entry = status(&entered);
     m.send(b"?fn main\r");
+    m.wait_for("the search to move the cursor", |t| {
+        status(t).is_some() && status(t) != at_entry
+    });
     m.send(b"Vjj");
     m.send(b"y");
     assert_eq!(m.wait_clipboard(2), CODE);
@@ -76,7 +86,7 @@ fn a_mouse_drag_copies_the_paragraph_and_search_marks_matches() {
     let h = tokio_harness(vec![Turn::text(answer())]);
     let mut m = start(&h);
     m.type_line("show me");
-    m.wait_text("ending here.");
+    m.wait_text("And another needle there.");
     let start = find(&m, "Start of");
     let (end_col, end_row) = find(&m, "ending here.");
     let end = (end_col + "ending here.".len() as u16 - 1, end_row);

@@ -396,6 +396,8 @@ pub async fn serve(
                 // Turns found for the switcher.
                 if shell.ws.has_found_turns() {
                     shell.layers.absorb(&mut shell.ws);
+                    // Turns no switcher took (it closed meanwhile) are dropped.
+                    shell.ws.drop_found_turns();
                     redraw.full = true;
                 }
                 only_output &= !redraw.full;

@@ -41,7 +41,7 @@ impl SessionSwitcher {
 
     /// Takes in saved sessions listed and turns found since the last call.
     pub(super) fn absorb(&mut self, ws: &mut Workspace) {
-        if let Some(found) = ws.take_found_turns(self.view.query(), &mut self.next_id) {
+        if let Some(found) = ws.take_found_turns(self.view.query().trim(), &mut self.next_id) {
             self.found.clear();
             let mut shown = Vec::new();
             for (entry, turn) in found {

@@ -111,8 +111,11 @@ impl Workspace {
                         // Editors end the last line; the prompt does not need it.
                         let text = text.strip_suffix('\n').unwrap_or(&text);
                         let text = text.strip_suffix('\r').unwrap_or(text);
-                        if let Some(slot) = self.sessions.get_mut(&session) {
-                            slot.view.set_prompt_text(text);
+                        if let Some(slot) = self.sessions.get_mut(&session)
+                            && slot.view.set_prompt_text(text)
+                                == march_panes::agent::PaneEvent::ListFiles
+                        {
+                            self.list_files(session);
                         }
                     }
                     Err(e) => {

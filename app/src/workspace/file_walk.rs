@@ -33,7 +33,11 @@ pub fn list(project: &Path) -> Vec<String> {
             if rel.as_os_str().is_empty() {
                 return ignore::WalkState::Continue;
             }
-            let mut text = rel.to_string_lossy().into_owned();
+            // A name that is not UTF-8 could not be mentioned and found again.
+            let Some(text) = rel.to_str() else {
+                return ignore::WalkState::Continue;
+            };
+            let mut text = text.to_string();
             if entry.file_type().is_some_and(|t| t.is_dir()) {
                 text.push('/');
             }

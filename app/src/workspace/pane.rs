@@ -498,8 +498,9 @@ impl Workspace {
                 let key = self.spawn_session(project, session_id(session), agent.as_deref());
                 if let Some(slot) = self.sessions.get_mut(&key)
                     && !draft.is_empty()
+                    && slot.view.set_prompt_text(draft) == march_panes::agent::PaneEvent::ListFiles
                 {
-                    slot.view.set_prompt_text(draft);
+                    self.list_files(key);
                 }
                 Pane::Agent(key)
             }

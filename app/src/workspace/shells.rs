@@ -205,15 +205,21 @@ impl Workspace {
             .filter(|(_, p)| matches!(p, Pane::Shell(_)))
             .map(|(id, _)| *id)
             .collect();
-        let waits: Vec<_> = shells
-            .into_iter()
-            .filter_map(|id| match self.panes.remove(&id) {
-                Some(Pane::Shell(mut slot)) => slot.pane.hangup(grace),
-                _ => None,
-            })
-            .collect();
+        let mut waits = Vec::new();
+        let mut edits = Vec::new();
+        for id in shells {
+            if let Some(Pane::Shell(mut slot)) = self.panes.remove(&id) {
+                waits.extend(slot.pane.hangup(grace));
+                edits.extend(slot.editing.take().map(|e| (slot.project.clone(), e)));
+            }
+        }
         for wait in waits {
             let _ = wait.join();
+        }
+        // Editors are gone now: a prompt's text goes back (saved with the draft), its file
+        // is removed.
+        for (project, editing) in edits {
+            self.editing_done(&project, editing);
         }
     }
 }

@@ -59,6 +59,11 @@ impl Workspace {
         });
     }
 
+    /// Drops turns found for a switcher that is gone.
+    pub fn drop_found_turns(&mut self) {
+        self.found_turns = None;
+    }
+
     /// Whether a search's turns wait to be taken.
     pub fn has_found_turns(&self) -> bool {
         self.found_turns.is_some()

@@ -158,9 +158,7 @@ fn block_copy(block: &Block, laid: &Laid, from: (usize, u16), to: (usize, u16)) 
     let rows = Rows { laid, from, to };
     let all = 0..laid.len();
     match block {
-        Block::Message(m) if m.role != Role::User && !laid.sources.is_empty() => {
-            markdown_copy(&m.text, &rows)
-        }
+        Block::Message(m) if m.role != Role::User => markdown_copy(&m.text, &rows),
         Block::Message(m) if m.role == Role::User => {
             // The message as typed when the selection takes all of it.
             let body = first_text_row(&rows, &all).map_or(all.clone(), |r| r..all.end);
@@ -377,8 +375,14 @@ fn is_paragraph(src: &str) -> bool {
 impl AgentPane {
     /// Starts copy mode at the last line shown (vi keys move, `v` selects, `y` copies).
     pub fn enter_copy_mode(&mut self) -> PaneEvent {
+        self.start_copy(true)
+    }
+
+    /// Starts copy mode; `keep_all` lays out the whole transcript (the keys can go
+    /// anywhere; a mouse press needs only what shows, until it drags).
+    fn start_copy(&mut self, keep_all: bool) -> PaneEvent {
         if self.copy.is_none() {
-            self.scroll.keep_all(true);
+            self.scroll.keep_all(keep_all);
             let lines = TranscriptLines {
                 scroll: &mut self.scroll,
                 blocks: self.transcript.blocks(),
@@ -473,7 +477,7 @@ impl AgentPane {
         }
         let by_mouse = self.copy.is_none();
         if by_mouse {
-            self.enter_copy_mode();
+            self.start_copy(false);
         }
         let (row, col) = self.transcript_cell(x, y);
         let row = u16::try_from(row).unwrap_or(0);
@@ -517,6 +521,8 @@ impl AgentPane {
             return PaneEvent::None;
         };
         pressed.2 = true;
+        // A drag may scroll past what shows: every line gets its number.
+        self.scroll.keep_all(true);
         let area = self.scroll.area();
         let row = i32::from(y) - i32::from(area.y);
         let col = x.saturating_sub(area.x).min(area.width.saturating_sub(1));
@@ -546,6 +552,9 @@ impl AgentPane {
             Some((px, py, false)) => {
                 if state.by_mouse {
                     self.leave_copy_mode();
+                } else {
+                    // In copy mode a click moves the cursor; it selects nothing.
+                    state.mode.clear_selection();
                 }
                 // A click on a block's first row expands or collapses it.
                 if let Some(block) = self.header_at(px, py)

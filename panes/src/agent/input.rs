@@ -78,7 +78,7 @@ impl AgentPane {
     }
 
     /// Redraw, or first have the app list the files the `@` popup waits for.
-    fn redraw_or_list_files(&mut self) -> PaneEvent {
+    pub(crate) fn redraw_or_list_files(&mut self) -> PaneEvent {
         if self.mentions.wants_files() {
             PaneEvent::ListFiles
         } else {
@@ -318,7 +318,7 @@ impl AgentPane {
         }
         if self.prompt.edit(edit) {
             self.refresh_completion();
-            PaneEvent::Redraw
+            self.redraw_or_list_files()
         } else {
             PaneEvent::None
         }

@@ -65,10 +65,12 @@ pub(crate) fn word_at(line: &str, cursor: usize) -> Option<&str> {
     before[start..].strip_prefix('@')
 }
 
-/// `path` as a mention: `@path`, quoted when it holds a blank.
+/// `path` as a mention: `@path`, quoted when it holds a blank or a quote (a quote or a
+/// backslash inside escaped with a backslash).
 pub(crate) fn mention_text(path: &str) -> String {
-    if path.contains(char::is_whitespace) {
-        format!("@\"{path}\"")
+    if path.contains(|c: char| c.is_whitespace() || c == '"') {
+        let escaped = path.replace('\\', "\\\\").replace('"', "\\\"");
+        format!("@\"{escaped}\"")
     } else {
         format!("@{path}")
     }
@@ -323,6 +325,7 @@ mod tests {
     fn chosen_mentions_are_whole_units_and_quoted_when_spaced() {
         let mut m = Mentions::default();
         assert_eq!(mention_text("a b.txt"), "@\"a b.txt\"");
+        assert_eq!(mention_text("say \"hi\".txt"), "@\"say \\\"hi\\\".txt\"");
         m.chose(mention_text("src/main.rs"));
         assert_eq!(
             m.chosen_before("look at @src/main.rs"),

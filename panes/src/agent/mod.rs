@@ -95,6 +95,9 @@ pub struct AgentPane {
     /// A turn to show once it is in the transcript (a search's match, in a session still
     /// loading): its message id and the words it holds.
     reveal: Option<(Option<String>, String)>,
+    /// Frames the turn to reveal was looked for and not found; it is given up after a few
+    /// hundred (a session that finished loading without it).
+    reveal_tries: u32,
     /// Blocks expanded or collapsed one by one (index → expanded), over the toggles.
     expanded: std::collections::HashMap<usize, bool>,
     /// The `@` popup and the mentions chosen.
@@ -130,6 +133,7 @@ impl AgentPane {
             mentions: mention::Mentions::default(),
             expanded: std::collections::HashMap::new(),
             reveal: None,
+            reveal_tries: 0,
             search_case: crate::copy::SearchCase::default(),
         }
     }
@@ -410,10 +414,12 @@ impl AgentPane {
         self.prompt.text()
     }
 
-    /// Puts `text` in the editor (a draft restored, a prompt edited elsewhere).
-    pub fn set_prompt_text(&mut self, text: &str) {
+    /// Puts `text` in the editor (a draft restored, a prompt edited elsewhere); the
+    /// event asks for the project's files when the text ends in an `@` word.
+    pub fn set_prompt_text(&mut self, text: &str) -> PaneEvent {
         self.prompt.replace(text);
         self.refresh_completion();
+        self.redraw_or_list_files()
     }
 
     /// The project's files, for `@` mentions (asked for with [`PaneEvent::ListFiles`]).
@@ -558,6 +564,7 @@ impl AgentPane {
     /// `words`, as soon as the transcript has it (a session being loaded gets it later).
     pub fn reveal(&mut self, message_id: Option<&str>, words: &str) {
         self.reveal = Some((message_id.map(str::to_string), words.to_string()));
+        self.reveal_tries = 0;
         self.resolve_reveal();
     }
 
@@ -574,6 +581,11 @@ impl AgentPane {
         if let Some(i) = self.transcript.find_turn(id.as_deref(), words) {
             self.scroll.show_block(i);
             self.reveal = None;
+        } else {
+            self.reveal_tries += 1;
+            if self.reveal_tries > 300 {
+                self.reveal = None;
+            }
         }
     }
 

@@ -128,8 +128,12 @@ impl Scrollback {
         self.heights.total()
     }
 
-    /// The block holding transcript line `line`, and the line within it.
+    /// The block holding transcript line `line`, and the line within it; `None` past the
+    /// end (rows below a short transcript).
     pub(crate) fn locate(&self, line: usize) -> Option<(usize, usize)> {
+        if line >= self.heights.total() {
+            return None;
+        }
         self.heights.find(line)
     }
 

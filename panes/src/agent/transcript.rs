@@ -251,18 +251,20 @@ impl Transcript {
             let text = text.to_lowercase();
             words.iter().all(|w| text.contains(w.as_str()))
         };
-        let text_of = |b: &Block| match b {
-            Block::Message(m) => Some(m.text.clone()),
-            Block::Tool(t) => Some(t.title.clone()),
-            _ => None,
-        };
+        fn text_of(b: &Block) -> Option<&str> {
+            match b {
+                Block::Message(m) => Some(m.text.as_str()),
+                Block::Tool(t) => Some(t.title.as_str()),
+                _ => None,
+            }
+        }
         self.blocks
             .iter()
             .position(|b| matches!(b, Block::Message(m) if m.role == Role::User && holds(&m.text)))
             .or_else(|| {
                 self.blocks
                     .iter()
-                    .position(|b| text_of(b).is_some_and(|t| holds(&t)))
+                    .position(|b| text_of(b).is_some_and(holds))
             })
     }
 

@@ -28,8 +28,8 @@ pub(crate) fn mentioned(text: &str) -> Vec<String> {
             continue;
         }
         let path = match after.strip_prefix('"') {
-            Some(quoted) => match quoted.find('"') {
-                Some(end) => quoted[..end].to_string(),
+            Some(quoted) => match unquote(quoted) {
+                Some(path) => path,
                 None => continue,
             },
             None => {
@@ -46,6 +46,21 @@ pub(crate) fn mentioned(text: &str) -> Vec<String> {
     }
     out.truncate(MAX_MENTIONS);
     out
+}
+
+/// The text of a quoted mention up to its closing quote (`\"` and `\\` unescaped);
+/// `None` when it is not closed.
+fn unquote(quoted: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => out.push(chars.next()?),
+            c => out.push(c),
+        }
+    }
+    None
 }
 
 /// `path` as a `file://` URI (bytes outside the unreserved set and `/` percent-encoded).
@@ -113,6 +128,10 @@ mod tests {
             ["src/main.rs", "my notes.md"]
         );
         assert_eq!(mentioned("@a.rs)."), ["a.rs"]);
+        assert_eq!(
+            mentioned(r#"@"say \"hi\" \\x.txt""#),
+            [r#"say "hi" \x.txt"#]
+        );
         assert!(mentioned("@ alone and @\"unclosed").is_empty());
     }
 

@@ -268,3 +268,21 @@ fn a_click_on_a_tool_call_or_o_in_copy_mode_expands_it_alone() {
     let t = draw(&mut pane, &theme, 60, 20);
     assert!(!screen(&t).contains("output line two of t1"));
 }
+
+#[test]
+fn an_answer_without_a_final_line_break_copies_its_source_and_rows_below_copy_nothing() {
+    let theme = dark();
+    let mut pane = pane_with(&[]);
+    let text = "A **short** answer.\n\nIts second paragraph, `code` and all.";
+    pane.apply(&agent(text));
+    let t = draw(&mut pane, &theme, 60, 30);
+    let first = row_of(&t, "A short");
+    let last = row_of(&t, "second paragraph");
+    assert_eq!(
+        drag(&mut pane, (2, first), (57, last)),
+        PaneEvent::Copy(text.to_string())
+    );
+    // Below the transcript there is nothing: a double click there copies nothing.
+    draw(&mut pane, &theme, 60, 30);
+    assert_eq!(pane.mouse_press(10, last + 5, 2), PaneEvent::Redraw);
+}
