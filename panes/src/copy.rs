@@ -187,6 +187,11 @@ impl CopyMode {
         }
     }
 
+    /// Whether a search is being typed (every key is its text).
+    pub fn is_typing(&self) -> bool {
+        self.typing.is_some()
+    }
+
     /// Drops the selection, the cursor staying.
     pub fn clear_selection(&mut self) {
         self.anchor = None;

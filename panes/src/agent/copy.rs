@@ -431,7 +431,10 @@ impl AgentPane {
         let Some(state) = self.copy.as_mut() else {
             return PaneEvent::None;
         };
-        if key.code == crossterm::event::KeyCode::Char('o') && key.modifiers.is_empty() {
+        if key.code == crossterm::event::KeyCode::Char('o')
+            && key.modifiers.is_empty()
+            && !state.mode.is_typing()
+        {
             let line = state.mode.cursor().0;
             return match self.scroll.locate(line) {
                 Some((block, _)) if self.toggle_block(block) => PaneEvent::Redraw,

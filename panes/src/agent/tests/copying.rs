@@ -150,7 +150,8 @@ fn search_marks_every_match_and_n_moves() {
     }
     draw(&mut pane, &theme, 50, 12);
     pane.enter_copy_mode();
-    keys(&mut pane, "g/needle\n");
+    // An `o` in a search is the search's, not a block toggle.
+    keys(&mut pane, "g/mentions needle\n");
     let t = draw(&mut pane, &theme, 50, 12);
     let buf = t.backend().buffer();
     let found = theme
