@@ -312,10 +312,16 @@ impl Switcher {
         );
         let body = theme.style(Slot::Modal);
         let dim = body.patch(theme.style(Slot::TextDim));
+        // Sessions matched by title of all sessions; turns found by their text apart.
+        let turns = match self.found.len() {
+            0 => String::new(),
+            1 => " · 1 turn".to_string(),
+            n => format!(" · {n} turns"),
+        };
         let title = format!(
-            "{} · {} of {}{}",
+            "{} · {} of {}{turns}{}",
             self.title,
-            self.matches.len(),
+            self.matches.len() - self.found.len(),
             self.entries.len(),
             if self.loading {
                 " · listing saved…"
