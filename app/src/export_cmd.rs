@@ -16,7 +16,7 @@ use march_runner::client::{
 };
 
 use crate::cli::ExportArgs;
-use crate::headless::{runner_command_for, working_dir_for};
+use crate::headless::{runner_command, working_dir};
 
 /// How long the runner gets to go after the export.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -49,8 +49,8 @@ pub fn run(args: &ExportArgs) -> anyhow::Result<ExitCode> {
 
 /// The session's document, from its agent's replay.
 async fn export(args: &ExportArgs) -> anyhow::Result<String> {
-    let cwd = working_dir_for(args.cwd.as_deref()).map_err(|e| anyhow!(e))?;
-    let command = runner_command_for(&cwd).map_err(|e| anyhow!(e))?;
+    let cwd = working_dir(args.cwd.as_deref()).map_err(|e| anyhow!("{e}"))?;
+    let command = runner_command(&cwd).map_err(|e| anyhow!("{e}"))?;
     let (client, mut events) = RunnerClient::spawn(&command, &ConnectOptions::default())
         .await
         .context("cannot start the runner")?;

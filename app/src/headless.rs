@@ -53,11 +53,19 @@ pub fn run(args: &HeadlessArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What ends a headless run early.
-enum Failure {
+pub(crate) enum Failure {
     /// The user asked for something impossible (exit 2).
     Usage(String),
     /// Something broke (exit 1).
     Error(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(m) | Failure::Error(m) => f.write_str(m),
+        }
+    }
 }
 
 async fn run_turn(args: &HeadlessArgs) -> u8 {
@@ -149,13 +157,7 @@ fn interrupted(printer: &mut Printer) -> u8 {
 }
 
 /// The session's working directory: `--cwd` or the current one, made absolute.
-pub(crate) fn working_dir_for(cwd: Option<&Path>) -> Result<PathBuf, String> {
-    working_dir(cwd).map_err(|f| match f {
-        Failure::Usage(m) | Failure::Error(m) => m,
-    })
-}
-
-fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
+pub(crate) fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
     let dir = match cwd {
         Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir()
@@ -174,13 +176,7 @@ fn working_dir(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
 }
 
 /// This same binary as `march runner`, in `cwd`, with the inherited environment.
-pub(crate) fn runner_command_for(cwd: &Path) -> Result<RunnerCommand, String> {
-    runner_command(cwd).map_err(|f| match f {
-        Failure::Usage(m) | Failure::Error(m) => m,
-    })
-}
-
-fn runner_command(cwd: &Path) -> Result<RunnerCommand, Failure> {
+pub(crate) fn runner_command(cwd: &Path) -> Result<RunnerCommand, Failure> {
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Error(format!("cannot find the march executable: {e}")))?;
     // Headless runs have no workspace, even when started from inside one.

@@ -252,6 +252,68 @@ impl Drop for Report {
     }
 }
 
+impl super::Workspace {
+    /// A job finished: its result is shown. Whether anything in the active tab changed.
+    pub fn job_done(&mut self, done: JobDone) -> bool {
+        use JobDone as J;
+        // Counted as handled first: what it starts in turn is running after it.
+        self.launcher.jobs.handled();
+        match done {
+            J::SessionDiffed {
+                session,
+                generation,
+                files,
+            } => self.diffed(session, generation, files),
+            J::WorktreeDiffed {
+                project,
+                generation,
+                result,
+            } => self.worktree_diffed(project, generation, result),
+            J::Reverted(reverted) => self.reverted(reverted),
+            J::ChangesRead { session, changes } => self.changes_read(session, changes),
+            J::ModelsDiscovered { session, models } => {
+                self.sessions.get_mut(&session).is_some_and(|slot| {
+                    slot.view.offer_more_choices(
+                        &agent_client_protocol::v1::schema::SessionConfigOptionCategory::Model,
+                        &models,
+                    )
+                })
+            }
+            J::HistoryRead { project, entries } => self.history_read(&project, entries),
+            J::FilesListed { project, files } => self.files_listed(project, files),
+            J::TurnsFound { query, hits } => {
+                self.found_turns = Some((query, hits));
+                false
+            }
+            J::Exported { session, result } => self.exported(session, result),
+            J::HistorySaved(result) => {
+                if let Err(e) = result {
+                    tracing::warn!("prompt history not saved: {e}");
+                }
+                false
+            }
+            J::CostsRead(costs) => {
+                if let Some(projects) = self.costs.read(costs) {
+                    self.refresh_costs_of(projects);
+                }
+                true
+            }
+            J::ProjectsListed(listed) => {
+                self.projects_listed = Some(listed);
+                false
+            }
+            J::SetupProviders { session, providers } => self.setup_providers(session, providers),
+            J::SetupModels { session, result } => self.setup_models(session, result),
+            J::SetupSaved { session, result } => self.setup_done(session, result),
+            J::SetupChecked {
+                session,
+                reason,
+                providers,
+            } => self.setup_checked(session, reason, providers),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

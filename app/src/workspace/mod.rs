@@ -15,6 +15,7 @@ pub mod costs;
 pub mod diagnostics;
 pub mod diffs;
 pub mod editor;
+mod export;
 pub mod file_walk;
 mod first_run;
 pub mod jobs;
@@ -573,75 +574,6 @@ impl Workspace {
     /// Whether session `key` shows in a pane of the active tab (so its changes are drawn).
     fn is_visible(&self, key: SessionKey) -> bool {
         self.shows(|p| matches!(p, Pane::Agent(k) if *k == key))
-    }
-
-    /// A job finished: its result is shown. Whether anything in the active tab changed.
-    pub fn job_done(&mut self, done: jobs::JobDone) -> bool {
-        use jobs::JobDone as J;
-        // Counted as handled first: what it starts in turn is running after it.
-        self.launcher.jobs.handled();
-        match done {
-            J::SessionDiffed {
-                session,
-                generation,
-                files,
-            } => self.diffed(session, generation, files),
-            J::WorktreeDiffed {
-                project,
-                generation,
-                result,
-            } => self.worktree_diffed(project, generation, result),
-            J::Reverted(reverted) => self.reverted(reverted),
-            J::ChangesRead { session, changes } => self.changes_read(session, changes),
-            J::ModelsDiscovered { session, models } => {
-                self.sessions.get_mut(&session).is_some_and(|slot| {
-                    slot.view.offer_more_choices(
-                        &agent_client_protocol::v1::schema::SessionConfigOptionCategory::Model,
-                        &models,
-                    )
-                })
-            }
-            J::HistoryRead { project, entries } => self.history_read(&project, entries),
-            J::FilesListed { project, files } => self.files_listed(project, files),
-            J::TurnsFound { query, hits } => {
-                self.found_turns = Some((query, hits));
-                false
-            }
-            J::Exported { session, result } => {
-                let Some(slot) = self.sessions.get_mut(&session) else {
-                    return false;
-                };
-                match result {
-                    Ok(file) => slot.view.notice(format!("Exported to {}", file.display())),
-                    Err(e) => slot.view.set_error(e),
-                }
-                true
-            }
-            J::HistorySaved(result) => {
-                if let Err(e) = result {
-                    tracing::warn!("prompt history not saved: {e}");
-                }
-                false
-            }
-            J::CostsRead(costs) => {
-                if let Some(projects) = self.costs.read(costs) {
-                    self.refresh_costs_of(projects);
-                }
-                true
-            }
-            J::ProjectsListed(listed) => {
-                self.projects_listed = Some(listed);
-                false
-            }
-            J::SetupProviders { session, providers } => self.setup_providers(session, providers),
-            J::SetupModels { session, result } => self.setup_models(session, result),
-            J::SetupSaved { session, result } => self.setup_done(session, result),
-            J::SetupChecked {
-                session,
-                reason,
-                providers,
-            } => self.setup_checked(session, reason, providers),
-        }
     }
 
     /// Asks the local model servers of March's config (providers that need no key) which

@@ -1,7 +1,7 @@
 //! Prompt history per project: the prompts sent from a project's agent panes, kept in the
 //! data dir (`prompt-history/<project>-<hash>.jsonl`, one JSON string a line, newest last),
 //! read when a pane opens and appended as prompts are sent, both off the loop. The file is
-//! bounded: past twice the limit it is rewritten with the newest entries only.
+//! bounded: past [`CUT_BYTES`] it is rewritten with the newest [`LIMIT`] entries only.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, BufRead, Write};
@@ -11,6 +11,8 @@ use march_core::atomic_file::{FileMode, write_file};
 
 /// Prompts kept per project.
 pub const LIMIT: usize = 1000;
+/// A history file this large is cut back to the newest [`LIMIT`] prompts.
+const CUT_BYTES: u64 = 512 * 1024;
 /// Prompts longer than this are not kept (a pasted file is no history to walk).
 const MAX_ENTRY_BYTES: usize = 64 * 1024;
 
@@ -38,8 +40,8 @@ pub fn read(file: &Path) -> Vec<String> {
     entries
 }
 
-/// Appends `text` to `file`; when the file has grown past twice the limit it is rewritten
-/// (atomically) with the newest [`LIMIT`] entries.
+/// Appends `text` to `file`; when the file has grown past [`CUT_BYTES`] it is rewritten
+/// (atomically) with the newest [`LIMIT`] entries (only its size is looked at otherwise).
 pub fn append(file: &Path, text: &str) -> io::Result<()> {
     if text.len() > MAX_ENTRY_BYTES || text.trim().is_empty() {
         return Ok(());
@@ -51,8 +53,7 @@ pub fn append(file: &Path, text: &str) -> io::Result<()> {
     line.push('\n');
     let mut f = OpenOptions::new().create(true).append(true).open(file)?;
     f.write_all(line.as_bytes())?;
-    let lines = fs::read(file)?.iter().filter(|&&b| b == b'\n').count();
-    if lines > 2 * LIMIT {
+    if f.metadata()?.len() > CUT_BYTES {
         let kept: String = read(file)
             .iter()
             .filter_map(|e| serde_json::to_string(e).ok())
@@ -138,14 +139,16 @@ mod tests {
         append(&a, "third").unwrap();
         assert_eq!(read(&a), ["first\nwith a line break", "second", "third"]);
         assert!(read(&b).is_empty());
+        // Prompts of a kilobyte: the file passes its size bound twice over.
+        let long = "x".repeat(1000);
         for i in 0..2 * LIMIT + 5 {
-            append(&b, &format!("p{i}")).unwrap();
+            append(&b, &format!("p{i} {long}")).unwrap();
         }
         let kept = read(&b);
         assert_eq!(kept.len(), LIMIT);
         assert_eq!(
             kept.last().map(String::as_str),
-            Some(&*format!("p{}", 2 * LIMIT + 4))
+            Some(&*format!("p{} {long}", 2 * LIMIT + 4))
         );
         let lines = fs::read_to_string(&b).unwrap().lines().count();
         assert!(lines <= 2 * LIMIT, "the file was cut back ({lines} lines)");

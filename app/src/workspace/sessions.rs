@@ -1,7 +1,7 @@
 //! Sessions in the workspace: starting them, routing their agents' events to their views
 //! and attention, the panes' requests to their drivers, and the built-in slash commands.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
@@ -513,24 +513,7 @@ impl Workspace {
             return UiRequest::None;
         };
         match name {
-            "export" => {
-                let project = slot.project.clone();
-                let file = export_path(&project, args.trim(), &slot.view, slot.session_id.as_ref());
-                let text = slot.view.export_markdown();
-                self.launcher.jobs.blocking(move || {
-                    let result = march_core::atomic_file::write_file(
-                        &file,
-                        text.as_bytes(),
-                        march_core::atomic_file::FileMode::Kept,
-                    )
-                    .map(|()| file.clone())
-                    .map_err(|e| format!("cannot write {}: {e}", file.display()));
-                    super::jobs::JobDone::Exported {
-                        session: key,
-                        result,
-                    }
-                });
-            }
+            "export" => self.export_session(key, args.trim()),
             "copy" => return UiRequest::Copy(slot.view.export_markdown()),
             // Typed in the focused pane, which is the one it closes.
             "exit" | "quit" => {
@@ -708,46 +691,6 @@ fn record_changes(log: &mut ChangeLog, session: &str, update: &SessionUpdate) ->
         }
     }
     recorded
-}
-
-/// Where `/export ARGS` writes session `view`: the path given (relative to `project`), or
-/// `march-<title or id>.md` in the project.
-fn export_path(
-    project: &Path,
-    args: &str,
-    view: &march_panes::agent::AgentPane,
-    id: Option<&agent_client_protocol::v1::schema::SessionId>,
-) -> PathBuf {
-    if !args.is_empty() {
-        let given = Path::new(args);
-        return project.join(given);
-    }
-    let name = view
-        .session_title()
-        .map(str::to_string)
-        .or_else(|| id.map(|id| id.0.to_string()))
-        .unwrap_or_else(|| "session".to_string());
-    let slug: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect::<String>()
-        .split('-')
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("-")
-        .chars()
-        .take(48)
-        .collect();
-    project.join(format!(
-        "march-{}.md",
-        if slug.is_empty() { "session" } else { &slug }
-    ))
 }
 
 #[cfg(test)]
