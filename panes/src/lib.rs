@@ -12,6 +12,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod osc52;
+pub mod picture;
 pub mod sanitize;
 pub mod scroll;
 pub mod setup;

@@ -8,7 +8,7 @@ mod acp_client;
 use acp_client::*;
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, LoadSessionRequest, PermissionOptionKind, PromptRequest,
+    CancelNotification, ContentBlock, ImageContent, LoadSessionRequest, PermissionOptionKind, PromptRequest,
     SessionUpdate, StopReason, TextContent, ToolCallStatus,
 };
 use march_testkit::{Event, ScriptStop, Turn};
@@ -959,4 +959,51 @@ async fn the_todo_tool_sends_the_plan_and_a_load_replays_it() {
     .unwrap();
     let replayed = plan(client.drain()).expect("the plan replayed");
     assert_eq!(replayed, live);
+}
+
+/// A 1×1 PNG.
+const TINY_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_prompt_is_refused_for_a_text_only_model_and_sent_to_one_that_sees() {
+    let h = Harness::new(vec![Turn::text("A red dot.")]).await;
+    let blocks = || {
+        vec![
+            ContentBlock::Text(TextContent::new("what is this?")),
+            ContentBlock::Image(ImageContent::new(TINY_PNG, "image/png")),
+        ]
+    };
+    // Model `m` is text-only by default: the prompt is refused, nothing reaches it.
+    let (runner, client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    let err = within("refused image prompt", client.prompt_blocks(&session, blocks()))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(err.message.contains("does not take images"), "{err:?}");
+    assert!(h.server.requests().is_empty(), "nothing was sent to the model");
+    client.close().await;
+    drop(runner);
+
+    let path = h.march_home().join("config.toml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        config.replace("id = \"m\"\n", "id = \"m\"\nimages = true\n"),
+    )
+    .unwrap();
+    let (_runner, client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    let r = within("image prompt", client.prompt_blocks(&session, blocks()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    let body = h.server.requests()[0].body.to_string();
+    assert!(
+        body.contains(&format!("data:image/png;base64,{TINY_PNG}")),
+        "the picture reaches the model: {body}"
+    );
+    client.close().await;
 }

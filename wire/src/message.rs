@@ -27,9 +27,13 @@ pub struct TermCaps {
     /// Clipboard writes through OSC 52.
     #[serde(default)]
     pub osc52: bool,
-    /// An image protocol, by name (`kitty`, `sixel`, `iterm2`).
+    /// An image protocol, by name (`kitty`, `sixel`, `iterm2`), as the terminal answered
+    /// when asked.
     #[serde(default)]
     pub graphics: Option<String>,
+    /// Its cell size in pixels (width, height), when it said.
+    #[serde(default)]
+    pub cell_pixels: Option<(u16, u16)>,
 }
 
 /// What a client says to the server.

@@ -4,6 +4,7 @@
 //! write it itself). It restores its terminal on every way out: a
 //! detach, the workspace closed, the server gone, a hang-up, SIGTERM, an error or a panic.
 
+mod graphics;
 mod input;
 pub mod servers;
 pub mod terminal;
@@ -54,11 +55,15 @@ async fn run(socket: &Path, read_only: bool) -> anyhow::Result<Ended> {
     })?;
     let connection = Connection::new(stream)?;
     let (cols, rows) = crossterm::terminal::size().context("cannot read the terminal's size")?;
+    let mut caps = term_caps(|k| std::env::var(k).ok());
+    let pictures = graphics::ask();
+    caps.graphics = pictures.graphics;
+    caps.cell_pixels = pictures.cell;
     let hello = ClientMessage::Hello {
         version: PROTOCOL_VERSION,
         cols,
         rows,
-        caps: term_caps(|k| std::env::var(k).ok()),
+        caps,
         read_only,
         tty: terminal_path(),
     };
@@ -220,7 +225,9 @@ fn term_caps(var: impl Fn(&str) -> Option<String>) -> TermCaps {
         // Pushed at attach; terminals without it ignore the request.
         kitty_keyboard: true,
         osc52: term != "linux",
+        // Asked of the terminal itself (see `graphics`).
         graphics: None,
+        cell_pixels: None,
     }
 }
 

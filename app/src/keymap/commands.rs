@@ -140,6 +140,7 @@ commands! {
     PromptInterrupt = "prompt.interrupt", "Clear the prompt; on an empty prompt, cancel the running turn.";
     PromptHistorySearch = "prompt.history-search", "Search the project's prompt history as you type (again: older).";
     PromptEditExternal = "prompt.edit-external", "Edit the prompt in $VISUAL or $EDITOR, back when it exits.";
+    PromptPasteImage = "prompt.paste-image", "Attach the clipboard's image to the prompt (through wl-paste or xclip).";
 }
 
 impl Command {

@@ -14,6 +14,8 @@ use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Style};
 
+use super::frame::Drawn;
+use super::pictures::{ClientPictures, EncodeRequest, Encoded};
 use super::screen::{Captured, Screen};
 use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Hello, Outbox};
@@ -41,6 +43,8 @@ struct Client {
     shape: Option<Option<CursorShape>>,
     /// A read-only client's own prefix state: its keys reach nothing but its detach.
     watcher_keys: KeyDispatcher,
+    /// The pictures its terminal shows.
+    pictures: ClientPictures,
 }
 
 /// The attached terminals.
@@ -54,6 +58,10 @@ pub(super) struct Clients {
     canvas: Buffer,
     /// Where the cursor is on the canvas.
     cursor: Option<Position>,
+    /// The pictures on the canvas.
+    pictures: Vec<super::pictures::Drawn>,
+    /// Pictures clients need encoded, for the loop to hand to jobs.
+    wanted: Vec<EncodeRequest>,
     /// Bells and notifications made while nobody was attached, for the next client.
     held: Vec<u8>,
     /// When a client last attached or typed.
@@ -68,6 +76,8 @@ impl Clients {
             current: None,
             canvas: Buffer::empty(Rect::default()),
             cursor: None,
+            pictures: Vec::new(),
+            wanted: Vec::new(),
             held: Vec::new(),
             last_active: SystemTime::now(),
         }
@@ -114,6 +124,7 @@ impl Clients {
         let client = Client {
             id,
             size: (hello.cols, hello.rows),
+            pictures: ClientPictures::new(&hello.caps),
             caps: hello.caps,
             read_only: hello.read_only,
             screen: Screen::new(written.clone()),
@@ -214,13 +225,31 @@ impl Clients {
     /// Client `id` has read what was queued after falling behind: it is drawn whole again.
     pub(super) fn drained(&mut self, id: ClientId) {
         let (canvas, cursor) = (&self.canvas, self.cursor);
+        let (pictures, wanted) = (&self.pictures, &mut self.wanted);
         if let Some(client) = self.list.iter_mut().find(|c| c.id == id) {
             client.behind = false;
             client.screen.forget();
+            client.pictures.forget();
             if !canvas.area.is_empty() {
-                client.show_whole(canvas, cursor);
+                client.show_whole(canvas, cursor, pictures, wanted);
             }
         }
+    }
+
+    /// Whether an attached terminal shows pictures.
+    pub(super) fn show_pictures(&self) -> bool {
+        self.list.iter().any(|c| c.pictures.shows())
+    }
+
+    /// The pictures clients asked for since the last call, to encode as jobs.
+    pub(super) fn take_wanted(&mut self) -> Vec<EncodeRequest> {
+        std::mem::take(&mut self.wanted)
+    }
+
+    /// A picture came back encoded; whether a frame should show it.
+    pub(super) fn encoded(&mut self, encoded: Encoded) -> bool {
+        self.get_mut(encoded.client)
+            .is_some_and(|c| c.pictures.encoded(encoded))
     }
 
     /// Bytes for every terminal outside frames (bells, notifications: sequences that each
@@ -260,15 +289,17 @@ impl Clients {
 
     /// Draws a whole frame of `size`: `draw` fills the canvas and says where the cursor
     /// goes; each client is shown what of it differs from what it shows.
-    pub(super) fn frame(&mut self, size: Rect, draw: impl FnOnce(&mut Buffer) -> Option<Position>) {
+    pub(super) fn frame(&mut self, size: Rect, draw: impl FnOnce(&mut Buffer) -> Drawn) {
         if self.canvas.area == size {
             self.canvas.reset();
         } else {
             self.canvas = Buffer::empty(size);
         }
-        self.cursor = draw(&mut self.canvas);
+        let drawn = draw(&mut self.canvas);
+        self.cursor = drawn.cursor;
+        self.pictures = drawn.pictures;
         for client in &mut self.list {
-            client.show_whole(&self.canvas, self.cursor);
+            client.show_whole(&self.canvas, self.cursor, &self.pictures, &mut self.wanted);
         }
     }
 
@@ -287,7 +318,7 @@ impl Clients {
         };
         self.cursor = cursor;
         for client in &mut self.list {
-            client.show_patch(&self.canvas, &areas, cursor);
+            client.show_patch(&self.canvas, &areas, cursor, &self.pictures, &mut self.wanted);
         }
         true
     }
@@ -323,23 +354,37 @@ impl Client {
         Rect::new(0, 0, self.size.0, self.size.1)
     }
 
-    /// Shows the whole canvas.
-    fn show_whole(&mut self, canvas: &Buffer, cursor: Option<Position>) {
+    /// Shows the whole canvas, with its pictures when the terminal shows them.
+    fn show_whole(
+        &mut self,
+        canvas: &Buffer,
+        cursor: Option<Position>,
+        pictures: &[super::pictures::Drawn],
+        wanted: &mut Vec<EncodeRequest>,
+    ) {
         if self.behind {
             return;
         }
         let area = self.area();
-        let caps = &self.caps;
+        let (caps, id, shown) = (&self.caps, self.id, &mut self.pictures);
         let drawn = self.screen.frame(area, |buf| {
             compose(canvas, canvas.area, buf, caps);
             mark_unused(canvas.area, buf);
+            shown.draw(id, pictures, canvas, buf, wanted);
             cursor.filter(|p| area.contains(*p))
         });
         self.send(drawn);
     }
 
     /// Shows `areas` of the canvas (or all of it, when this client has no frame yet).
-    fn show_patch(&mut self, canvas: &Buffer, areas: &[Rect], cursor: Option<Position>) {
+    fn show_patch(
+        &mut self,
+        canvas: &Buffer,
+        areas: &[Rect],
+        cursor: Option<Position>,
+        pictures: &[super::pictures::Drawn],
+        wanted: &mut Vec<EncodeRequest>,
+    ) {
         if self.behind {
             return;
         }
@@ -359,7 +404,7 @@ impl Client {
         });
         match patched {
             Ok(true) => self.send(Ok(())),
-            Ok(false) => self.show_whole(canvas, cursor),
+            Ok(false) => self.show_whole(canvas, cursor, pictures, wanted),
             Err(e) => self.send(Err(e)),
         }
     }
@@ -496,7 +541,7 @@ mod tests {
         assert_eq!(clients.size(), (12, 3));
         clients.frame(Rect::new(0, 0, 12, 3), |b| {
             b.set_string(0, 0, "hello world!", Style::default());
-            None
+            Drawn::default()
         });
         let mut shown_big = output(&mut big_rx);
         let shown_small = output(&mut small_rx);
@@ -523,7 +568,7 @@ mod tests {
         let _ = small_rx.try_recv();
         clients.frame(Rect::new(0, 0, 12, 3), |b| {
             b.set_string(0, 0, "third frame", Style::default());
-            None
+            Drawn::default()
         });
         assert!(output(&mut small_rx).is_empty(), "dropped while behind");
         shown_big.push_str(&output(&mut big_rx));

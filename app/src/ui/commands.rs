@@ -296,6 +296,11 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         | C::PromptUndo
         | C::PromptInterrupt
         | C::PromptHistorySearch => return pane_command(shell, command),
+        C::PromptPasteImage => {
+            if let Some(key) = ws.focused_session() {
+                ws.attach_clipboard(key);
+            }
+        }
         C::PromptEditExternal => {
             let id = ws.focused();
             match ws.edit_prompt_externally(id) {

@@ -135,10 +135,17 @@ impl Ui {
                 prefix_pending: self.dispatcher.prefix_pending(),
                 message: self.layers.status().or_else(|| self.message.clone()),
                 layers: Some(&self.layers),
+                pictures: self.clients.show_pictures(),
             };
             self.clients.frame(size, |buf| {
                 frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
             });
+            // Pictures a terminal is to show are encoded off the loop.
+            for request in self.clients.take_wanted() {
+                self.ws.jobs().blocking(move || {
+                    crate::workspace::jobs::JobDone::PictureEncoded(request.run())
+                });
+            }
         }
         // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
         let shape = self.ws.focused_program().map(|p| p.cursor_shape());

@@ -22,23 +22,53 @@ pub(super) struct Overlays<'a> {
     pub message: Option<String>,
     /// What covers the panes, if anything.
     pub layers: Option<&'a Layers>,
+    /// An attached terminal shows pictures: agent panes leave them room.
+    pub pictures: bool,
 }
 
-/// Draws the workspace into `buf` (all of it); where the cursor goes.
+/// What a frame drew besides cells.
+#[derive(Debug, Default)]
+pub(super) struct Drawn {
+    /// Where the cursor goes.
+    pub cursor: Option<Position>,
+    /// The pictures in sight, for the terminals that show them.
+    pub pictures: Vec<super::pictures::Drawn>,
+}
+
+/// Draws the workspace into `buf` (all of it): where the cursor goes and the pictures.
 pub(super) fn draw(
     buf: &mut Buffer,
     ws: &mut Workspace,
     theme: &Theme,
     highlighter: &Highlighter,
     overlays: &Overlays<'_>,
-) -> Option<Position> {
+) -> Drawn {
     let area = buf.area;
     // Nothing fits: draw nothing rather than something broken.
     if area.height < 2 || area.width < 2 {
-        return None;
+        return Drawn::default();
     }
     let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
-    ws.render(panes, buf, theme, highlighter);
+    // Each picture's cells as its pane left them, before anything is drawn over them.
+    let pictures = ws
+        .render(panes, buf, theme, highlighter, overlays.pictures)
+        .into_iter()
+        .map(|p| super::pictures::Drawn::new(p, buf))
+        .collect();
+    Drawn {
+        cursor: draw_over(buf, ws, theme, overlays, panes),
+        pictures,
+    }
+}
+
+/// The status bar and what covers the panes; where the cursor goes.
+fn draw_over(
+    buf: &mut Buffer,
+    ws: &mut Workspace,
+    theme: &Theme,
+    overlays: &Overlays<'_>,
+    panes: Rect,
+) -> Option<Position> {
     let ctx = status_context(overlays.prefix_pending, &overlays.message);
     draw_status_bar(buf, ws, theme, &ctx);
     let layers = overlays.layers.filter(|l| !l.is_empty());
@@ -116,7 +146,7 @@ mod tests {
         hl: &Highlighter,
         overlays: &Overlays<'_>,
     ) {
-        if let Some(at) = draw(f.buffer_mut(), ws, theme, hl, overlays) {
+        if let Some(at) = draw(f.buffer_mut(), ws, theme, hl, overlays).cursor {
             f.set_cursor_position(at);
         }
     }
@@ -143,6 +173,7 @@ mod tests {
             prefix_pending: false,
             message: None,
             layers: None,
+            pictures: false,
         }
     }
 
@@ -174,6 +205,7 @@ mod tests {
             prefix_pending: true,
             message: Some("copied 12 characters".to_string()),
             layers: None,
+            pictures: false,
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("prefix_hint", t.backend());
@@ -187,6 +219,7 @@ mod tests {
         let layers = with(Layer::Help(std::cell::Cell::new(0)));
         let overlays = Overlays {
             layers: Some(&layers),
+            pictures: false,
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -204,6 +237,7 @@ mod tests {
         };
         let overlays = Overlays {
             layers: Some(&layers),
+            pictures: false,
             ..plain(&keymap)
         };
         let mut draw_at = |w, h| {
@@ -309,6 +343,7 @@ mod tests {
         let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
             layers: Some(&layers),
+            pictures: false,
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -396,6 +431,7 @@ mod tests {
         let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
             layers: Some(&layers),
+            pictures: false,
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -405,6 +441,7 @@ mod tests {
         let layers = with(Layer::Supervisor(view.clone()));
         let overlays = Overlays {
             layers: Some(&layers),
+            pictures: false,
             ..plain(&keymap)
         };
         let t = render(&mut ws, &overlays, &theme);
@@ -434,6 +471,7 @@ mod tests {
                 prefix_pending: true,
                 message: Some("x".repeat(500)),
                 layers: Some(&layers),
+                pictures: false,
             };
             terminal
                 .draw(|f| test_draw(f, &mut ws, &theme, &hl, &overlays))

@@ -15,6 +15,7 @@ mod frame;
 mod hints;
 mod layers;
 mod mouse;
+pub(crate) mod pictures;
 mod projects;
 mod rename;
 mod screen;
@@ -379,7 +380,10 @@ pub async fn serve(
                 let mut next = Some(done);
                 let mut handled = 0;
                 while let Some(done) = next.take() {
-                    redraw.full |= shell.ws.job_done(done);
+                    redraw.full |= match shell.ws.take_job(done) {
+                        Ok(picture) => shell.clients.encoded(picture),
+                        Err(done) => shell.ws.job_done(done),
+                    };
                     handled += 1;
                     if handled < EVENT_BATCH {
                         next = jobs_done.try_recv().ok();

@@ -21,7 +21,7 @@ impl Workspace {
             slot.view.queue(text);
             return Some(true);
         }
-        self.send_prompt(key, text);
+        self.send_prompt(key, text, Vec::new());
         Some(false)
     }
 
@@ -66,7 +66,7 @@ impl Workspace {
         let agent = agent.filter(|n| *n != self.launcher.spec.name);
         let key = self.spawn_session(&dir, None, agent);
         if let Some(slot) = self.sessions.get_mut(&key) {
-            slot.pending_prompt = prompt;
+            slot.pending_prompt = prompt.map(|text| (text, Vec::new()));
         }
         let pane = PaneId(self.next_id());
         self.panes.insert(pane, Pane::Agent(key));

@@ -219,7 +219,7 @@ mod tests {
         let mut buf = Buffer::empty(area);
         let theme = Theme::default();
         let hl = march_panes::highlight::Highlighter::new();
-        ws.render(area, &mut buf, &theme, &hl);
+        ws.render(area, &mut buf, &theme, &hl, false);
         (0..area.height)
             .map(|y| {
                 (0..area.width)

@@ -85,6 +85,11 @@ pub enum JobDone {
     HistorySaved(Result<(), String>),
     /// The costs of the workspace's projects were read from their transcripts.
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
+    /// A picture was read for a prompt (a file or the clipboard).
+    PictureRead(super::attach::PictureRead),
+    /// A picture was encoded for an attached terminal (handled by the UI, which owns the
+    /// terminals: see [`super::Workspace::take_job`]).
+    PictureEncoded(crate::ui::pictures::Encoded),
     /// First-run setup: providers with local servers probed.
     SetupProviders {
         /// The session in setup.
@@ -253,6 +258,23 @@ impl Drop for Report {
 }
 
 impl super::Workspace {
+    /// The job bus, for work the UI starts.
+    pub fn jobs(&self) -> &Jobs {
+        &self.launcher.jobs
+    }
+
+    /// A job's result the UI handles itself, counted as handled; the others come back
+    /// for [`Self::job_done`].
+    pub fn take_job(&mut self, done: JobDone) -> Result<crate::ui::pictures::Encoded, JobDone> {
+        match done {
+            JobDone::PictureEncoded(encoded) => {
+                self.launcher.jobs.handled();
+                Ok(encoded)
+            }
+            other => Err(other),
+        }
+    }
+
     /// A job finished: its result is shown. Whether anything in the active tab changed.
     pub fn job_done(&mut self, done: JobDone) -> bool {
         use JobDone as J;
@@ -302,6 +324,9 @@ impl super::Workspace {
                 self.projects_listed = Some(listed);
                 false
             }
+            J::PictureRead(read) => self.picture_read(read),
+            // Reached only while quitting, when nobody draws.
+            J::PictureEncoded(_) => false,
             J::SetupProviders { session, providers } => self.setup_providers(session, providers),
             J::SetupModels { session, result } => self.setup_models(session, result),
             J::SetupSaved { session, result } => self.setup_done(session, result),

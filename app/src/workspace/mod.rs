@@ -9,6 +9,7 @@
 //! and view kept current) while it is open, shown or not.
 
 pub mod agent;
+pub mod attach;
 pub mod changes;
 mod control;
 pub mod costs;
@@ -83,7 +84,7 @@ pub struct AgentSlot {
     /// Its runner was stopped while it sat idle in the background; showing it restarts it.
     pub parked: bool,
     /// A prompt typed while the runner was stopped, sent once it is back.
-    pub pending_prompt: Option<String>,
+    pub pending_prompt: Option<(String, Vec<std::sync::Arc<march_panes::picture::Picture>>)>,
     /// How the agent last ended, until the restart's reload says it is back.
     pub crash: Option<String>,
     /// Consecutive restarts, as the supervisor last reported.
@@ -658,7 +659,8 @@ impl Workspace {
         buf: &mut Buffer,
         theme: &Theme,
         highlighter: &Highlighter,
-    ) {
+        pictures: bool,
+    ) -> Vec<march_panes::picture::Placement> {
         self.pane_area = area;
         let focused = self.focused();
         if let Some(key) = self.focused_session()
@@ -671,8 +673,22 @@ impl Workspace {
         // A session shown twice keeps the cursor of its focused pane: draw that one last.
         rects.sort_by_key(|(id, _)| *id == focused);
         self.shells_on_screen.clear();
+        let mut placed = Vec::new();
         for (id, rect) in rects {
+            let session = match self.panes.get(&id) {
+                Some(Pane::Agent(key)) => self.sessions.get_mut(key),
+                _ => None,
+            };
+            if let Some(slot) = session {
+                slot.view.show_pictures(pictures);
+            }
             self.render_pane(id, rect, buf, theme, highlighter, id == focused);
+            if let Some(Pane::Agent(key)) = self.panes.get(&id)
+                && let Some(slot) = self.sessions.get(key)
+                && slot.setup.is_none()
+            {
+                placed.extend(slot.view.placements().iter().cloned());
+            }
         }
         for (id, pane) in &self.panes {
             if let Pane::Shell(slot) = pane
@@ -681,6 +697,7 @@ impl Workspace {
                 slot.pane.set_focused(false);
             }
         }
+        placed
     }
 
     /// Stop every agent and hang up every shell.

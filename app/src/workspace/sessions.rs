@@ -2,12 +2,14 @@
 //! and attention, the panes' requests to their drivers, and the built-in slash commands.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, SessionConfigOptionCategory, SessionId,
     SessionModeId, SessionUpdate, ToolCallContent,
 };
 use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
+use march_panes::picture::Picture;
 use march_panes::setup::SetupView;
 use march_runner::client::find_config_option;
 
@@ -146,7 +148,7 @@ impl Workspace {
 
     /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
     /// not up yet sends it once it is (starting a stopped one).
-    pub(super) fn send_prompt(&mut self, key: SessionKey, text: String) {
+    pub(super) fn send_prompt(&mut self, key: SessionKey, text: String, pictures: Vec<Arc<Picture>>) {
         // `!command` runs in the project (`!!command`: kept out of the agent's context).
         if let Some((command, send)) = user_command(&text) {
             let command = command.to_string();
@@ -156,8 +158,11 @@ impl Workspace {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
-        if slot.driver.prompt(text.clone(), &slot.project) {
-            slot.view.submit_local(&text);
+        if slot
+            .driver
+            .prompt(text.clone(), &slot.project, pictures.clone())
+        {
+            slot.view.submit_local_with(&text, &pictures);
             slot.view.turn_started();
             self.sessions.router_mut().prompt_sent(key);
         } else if slot.setup.is_none() {
@@ -166,16 +171,18 @@ impl Workspace {
                 RunnerState::Starting | RunnerState::Restarting => {
                     slot.view
                         .notice("The agent is starting; the prompt goes once it is ready.");
-                    slot.pending_prompt = Some(text);
+                    slot.pending_prompt = Some((text, pictures));
                 }
                 // A stopped agent starts on demand; the prompt goes once it is back.
                 RunnerState::Stopped | RunnerState::Crashed(_) => {
-                    slot.pending_prompt = Some(text);
+                    slot.pending_prompt = Some((text, pictures));
                     self.restart_session(key);
                 }
-                RunnerState::Ready => slot
-                    .view
-                    .set_error("the agent is not ready yet".to_string()),
+                RunnerState::Ready => {
+                    slot.view.restore_attached(pictures);
+                    slot.view
+                        .set_error("the agent is not ready yet".to_string());
+                }
             }
         } else {
             slot.view.set_error("finish the setup first".to_string());
@@ -211,10 +218,12 @@ impl Workspace {
                 view.set_modes(modes.as_ref());
                 tracing::info!(key = key.0, %agent, session = %session.0, "agent ready");
                 slot.session_id = Some(session);
-                if let Some(text) = slot.pending_prompt.take()
-                    && slot.driver.prompt(text.clone(), &slot.project)
+                if let Some((text, pictures)) = slot.pending_prompt.take()
+                    && slot
+                        .driver
+                        .prompt(text.clone(), &slot.project, pictures.clone())
                 {
-                    view.submit_local(&text);
+                    view.submit_local_with(&text, &pictures);
                     view.turn_started();
                     router.prompt_sent(key);
                 }
@@ -347,7 +356,7 @@ impl Workspace {
             self.refresh_costs();
         }
         if let Some(text) = next_prompt {
-            self.send_prompt(key, text);
+            self.send_prompt(key, text, Vec::new());
         }
         if let Some(kind) = notify {
             let title = self
@@ -437,8 +446,11 @@ impl Workspace {
         match event {
             PaneEvent::None | PaneEvent::Redraw => {}
             PaneEvent::Submit(text) => {
-                self.save_prompt(key, &text);
-                self.send_prompt(key, text);
+                let pictures = slot.view.take_attached();
+                if !text.is_empty() {
+                    self.save_prompt(key, &text);
+                }
+                self.send_prompt(key, text, pictures);
             }
             PaneEvent::CancelTurn => {
                 slot.view.clear_permissions();
@@ -487,6 +499,7 @@ impl Workspace {
             }
             PaneEvent::Copy(text) => return UiRequest::Copy(text),
             PaneEvent::ListFiles => self.list_files(key),
+            PaneEvent::AttachImage { path, pasted } => self.attach_file(key, path, pasted),
             PaneEvent::Click { x, y } => {
                 // A click on an edit in the transcript shows its file's diff.
                 if let Some(pane) = pane {
@@ -515,6 +528,19 @@ impl Workspace {
         match name {
             "export" => self.export_session(key, args.trim()),
             "copy" => return UiRequest::Copy(slot.view.export_markdown()),
+            "image" => match args.trim() {
+                "" => slot
+                    .view
+                    .set_error("/image PATH attaches an image file to the prompt"),
+                path => {
+                    let path = match path.strip_prefix("~/") {
+                        Some(rest) => std::env::var_os("HOME")
+                            .map_or_else(|| std::path::PathBuf::from(path), |h| std::path::PathBuf::from(h).join(rest)),
+                        None => std::path::PathBuf::from(path),
+                    };
+                    self.attach_file(key, path, None);
+                }
+            },
             // Typed in the focused pane, which is the one it closes.
             "exit" | "quit" => {
                 if self.focused() == pane {
@@ -606,7 +632,7 @@ impl Workspace {
                 } else {
                     format!("/{other} {args}")
                 };
-                if slot.driver.prompt(text.clone(), &slot.project) {
+                if slot.driver.prompt(text.clone(), &slot.project, Vec::new()) {
                     slot.view.submit_local(&text);
                     slot.view.turn_started();
                     self.sessions.router_mut().prompt_sent(key);

@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 
 use super::diff::{self, DiffLineKind};
 use super::transcript::{
-    Block, Compaction, Message, PlanItem, Role, Severity, ToolBody, ToolCallView, ToolState,
+    Block, Compaction, ImageView, Message, PlanItem, Role, Severity, ToolBody, ToolCallView,
+    ToolState,
 };
 use crate::highlight::Highlighter;
 use crate::markdown::{CUT_MARKER, render_markdown};
@@ -40,6 +41,8 @@ pub(crate) struct BlockContext<'a> {
     pub thinking_expanded: bool,
     /// Blocks expanded or collapsed one by one, by index, over the toggles above.
     pub expanded: &'a std::collections::HashMap<usize, bool>,
+    /// An attached terminal shows pictures: they get their rows under their label.
+    pub pictures: bool,
 }
 
 impl<'a> BlockContext<'a> {
@@ -53,6 +56,7 @@ impl<'a> BlockContext<'a> {
             tools_expanded: own.unwrap_or(self.tools_expanded),
             thinking_expanded: own.unwrap_or(self.thinking_expanded),
             expanded: self.expanded,
+            pictures: self.pictures,
         }
     }
 }
@@ -75,6 +79,7 @@ pub(crate) fn render_block(block: &Block, gap: bool, ctx: &BlockContext<'_>) -> 
     }
     match block {
         Block::Message(m) => message(m, ctx, &mut out),
+        Block::Image(i) => picture(i, ctx, &mut out),
         Block::Tool(t) => tool(t, ctx, &mut out),
         Block::Plan(items) => plan(items, ctx, &mut out),
         Block::Notice {
@@ -93,7 +98,18 @@ pub(crate) fn wants_gap(prev: Option<&Block>, block: &Block, tools_expanded: boo
     match prev {
         None => false,
         Some(Block::Tool(_)) if matches!(block, Block::Tool(_)) => tools_expanded,
+        // A message's pictures sit under its text.
+        Some(prev) if matches!(block, Block::Image(i) if role_of(prev) == Some(i.role)) => false,
         Some(_) => true,
+    }
+}
+
+/// Who wrote `block`, when it is a message or a picture.
+fn role_of(block: &Block) -> Option<Role> {
+    match block {
+        Block::Message(m) => Some(m.role),
+        Block::Image(i) => Some(i.role),
+        _ => None,
     }
 }
 
@@ -119,6 +135,27 @@ pub(crate) fn more_bytes_line(rest: usize, ctx: &BlockContext<'_>) -> Line<'stat
         wrap::truncate(&text, ctx.cols()),
         ctx.style(Slot::TextDim),
     ))
+}
+
+/// Columns a user's picture is indented by (under the prompt marker's text).
+pub(crate) const USER_PICTURE_INDENT: u16 = 2;
+
+/// A picture: its label, then, when a terminal shows pictures, the blank rows it is drawn
+/// over (the last rows of the block: see [`super::AgentPane::placements`]).
+fn picture(i: &ImageView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) {
+    let (marker, indent) = match i.role {
+        Role::User => ("› ", USER_PICTURE_INDENT),
+        _ => ("", 0),
+    };
+    let label = wrap::truncate(&i.picture.label(), ctx.cols().saturating_sub(marker.len()));
+    out.push(Line::from(vec![
+        Span::styled(marker, ctx.style(Slot::UserMarker)),
+        Span::styled(label, ctx.style(Slot::TextDim)),
+    ]));
+    if ctx.pictures {
+        let (_, rows) = i.picture.cells(ctx.width.saturating_sub(indent));
+        out.extend((0..rows).map(|_| Line::default()));
+    }
 }
 
 fn message(m: &Message, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) {

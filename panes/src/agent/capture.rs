@@ -209,6 +209,7 @@ fn block_markdown(block: &Block) -> String {
             }
         }
         Block::Compaction(_) => "_The context was compacted._".to_string(),
+        Block::Image(i) => i.picture.label(),
     }
 }
 

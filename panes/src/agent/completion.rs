@@ -21,6 +21,7 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("mcp", "Show the MCP servers: state, tools, last error"),
     ("export", "Write the session as markdown: /export [PATH]"),
     ("copy", "Copy the session as markdown to the clipboard"),
+    ("image", "Attach an image to the prompt: /image PATH"),
     ("help", "Show keys and commands"),
     ("exit", "Close this pane"),
     ("quit", "Close this pane (same as /exit)"),

@@ -61,6 +61,15 @@ pub enum PaneEvent {
     ListFiles,
     /// Put this text on the clipboard (copy mode or a mouse selection copied it).
     Copy(String),
+    /// Attach the picture at `path` to the prompt ([`super::AgentPane::attach`]); when
+    /// it came from a paste that cannot be read as a picture, the pasted text goes into
+    /// the prompt instead ([`super::AgentPane::paste_text`]).
+    AttachImage {
+        /// The picture file.
+        path: std::path::PathBuf,
+        /// The text pasted, when it was a paste.
+        pasted: Option<String>,
+    },
     /// A click at screen position `x`, `y` that the pane did not take (no selection
     /// was made): the app may act on what is there.
     Click {

@@ -60,8 +60,13 @@ impl AgentPane {
         } else {
             0
         };
+        let attached_rows = if prompt_rows > 0 && inner.height >= 6 {
+            self.pictures.rows()
+        } else {
+            0
+        };
         let chrome = if prompt_rows > 0 {
-            prompt_rows + 1 + queued_rows
+            prompt_rows + 1 + queued_rows + attached_rows
         } else {
             0
         };
@@ -75,11 +80,13 @@ impl AgentPane {
             tools_expanded: self.tools_expanded,
             thinking_expanded: self.thinking_expanded,
             expanded: &self.expanded,
+            pictures: self.pictures.shown(),
         };
         // Copy mode keeps its places on their text when blocks are laid out anew.
         let before = self.copy.as_ref().map(|_| self.scroll.heights());
         self.scroll
             .draw(&mut self.transcript, transcript_area, buf, &ctx);
+        self.place_pictures(transcript_area);
         if let (Some(before), Some(state)) = (before, self.copy.as_mut()) {
             let scroll = &self.scroll;
             state.mode.remap(|line| scroll.relocate(&before, line));
@@ -100,7 +107,12 @@ impl AgentPane {
             self.cursor = self
                 .prompt
                 .render(prompt_area, buf, theme, focused && !modal_open);
-            let first = prompt_area.bottom();
+            self.pictures.render(
+                Rect::new(content.x, prompt_area.bottom(), content.width, attached_rows),
+                buf,
+                theme,
+            );
+            let first = prompt_area.bottom() + attached_rows;
             self.render_queued(
                 Rect::new(content.x, first, content.width, queued_rows),
                 buf,

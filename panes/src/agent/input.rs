@@ -5,6 +5,7 @@
 use agent_client_protocol::v1::schema::RequestPermissionOutcome;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
+use super::pictures;
 use super::completion;
 use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
@@ -46,6 +47,12 @@ impl AgentPane {
                 ModalKey::Moved => PaneEvent::Redraw,
                 ModalKey::Answered(outcome) => self.answer(outcome),
             };
+        }
+        if key.code == KeyCode::Backspace
+            && key.modifiers.is_empty()
+            && let Some(event) = self.detach_last()
+        {
+            return event;
         }
         if key.code == KeyCode::Backspace
             && key.modifiers.is_empty()
@@ -153,8 +160,16 @@ impl AgentPane {
         if self.completion.is_open() {
             self.accept_completion();
         }
-        let Some(text) = self.prompt.take() else {
-            return PaneEvent::None;
+        if self.busy && !self.pictures_attached_empty() {
+            // Images go as a prompt of their own: a running turn takes text only.
+            self.set_error("images go with a new prompt: wait for the turn to end, or Ctrl-C");
+            return PaneEvent::Redraw;
+        }
+        let text = match self.prompt.take() {
+            Some(text) => text,
+            // Pictures alone make a prompt.
+            None if !self.pictures_attached_empty() => String::new(),
+            None => return PaneEvent::None,
         };
         self.completion.close();
         self.mentions.sent();
@@ -354,12 +369,24 @@ impl AgentPane {
         PaneEvent::Redraw
     }
 
-    /// Inserts pasted text into the prompt as it is.
+    /// Inserts pasted text into the prompt as it is; a picture file's path alone (a file
+    /// dropped on the terminal) asks the app to attach the picture instead.
     pub fn paste(&mut self, text: &str) -> PaneEvent {
         self.leave_copy_mode();
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;
         }
+        if let Some(path) = pictures::pasted_picture_path(text) {
+            return PaneEvent::AttachImage {
+                path,
+                pasted: Some(text.to_string()),
+            };
+        }
+        self.paste_text(text)
+    }
+
+    /// Inserts `text` into the prompt as it is (a paste, or a path that was no picture).
+    pub fn paste_text(&mut self, text: &str) -> PaneEvent {
         self.prompt.paste(text);
         self.refresh_completion();
         self.redraw_or_list_files()

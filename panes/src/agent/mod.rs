@@ -19,6 +19,7 @@ mod input;
 mod mention;
 mod permission;
 mod picker;
+mod pictures;
 mod prompt;
 mod render;
 mod status;
@@ -104,6 +105,8 @@ pub struct AgentPane {
     mentions: mention::Mentions,
     /// When copy mode's search ignores case.
     search_case: crate::copy::SearchCase,
+    /// Pictures attached to the prompt, and where the transcript's were drawn.
+    pictures: pictures::Pictures,
 }
 
 impl AgentPane {
@@ -135,6 +138,7 @@ impl AgentPane {
             reveal: None,
             reveal_tries: 0,
             search_case: crate::copy::SearchCase::default(),
+            pictures: pictures::Pictures::default(),
         }
     }
 
@@ -185,7 +189,15 @@ impl AgentPane {
 
     /// Shows a prompt the user sent (runners do not echo live prompts) and follows the end.
     pub fn submit_local(&mut self, text: &str) {
-        self.transcript.push_user(text);
+        self.submit_local_with(text, &[]);
+    }
+
+    /// Shows a prompt the user sent with pictures.
+    pub fn submit_local_with(&mut self, text: &str, pictures: &[std::sync::Arc<crate::picture::Picture>]) {
+        if !text.is_empty() || pictures.is_empty() {
+            self.transcript.push_user(text);
+        }
+        self.transcript.push_user_pictures(pictures);
         self.scroll.scroll_to_bottom();
     }
 

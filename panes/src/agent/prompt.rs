@@ -91,6 +91,11 @@ impl Prompt {
         self.area.lines().join("\n")
     }
 
+    /// Whether nothing is written.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.area.lines().iter().all(String::is_empty)
+    }
+
     fn set_text(&mut self, text: &str) {
         let lines = text.split('\n').map(str::to_string).collect();
         self.area = editor(lines);

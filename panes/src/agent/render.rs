@@ -41,6 +41,7 @@ struct Layout {
     tools_expanded: bool,
     thinking_expanded: bool,
     theme: String,
+    pictures: bool,
 }
 
 /// The scroll state and the layout caches of one transcript view.
@@ -64,6 +65,8 @@ pub(crate) struct Scrollback {
     unseen: usize,
     /// Where the last frame was drawn, and the block each of its rows belongs to.
     drawn: (Rect, Vec<usize>),
+    /// The line of its block the last frame's first row shows.
+    drawn_first_line: usize,
     /// Blocks laid out since creation (cache misses), for tests of the virtualisation.
     renders: u64,
     /// Copy mode is on: every block is laid out and kept, so lines have fixed numbers.
@@ -105,6 +108,24 @@ impl Scrollback {
             }
             None => line,
         }
+    }
+
+    /// Each block the last frame showed from its first row, top first: the block, the
+    /// screen row it starts on, its first line there and how many of its rows show.
+    pub(crate) fn drawn_spans(&self) -> Vec<(usize, u16, usize, usize)> {
+        let (area, owners) = &self.drawn;
+        let mut spans: Vec<(usize, u16, usize, usize)> = Vec::new();
+        for (y, &b) in owners.iter().enumerate() {
+            match spans.last_mut() {
+                Some(last) if last.0 == b => last.3 += 1,
+                _ => {
+                    let line = if spans.is_empty() { self.drawn_first_line } else { 0 };
+                    let row = area.y + u16::try_from(y).unwrap_or(u16::MAX);
+                    spans.push((b, row, line, 1));
+                }
+            }
+        }
+        spans
     }
 
     /// Where the last frame was drawn.
@@ -204,6 +225,9 @@ impl Scrollback {
             Block::Tool(_) if !layout.tools_expanded => 1,
             Block::Tool(t) => 1 + t.body.len() * 4,
             Block::Plan(items) => 1 + items.len(),
+            Block::Image(i) if layout.pictures => {
+                1 + usize::from(i.picture.cells(layout.width).1)
+            }
             _ => 1,
         };
         body + usize::from(gap)
@@ -343,6 +367,7 @@ impl Scrollback {
             tools_expanded: ctx.tools_expanded,
             thinking_expanded: ctx.thinking_expanded,
             theme: ctx.theme.name.clone(),
+            pictures: ctx.pictures,
         };
         self.sync(transcript, layout, ctx);
         let blocks = transcript.blocks();
@@ -366,9 +391,14 @@ impl Scrollback {
         if self.scrolled {
             let (mut b, mut l) = self.anchor;
             b = b.min(blocks.len() - 1);
+            let mut first = true;
             while rows.len() < h && b < blocks.len() {
                 let lines = self.lines(blocks, b, ctx);
                 l = l.min(lines.len().saturating_sub(1));
+                if first {
+                    self.drawn_first_line = l;
+                    first = false;
+                }
                 let before = rows.len();
                 rows.extend(lines.iter().skip(l).take(h - rows.len()).cloned());
                 owners.resize(rows.len().max(before), b);
@@ -394,6 +424,7 @@ impl Scrollback {
             let mut skip = have.saturating_sub(h);
             if let Some((top, _)) = stack.last() {
                 self.last_top = (*top, skip);
+                self.drawn_first_line = skip;
             }
             for (i, lines) in stack.into_iter().rev() {
                 rows.extend(lines.iter().skip(skip).cloned());

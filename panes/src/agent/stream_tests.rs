@@ -94,6 +94,7 @@ fn ctx<'a>(theme: &'a Theme, hl: &'a Highlighter, width: u16) -> BlockContext<'a
         tools_expanded: false,
         thinking_expanded: true,
         expanded: &NO_OVERRIDES,
+        pictures: false,
     }
 }
 

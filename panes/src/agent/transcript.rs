@@ -6,15 +6,17 @@
 //! [`Transcript::clear`]); each change is recorded so the view re-renders just those blocks.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, CompactionStatus, ContentChunk, NoticeSeverity, Plan, PlanEntryStatus,
+    AvailableCommand, CompactionStatus, ContentBlock, ContentChunk, NoticeSeverity, Plan, PlanEntryStatus,
     SessionConfigOption, SessionUpdate, ToolCallStatus, ToolCallUpdateFields, ToolKind,
 };
 
 use super::content::{block_text, tool_body};
+use crate::picture::Picture;
 use crate::sanitize::{sanitize, sanitize_line, sanitize_output};
 
 /// Who wrote a message block.
@@ -31,6 +33,13 @@ pub(crate) struct Message {
     pub role: Role,
     pub id: Option<String>,
     pub text: String,
+}
+
+/// A picture in a message: its label, and the picture itself where a terminal shows them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ImageView {
+    pub role: Role,
+    pub picture: Arc<Picture>,
 }
 
 /// Where a tool call is in its life.
@@ -112,6 +121,7 @@ pub(crate) struct Compaction {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Block {
     Message(Message),
+    Image(ImageView),
     Tool(ToolCallView),
     Plan(Vec<PlanItem>),
     Notice {
@@ -310,6 +320,16 @@ impl Transcript {
         }));
     }
 
+    /// Pictures the user sent from this pane with a prompt.
+    pub(crate) fn push_user_pictures(&mut self, pictures: &[Arc<Picture>]) {
+        for picture in pictures {
+            self.push(Block::Image(ImageView {
+                role: Role::User,
+                picture: picture.clone(),
+            }));
+        }
+    }
+
     /// A line from March itself (errors, turn outcomes).
     pub(crate) fn push_notice(&mut self, severity: Severity, title: &str, detail: Option<&str>) {
         self.push(Block::Notice {
@@ -461,6 +481,14 @@ impl Transcript {
     }
 
     fn chunk(&mut self, role: Role, chunk: &ContentChunk) {
+        // A picture is a block of its own; one that does not decode stays a text label.
+        if let ContentBlock::Image(image) = &chunk.content
+            && role != Role::Thought
+            && let Ok(picture) = Picture::from_base64(&image.data)
+        {
+            self.push(Block::Image(ImageView { role, picture }));
+            return;
+        }
         let text = block_text(&chunk.content);
         let id = chunk.message_id.as_ref().map(|m| m.0.to_string());
         let target = match &id {

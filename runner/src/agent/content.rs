@@ -19,6 +19,12 @@ pub(crate) fn user_message(prompt: &[ContentBlock]) -> Result<UserMessage, Error
     })
 }
 
+/// Whether `user` holds an image.
+pub(crate) fn has_image(user: &UserMessage) -> bool {
+    matches!(&user.content, UserBody::Blocks(blocks)
+        if blocks.iter().any(|b| matches!(b, UserContent::Image(_))))
+}
+
 fn user_content(block: &ContentBlock) -> Option<UserContent> {
     Some(match block {
         ContentBlock::Text(t) => UserContent::text(t.text.clone()),

@@ -296,6 +296,16 @@ impl Session {
             return Err(errors::session_not_found(&self.id));
         }
         let mut user = content::user_message(blocks)?;
+        if content::has_image(&user) {
+            let model = self.settings.lock().model.clone();
+            if !model.images {
+                // Refused rather than sent without the picture the user meant to show.
+                return Err(errors::invalid_params(format!(
+                    "the model {} does not take images; choose one that does (/model)",
+                    options::model_spec(&model)
+                )));
+            }
+        }
         let mine = self.epoch.lock().child_token();
         let run = async {
             let _turn = tokio::select! {

@@ -494,11 +494,16 @@ impl AcpClient {
         session: &SessionId,
         text: &str,
     ) -> JoinHandle<Result<PromptResponse, Error>> {
-        let request = PromptRequest::new(
-            session.clone(),
-            vec![ContentBlock::Text(TextContent::new(text))],
-        );
-        let sent = self.cx.send_request(request);
+        self.prompt_blocks(session, vec![ContentBlock::Text(TextContent::new(text))])
+    }
+
+    /// Send a prompt of `blocks`; the response arrives on the returned task.
+    pub fn prompt_blocks(
+        &self,
+        session: &SessionId,
+        blocks: Vec<ContentBlock>,
+    ) -> JoinHandle<Result<PromptResponse, Error>> {
+        let sent = self.cx.send_request(PromptRequest::new(session.clone(), blocks));
         tokio::spawn(sent.block_task())
     }
 

@@ -10,12 +10,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
+    ContentBlock, ImageContent, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
     SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
     SessionModeId, SessionModeState, SessionNotification, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
 };
 use march_core::config::AgentConfig;
+use march_panes::picture::Picture;
 use march_runner::client::{
     AgentRequest, ClientError, ConnectOptions, Connection, EventReceiver, OpenError, Pending,
     RestartPolicy, RunnerCommand, RunnerEvent, SessionSettings, SessionTarget, SupervisedRunner,
@@ -384,7 +385,7 @@ impl AgentDriver {
     /// Send `text` as a prompt, the files it mentions (`@path`, relative to `project`) as
     /// resources; [`AgentEvent::TurnEnded`] follows. False when the agent is not ready.
     /// While the runner restarts, the prompt waits for it.
-    pub fn prompt(&self, text: String, project: &Path) -> bool {
+    pub fn prompt(&self, text: String, project: &Path, pictures: Vec<Arc<Picture>>) -> bool {
         let Some((runner, session)) = self.runner_and_session() else {
             return false;
         };
@@ -393,11 +394,22 @@ impl AgentDriver {
         tokio::spawn(async move {
             let result = match runner.connection().await {
                 Ok(connection) => {
-                    let embed = connection
-                        .agent_capabilities()
-                        .prompt_capabilities
-                        .embedded_context;
-                    let blocks = mentions::prompt_blocks(text, project, embed).await;
+                    let takes = &connection.agent_capabilities().prompt_capabilities;
+                    if !pictures.is_empty() && !takes.image {
+                        let _ = events.send((
+                            key,
+                            AgentEvent::TurnEnded(Err(
+                                "this agent does not take images (it did not say it does)"
+                                    .to_string(),
+                            )),
+                        ));
+                        return;
+                    }
+                    let embed = takes.embedded_context;
+                    let mut blocks = mentions::prompt_blocks(text, project, embed).await;
+                    blocks.extend(pictures.iter().map(|p| {
+                        ContentBlock::Image(ImageContent::new(p.base64(), p.mime()))
+                    }));
                     let request = PromptRequest::new(session, blocks);
                     connection.prompt(request).await.map_err(describe)
                 }

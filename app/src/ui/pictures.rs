@@ -1,0 +1,304 @@
+//! Pictures on the attached terminals. The canvas every client is made from holds a
+//! picture's label and blank rows; a client whose terminal answered the graphics query
+//! gets the picture drawn over those rows in its own protocol (kitty, sixel, iTerm2), at
+//! its own cell size. Encoding a picture is slow, so it is a job: until its result is back
+//! the client shows the label, then it is kept per client (a kitty terminal is sent each
+//! picture once).
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use march_panes::picture::{Graphics, GraphicsProtocol, Picture, Placement};
+use march_wire::TermCaps;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use ratatui_image::protocol::Protocol;
+
+use crate::server::connection::ClientId;
+
+/// Encodings kept per client; the oldest go first.
+const KEPT: usize = 64;
+/// The cell size assumed when a terminal shows pictures but did not say its own.
+const DEFAULT_CELL: (u16, u16) = (10, 20);
+
+/// A picture the last frame drew, and what its cells held right after its pane drew it:
+/// a popup drawn over it later changes them, and then the picture is not drawn.
+#[derive(Debug, Clone)]
+pub(crate) struct Drawn {
+    /// Where and what.
+    pub placement: Placement,
+    /// A hash of its cells as its pane left them.
+    pub cells: u64,
+}
+
+impl Drawn {
+    /// `placement` as its pane drew it on `buf`.
+    pub(crate) fn new(placement: Placement, buf: &Buffer) -> Drawn {
+        let cells = fingerprint(buf, placement.area);
+        Drawn { placement, cells }
+    }
+
+    /// Whether nothing was drawn over it on `canvas` since.
+    fn uncovered(&self, canvas: &Buffer) -> bool {
+        canvas.area.contains(self.placement.area.as_position())
+            && self.placement.area.intersection(canvas.area) == self.placement.area
+            && fingerprint(canvas, self.placement.area) == self.cells
+    }
+}
+
+/// A hash of the cells of `area` on `buf`.
+fn fingerprint(buf: &Buffer, area: Rect) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let area = area.intersection(buf.area);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &buf[(x, y)];
+            cell.symbol().hash(&mut hasher);
+            cell.fg.hash(&mut hasher);
+            cell.bg.hash(&mut hasher);
+            cell.modifier.hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+/// A picture one client needs in its protocol: the job's work.
+pub(crate) struct EncodeRequest {
+    client: ClientId,
+    picture: Arc<Picture>,
+    cells: (u16, u16),
+    graphics: Graphics,
+    kitty_id: u32,
+}
+
+impl EncodeRequest {
+    /// Encodes the picture (slow: run it on a job thread).
+    pub(crate) fn run(self) -> Encoded {
+        let result = self
+            .picture
+            .encode(self.cells, self.graphics, self.kitty_id)
+            .map_err(|e| e.to_string());
+        Encoded {
+            client: self.client,
+            key: (self.picture.id(), self.cells),
+            graphics: self.graphics,
+            result,
+        }
+    }
+}
+
+/// A picture encoded for a client.
+pub(crate) struct Encoded {
+    /// For whom.
+    pub client: ClientId,
+    key: Key,
+    graphics: Graphics,
+    result: Result<Protocol, String>,
+}
+
+impl std::fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encoded")
+            .field("client", &self.client)
+            .field("key", &self.key)
+            .field("ok", &self.result.is_ok())
+            .finish()
+    }
+}
+
+/// A picture at a size in cells.
+type Key = (u64, (u16, u16));
+
+enum Encoding {
+    Pending,
+    Ready(Box<Protocol>),
+    Failed,
+}
+
+/// One client's pictures.
+pub(crate) struct ClientPictures {
+    graphics: Option<Graphics>,
+    encodings: HashMap<Key, (Encoding, u64)>,
+    /// Counts uses, for dropping the least recently used encoding.
+    clock: u64,
+    next_kitty_id: u32,
+}
+
+impl ClientPictures {
+    /// For a terminal with `caps`.
+    pub(crate) fn new(caps: &TermCaps) -> ClientPictures {
+        let graphics = caps
+            .graphics
+            .as_deref()
+            .and_then(GraphicsProtocol::from_name)
+            .map(|protocol| Graphics {
+                protocol,
+                cell: caps.cell_pixels.unwrap_or(DEFAULT_CELL),
+                tmux: false,
+            });
+        ClientPictures {
+            graphics,
+            encodings: HashMap::new(),
+            clock: 0,
+            // Random, so pictures of an earlier attach to the same terminal are not reused.
+            next_kitty_id: fastrand::u32(1..u32::MAX / 2),
+        }
+    }
+
+    /// Whether the terminal shows pictures.
+    pub(crate) fn shows(&self) -> bool {
+        self.graphics.is_some()
+    }
+
+    /// Draws `drawn` pictures uncovered on `canvas` over `buf` (the client's frame);
+    /// those not encoded yet are asked for in `wanted`.
+    pub(crate) fn draw(
+        &mut self,
+        client: ClientId,
+        drawn: &[Drawn],
+        canvas: &Buffer,
+        buf: &mut Buffer,
+        wanted: &mut Vec<EncodeRequest>,
+    ) {
+        let Some(graphics) = self.graphics else {
+            return;
+        };
+        for d in drawn {
+            let area = d.placement.area;
+            if !d.uncovered(canvas) || area.intersection(buf.area) != area {
+                continue;
+            }
+            self.clock += 1;
+            let key = (d.placement.picture.id(), (area.width, area.height));
+            match self.encodings.get_mut(&key) {
+                Some((Encoding::Ready(protocol), used)) => {
+                    *used = self.clock;
+                    ratatui_image::Image::new(protocol).render(area, buf);
+                }
+                Some((_, used)) => *used = self.clock,
+                None => {
+                    self.encodings.insert(key, (Encoding::Pending, self.clock));
+                    self.next_kitty_id = self.next_kitty_id.wrapping_add(1).max(1);
+                    wanted.push(EncodeRequest {
+                        client,
+                        picture: d.placement.picture.clone(),
+                        cells: key.1,
+                        graphics,
+                        kitty_id: self.next_kitty_id,
+                    });
+                }
+            }
+        }
+        self.trim();
+    }
+
+    /// An encoding came back; whether it is drawn from now on.
+    pub(crate) fn encoded(&mut self, encoded: Encoded) -> bool {
+        if Some(encoded.graphics) != self.graphics {
+            return false;
+        }
+        let Some((slot, _)) = self.encodings.get_mut(&encoded.key) else {
+            return false;
+        };
+        *slot = match encoded.result {
+            Ok(protocol) => Encoding::Ready(Box::new(protocol)),
+            Err(e) => {
+                tracing::debug!("picture not drawn: {e}");
+                Encoding::Failed
+            }
+        };
+        matches!(slot, Encoding::Ready(_))
+    }
+
+    /// What the terminal shows is unknown (frames were dropped): pictures are sent again.
+    pub(crate) fn forget(&mut self) {
+        self.encodings
+            .retain(|_, (e, _)| matches!(e, Encoding::Pending | Encoding::Failed));
+    }
+
+    fn trim(&mut self) {
+        while self.encodings.len() > KEPT {
+            let Some(oldest) = self
+                .encodings
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| *k)
+            else {
+                return;
+            };
+            self.encodings.remove(&oldest);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `w`×`h` PNG.
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let image = image::RgbaImage::from_pixel(w, h, image::Rgba([200, 30, 30, 255]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        image.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
+
+    fn kitty_caps() -> TermCaps {
+        TermCaps {
+            graphics: Some("kitty".to_string()),
+            cell_pixels: Some((8, 16)),
+            ..TermCaps::default()
+        }
+    }
+
+    #[test]
+    fn a_picture_is_encoded_once_then_drawn_until_covered() {
+        let picture = Picture::from_bytes(png(32, 32)).unwrap();
+        let area = Rect::new(2, 1, 4, 2);
+        let canvas = Buffer::empty(Rect::new(0, 0, 20, 6));
+        let drawn = vec![Drawn::new(
+            Placement { picture, area },
+            &canvas,
+        )];
+        let mut pictures = ClientPictures::new(&kitty_caps());
+        let mut buf = canvas.clone();
+        let mut wanted = Vec::new();
+        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
+        assert_eq!(wanted.len(), 1, "asked for once");
+        assert_eq!(buf, canvas, "nothing drawn before the encoding is back");
+        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
+        assert_eq!(wanted.len(), 1, "not asked twice while pending");
+        let encoded = wanted.pop().unwrap().run();
+        assert!(pictures.encoded(encoded));
+        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
+        assert!(buf[(2, 1)].symbol().contains("\x1b_G"), "kitty transmits it");
+        // A popup over it: the label's place shows what the popup drew instead.
+        let mut covered = canvas.clone();
+        covered[(3, 1)].set_symbol("x");
+        let mut buf = covered.clone();
+        pictures.draw(7, &drawn, &covered, &mut buf, &mut wanted);
+        assert_eq!(buf, covered);
+        assert!(wanted.is_empty());
+    }
+
+    #[test]
+    fn a_terminal_without_graphics_gets_no_pictures() {
+        let picture = Picture::from_bytes(png(8, 8)).unwrap();
+        let canvas = Buffer::empty(Rect::new(0, 0, 10, 4));
+        let drawn = vec![Drawn::new(
+            Placement {
+                picture,
+                area: Rect::new(0, 0, 2, 1),
+            },
+            &canvas,
+        )];
+        let mut pictures = ClientPictures::new(&TermCaps::default());
+        let mut buf = canvas.clone();
+        let mut wanted = Vec::new();
+        pictures.draw(1, &drawn, &canvas, &mut buf, &mut wanted);
+        assert!(wanted.is_empty());
+        assert_eq!(buf, canvas);
+    }
+}
