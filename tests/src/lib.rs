@@ -14,6 +14,13 @@ pub fn workspace_root() -> PathBuf {
         .map_or_else(|| manifest_dir.to_path_buf(), Path::to_path_buf)
 }
 
+/// The file `name` of `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+}
+
 /// The `march` binary, built once per test process with the same profile as the test.
 ///
 /// Cargo only builds binaries of the package under test, so this runs `$CARGO build`.

@@ -8,8 +8,8 @@ mod acp_client;
 use acp_client::*;
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ContentBlock, ImageContent, LoadSessionRequest, PermissionOptionKind, PromptRequest,
-    SessionUpdate, StopReason, TextContent, ToolCallStatus,
+    CancelNotification, ContentBlock, ImageContent, LoadSessionRequest, PermissionOptionKind,
+    PromptRequest, SessionUpdate, StopReason, TextContent, ToolCallStatus,
 };
 use march_testkit::{Event, ScriptStop, Turn};
 use serde_json::{Value, json};
@@ -976,13 +976,19 @@ async fn an_image_prompt_is_refused_for_a_text_only_model_and_sent_to_one_that_s
     // Model `m` is text-only by default: the prompt is refused, nothing reaches it.
     let (runner, client) = h.connect().await;
     let session = client.new_session(&h.project()).await.session_id;
-    let err = within("refused image prompt", client.prompt_blocks(&session, blocks()))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = within(
+        "refused image prompt",
+        client.prompt_blocks(&session, blocks()),
+    )
+    .await
+    .unwrap()
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
     assert!(err.message.contains("does not take images"), "{err:?}");
-    assert!(h.server.requests().is_empty(), "nothing was sent to the model");
+    assert!(
+        h.server.requests().is_empty(),
+        "nothing was sent to the model"
+    );
     client.close().await;
     drop(runner);
 

@@ -500,6 +500,7 @@ mod tests {
                     kitty_keyboard: true,
                     osc52: false,
                     graphics: Some("kitty".into()),
+                    cell_pixels: Some((9, 18)),
                 },
                 read_only: true,
                 tty: Some("/dev/pts/3".into()),

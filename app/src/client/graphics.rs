@@ -57,7 +57,10 @@ fn query(stdin: &io::Stdin, out: &mut impl io::Write) -> io::Result<Answer> {
         }
         let timeout = rustix::time::Timespec::try_from(left).unwrap_or_default();
         let fd = stdin.as_fd();
-        let mut fds = [rustix::event::PollFd::new(&fd, rustix::event::PollFlags::IN)];
+        let mut fds = [rustix::event::PollFd::new(
+            &fd,
+            rustix::event::PollFlags::IN,
+        )];
         if rustix::event::poll(&mut fds, Some(&timeout))? == 0 {
             break;
         }

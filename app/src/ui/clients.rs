@@ -318,7 +318,13 @@ impl Clients {
         };
         self.cursor = cursor;
         for client in &mut self.list {
-            client.show_patch(&self.canvas, &areas, cursor, &self.pictures, &mut self.wanted);
+            client.show_patch(
+                &self.canvas,
+                &areas,
+                cursor,
+                &self.pictures,
+                &mut self.wanted,
+            );
         }
         true
     }

@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Incoming};
 use crate::workspace::agent::{AgentEvent, AgentSpec};
-use crate::workspace::jobs::Jobs;
+use crate::workspace::jobs::{JobDone, Jobs};
 use crate::workspace::layout::PaneId;
 use crate::workspace::pane::{PaneInput, PaneKind};
 use crate::workspace::persist::{Loaded, WorkspaceStore};
@@ -380,9 +380,12 @@ pub async fn serve(
                 let mut next = Some(done);
                 let mut handled = 0;
                 while let Some(done) = next.take() {
-                    redraw.full |= match shell.ws.take_job(done) {
-                        Ok(picture) => shell.clients.encoded(picture),
-                        Err(done) => shell.ws.job_done(done),
+                    redraw.full |= match done {
+                        JobDone::PictureEncoded(picture) => {
+                            shell.ws.job_handled();
+                            shell.clients.encoded(picture)
+                        }
+                        done => shell.ws.job_done(done),
                     };
                     handled += 1;
                     if handled < EVENT_BATCH {

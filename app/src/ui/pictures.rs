@@ -258,10 +258,7 @@ mod tests {
         let picture = Picture::from_bytes(png(32, 32)).unwrap();
         let area = Rect::new(2, 1, 4, 2);
         let canvas = Buffer::empty(Rect::new(0, 0, 20, 6));
-        let drawn = vec![Drawn::new(
-            Placement { picture, area },
-            &canvas,
-        )];
+        let drawn = vec![Drawn::new(Placement { picture, area }, &canvas)];
         let mut pictures = ClientPictures::new(&kitty_caps());
         let mut buf = canvas.clone();
         let mut wanted = Vec::new();
@@ -273,7 +270,10 @@ mod tests {
         let encoded = wanted.pop().unwrap().run();
         assert!(pictures.encoded(encoded));
         pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
-        assert!(buf[(2, 1)].symbol().contains("\x1b_G"), "kitty transmits it");
+        assert!(
+            buf[(2, 1)].symbol().contains("\x1b_G"),
+            "kitty transmits it"
+        );
         // A popup over it: the label's place shows what the popup drew instead.
         let mut covered = canvas.clone();
         covered[(3, 1)].set_symbol("x");

@@ -360,7 +360,13 @@ mod tests {
             .collect();
         assert_eq!(files, ["src/a.rs", "b.rs"]);
         let mut buf = Buffer::empty(Rect::new(0, 0, 100, 20));
-        ws.render(buf.area, &mut buf, &Theme::default(), &Highlighter::new(), false);
+        ws.render(
+            buf.area,
+            &mut buf,
+            &Theme::default(),
+            &Highlighter::new(),
+            false,
+        );
         let text: String = (0..20)
             .flat_map(|y| (0..100).map(move |x| (x, y)))
             .map(|p| buf[p].symbol().to_string())
@@ -519,7 +525,13 @@ mod tests {
         // Draws the workspace; where `needle` starts on screen.
         let draw_and_find = |ws: &mut Workspace, needle: &str| -> (u16, u16) {
             let mut buf = Buffer::empty(area);
-            ws.render(area, &mut buf, &Theme::default(), &Highlighter::new(), false);
+            ws.render(
+                area,
+                &mut buf,
+                &Theme::default(),
+                &Highlighter::new(),
+                false,
+            );
             (0..area.height)
                 .find_map(|y| {
                     let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();

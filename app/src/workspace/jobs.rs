@@ -88,7 +88,7 @@ pub enum JobDone {
     /// A picture was read for a prompt (a file or the clipboard).
     PictureRead(super::attach::PictureRead),
     /// A picture was encoded for an attached terminal (handled by the UI, which owns the
-    /// terminals: see [`super::Workspace::take_job`]).
+    /// terminals: see [`super::Workspace::job_handled`]).
     PictureEncoded(crate::ui::pictures::Encoded),
     /// First-run setup: providers with local servers probed.
     SetupProviders {
@@ -263,16 +263,10 @@ impl super::Workspace {
         &self.launcher.jobs
     }
 
-    /// A job's result the UI handles itself, counted as handled; the others come back
-    /// for [`Self::job_done`].
-    pub fn take_job(&mut self, done: JobDone) -> Result<crate::ui::pictures::Encoded, JobDone> {
-        match done {
-            JobDone::PictureEncoded(encoded) => {
-                self.launcher.jobs.handled();
-                Ok(encoded)
-            }
-            other => Err(other),
-        }
+    /// A job whose result the UI handled itself (a picture encoded for a terminal) is
+    /// counted as handled.
+    pub fn job_handled(&self) {
+        self.launcher.jobs.handled();
     }
 
     /// A job finished: its result is shown. Whether anything in the active tab changed.

@@ -148,7 +148,12 @@ impl Workspace {
 
     /// Send `text` as session `key`'s next turn, shown in its pane; a session whose agent is
     /// not up yet sends it once it is (starting a stopped one).
-    pub(super) fn send_prompt(&mut self, key: SessionKey, text: String, pictures: Vec<Arc<Picture>>) {
+    pub(super) fn send_prompt(
+        &mut self,
+        key: SessionKey,
+        text: String,
+        pictures: Vec<Arc<Picture>>,
+    ) {
         // `!command` runs in the project (`!!command`: kept out of the agent's context).
         if let Some((command, send)) = user_command(&text) {
             let command = command.to_string();
@@ -534,8 +539,10 @@ impl Workspace {
                     .set_error("/image PATH attaches an image file to the prompt"),
                 path => {
                     let path = match path.strip_prefix("~/") {
-                        Some(rest) => std::env::var_os("HOME")
-                            .map_or_else(|| std::path::PathBuf::from(path), |h| std::path::PathBuf::from(h).join(rest)),
+                        Some(rest) => std::env::var_os("HOME").map_or_else(
+                            || std::path::PathBuf::from(path),
+                            |h| std::path::PathBuf::from(h).join(rest),
+                        ),
                         None => std::path::PathBuf::from(path),
                     };
                     self.attach_file(key, path, None);

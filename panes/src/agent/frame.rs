@@ -108,7 +108,12 @@ impl AgentPane {
                 .prompt
                 .render(prompt_area, buf, theme, focused && !modal_open);
             self.pictures.render(
-                Rect::new(content.x, prompt_area.bottom(), content.width, attached_rows),
+                Rect::new(
+                    content.x,
+                    prompt_area.bottom(),
+                    content.width,
+                    attached_rows,
+                ),
                 buf,
                 theme,
             );

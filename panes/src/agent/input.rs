@@ -5,10 +5,10 @@
 use agent_client_protocol::v1::schema::RequestPermissionOutcome;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use super::pictures;
 use super::completion;
 use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
+use super::pictures;
 use super::prompt::PromptEdit;
 use super::{AgentPane, PaneEvent, QueuedKind};
 use crate::scroll::Scroll;

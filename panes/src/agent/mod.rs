@@ -193,7 +193,11 @@ impl AgentPane {
     }
 
     /// Shows a prompt the user sent with pictures.
-    pub fn submit_local_with(&mut self, text: &str, pictures: &[std::sync::Arc<crate::picture::Picture>]) {
+    pub fn submit_local_with(
+        &mut self,
+        text: &str,
+        pictures: &[std::sync::Arc<crate::picture::Picture>],
+    ) {
         if !text.is_empty() || pictures.is_empty() {
             self.transcript.push_user(text);
         }

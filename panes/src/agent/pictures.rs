@@ -217,7 +217,10 @@ mod tests {
         let p = |s: &str| pasted_picture_path(s).map(|p| p.display().to_string());
         assert_eq!(p("/tmp/shot.png").as_deref(), Some("/tmp/shot.png"));
         assert_eq!(p("'/tmp/my shot.PNG'").as_deref(), Some("/tmp/my shot.PNG"));
-        assert_eq!(p("/tmp/my\\ shot.jpg ").as_deref(), Some("/tmp/my shot.jpg"));
+        assert_eq!(
+            p("/tmp/my\\ shot.jpg ").as_deref(),
+            Some("/tmp/my shot.jpg")
+        );
         assert_eq!(
             p("file:///tmp/my%20shot.webp").as_deref(),
             Some("/tmp/my shot.webp")

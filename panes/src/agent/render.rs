@@ -119,7 +119,11 @@ impl Scrollback {
             match spans.last_mut() {
                 Some(last) if last.0 == b => last.3 += 1,
                 _ => {
-                    let line = if spans.is_empty() { self.drawn_first_line } else { 0 };
+                    let line = if spans.is_empty() {
+                        self.drawn_first_line
+                    } else {
+                        0
+                    };
                     let row = area.y + u16::try_from(y).unwrap_or(u16::MAX);
                     spans.push((b, row, line, 1));
                 }
@@ -225,9 +229,7 @@ impl Scrollback {
             Block::Tool(_) if !layout.tools_expanded => 1,
             Block::Tool(t) => 1 + t.body.len() * 4,
             Block::Plan(items) => 1 + items.len(),
-            Block::Image(i) if layout.pictures => {
-                1 + usize::from(i.picture.cells(layout.width).1)
-            }
+            Block::Image(i) if layout.pictures => 1 + usize::from(i.picture.cells(layout.width).1),
             _ => 1,
         };
         body + usize::from(gap)

@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, CompactionStatus, ContentBlock, ContentChunk, NoticeSeverity, Plan, PlanEntryStatus,
-    SessionConfigOption, SessionUpdate, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+    AvailableCommand, CompactionStatus, ContentBlock, ContentChunk, NoticeSeverity, Plan,
+    PlanEntryStatus, SessionConfigOption, SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
+    ToolKind,
 };
 
 use super::content::{block_text, tool_body};

@@ -503,7 +503,9 @@ impl AcpClient {
         session: &SessionId,
         blocks: Vec<ContentBlock>,
     ) -> JoinHandle<Result<PromptResponse, Error>> {
-        let sent = self.cx.send_request(PromptRequest::new(session.clone(), blocks));
+        let sent = self
+            .cx
+            .send_request(PromptRequest::new(session.clone(), blocks));
         tokio::spawn(sent.block_task())
     }
 

@@ -21,13 +21,24 @@ struct Screen {
     /// Control sequences the screen model does not keep (bells, OSC notifications), as
     /// they arrived: every BEL and every OSC 9, each as its raw bytes.
     signals: Mutex<Vec<Vec<u8>>>,
+    /// The control data of every kitty graphics command written (`a=T,i=…`).
+    graphics: Mutex<Vec<String>>,
+}
+
+/// What the terminal in the PTY answers when asked what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TerminalKind {
+    /// A terminal without pictures: it answers the device attributes and status reports.
+    Plain,
+    /// A terminal with kitty's graphics protocol and 8×16 pixel cells.
+    Kitty,
 }
 
 /// `march` in a PTY: a client of the workspace server it starts (or attaches to).
 pub struct PtyMarch {
     child: Box<dyn Child + Send + Sync>,
     master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     screen: Arc<Screen>,
     /// The environment it was started with, for the CLI commands a test runs beside it.
     env: Vec<(String, std::ffi::OsString)>,
@@ -44,6 +55,18 @@ impl PtyMarch {
         env: &[(&str, &std::ffi::OsStr)],
         cols: u16,
         rows: u16,
+    ) -> PtyMarch {
+        Self::spawn_as(args, cwd, env, cols, rows, TerminalKind::Plain)
+    }
+
+    /// [`Self::spawn`] in a terminal of `kind`.
+    pub fn spawn_as(
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &std::ffi::OsStr)],
+        cols: u16,
+        rows: u16,
+        kind: TerminalKind,
     ) -> PtyMarch {
         let pty = native_pty_system();
         let pair = pty
@@ -71,21 +94,26 @@ impl PtyMarch {
             .master
             .try_clone_reader()
             .unwrap_or_else(|e| panic!("pty reader: {e}"));
-        let writer = pair
-            .master
-            .take_writer()
-            .unwrap_or_else(|e| panic!("pty writer: {e}"));
+        let writer = Arc::new(Mutex::new(
+            pair.master
+                .take_writer()
+                .unwrap_or_else(|e| panic!("pty writer: {e}")),
+        ));
         let screen = Arc::new(Screen {
             parser: Mutex::new((vt100::Parser::new(rows, cols, 0), false)),
             changed: Condvar::new(),
             signals: Mutex::new(Vec::new()),
+            graphics: Mutex::new(Vec::new()),
         });
         let feed = screen.clone();
+        let answers = writer.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             // An OSC sequence cut by a read boundary, kept until its end arrives.
             let mut pending: Vec<u8> = Vec::new();
             let mut carry: Vec<u8> = Vec::new();
+            // The end of what was read before, so a sequence cut by a read is still seen.
+            let mut tail: Vec<u8> = Vec::new();
             loop {
                 let n = match reader.read(&mut buf) {
                     Ok(0) | Err(_) => 0,
@@ -101,6 +129,7 @@ impl PtyMarch {
                     .0
                     .process(&stand_in_replacements(&mut carry, &buf[..n]));
                 record_signals(&buf[..n], &mut pending, &feed.signals);
+                answer_queries(kind, &mut tail, &buf[..n], &answers, &feed.graphics);
                 feed.changed.notify_all();
             }
         });
@@ -250,8 +279,42 @@ impl PtyMarch {
         Self::spawn_sized(args, cwd, home, march_home, extra, 120, 40)
     }
 
+    /// [`Self::spawn_clean`] in a terminal of `kind`.
+    pub fn spawn_clean_as(
+        kind: TerminalKind,
+        args: &[&str],
+        cwd: &Path,
+        home: &Path,
+        march_home: &Path,
+    ) -> PtyMarch {
+        Self::spawn_in(kind, args, cwd, home, march_home, &[], 120, 40)
+    }
+
     /// [`Self::spawn_clean`] at `cols`×`rows`.
     pub fn spawn_sized(
+        args: &[&str],
+        cwd: &Path,
+        home: &Path,
+        march_home: &Path,
+        extra: &[(&str, &std::ffi::OsStr)],
+        cols: u16,
+        rows: u16,
+    ) -> PtyMarch {
+        Self::spawn_in(
+            TerminalKind::Plain,
+            args,
+            cwd,
+            home,
+            march_home,
+            extra,
+            cols,
+            rows,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_in(
+        kind: TerminalKind,
         args: &[&str],
         cwd: &Path,
         home: &Path,
@@ -270,7 +333,7 @@ impl PtyMarch {
             ("XDG_RUNTIME_DIR", runtime.as_os_str()),
         ];
         env.extend_from_slice(extra);
-        PtyMarch::spawn(args, cwd, &env, cols, rows)
+        PtyMarch::spawn_as(args, cwd, &env, cols, rows, kind)
     }
 
     /// Types `text` and Enter.
@@ -313,10 +376,16 @@ impl PtyMarch {
 
     /// Type `bytes` as the user would.
     pub fn send(&mut self, bytes: &[u8]) {
-        self.writer
+        let mut writer = self.writer.lock();
+        writer
             .write_all(bytes)
-            .and_then(|()| self.writer.flush())
+            .and_then(|()| writer.flush())
             .unwrap_or_else(|e| panic!("write to pty: {e}"));
+    }
+
+    /// The control data of every kitty graphics command March wrote so far.
+    pub fn graphics(&self) -> Vec<String> {
+        self.screen.graphics.lock().clone()
     }
 
     /// Resize the terminal. The screen model is resized first, so the frames drawn for the
@@ -543,4 +612,65 @@ fn base64_decode(text: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Answers what March asks the terminal (the graphics query ends in a status report every
+/// terminal answers), as a terminal of `kind` would, and records kitty graphics commands.
+fn answer_queries(
+    kind: TerminalKind,
+    tail: &mut Vec<u8>,
+    read: &[u8],
+    answers: &Mutex<Box<dyn Write + Send>>,
+    graphics: &Mutex<Vec<String>>,
+) {
+    let old = tail.len();
+    tail.extend_from_slice(read);
+    let find_all = |needle: &[u8]| -> Vec<usize> {
+        tail.windows(needle.len())
+            .enumerate()
+            .filter(|(at, w)| *w == needle && at + needle.len() > old)
+            .map(|(at, _)| at)
+            .collect()
+    };
+    let kitty = kind == TerminalKind::Kitty;
+    let mut replies: Vec<(usize, &[u8])> = Vec::new();
+    for at in find_all(b"\x1b_Gi=31,s=1,v=1,a=q") {
+        if kitty {
+            replies.push((at, b"\x1b_Gi=31;OK\x1b\\"));
+        }
+    }
+    for at in find_all(b"\x1b[16t") {
+        if kitty {
+            replies.push((at, b"\x1b[6;16;8t"));
+        }
+    }
+    for at in find_all(b"\x1b[c") {
+        replies.push((at, b"\x1b[?62;22c"));
+    }
+    for at in find_all(b"\x1b[5n") {
+        replies.push((at, b"\x1b[0n"));
+    }
+    replies.sort_by_key(|(at, _)| *at);
+    if !replies.is_empty() {
+        let mut writer = answers.lock();
+        for (_, reply) in replies {
+            let _ = writer.write_all(reply);
+        }
+        let _ = writer.flush();
+    }
+    // Kitty graphics commands: their control data, up to the payload.
+    let mut at = 0;
+    while let Some(found) = tail[at..].windows(3).position(|w| w == b"\x1b_G") {
+        let start = at + found + 3;
+        let Some(len) = tail[start..].iter().position(|&b| b == b';' || b == 0x1b) else {
+            break;
+        };
+        if start + len > old {
+            let control = String::from_utf8_lossy(&tail[start..start + len]).into_owned();
+            graphics.lock().push(control);
+        }
+        at = start + len;
+    }
+    let keep = tail.len().saturating_sub(256);
+    tail.drain(..keep);
 }

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ImageContent, ListSessionsRequest, PermissionOptionId, PromptRequest, RequestPermissionRequest,
-    SessionConfigId, SessionConfigOption, SessionConfigValueId, SessionId, SessionInfo,
-    SessionModeId, SessionModeState, SessionNotification, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    ContentBlock, ImageContent, ListSessionsRequest, PermissionOptionId, PromptRequest,
+    RequestPermissionRequest, SessionConfigId, SessionConfigOption, SessionConfigValueId,
+    SessionId, SessionInfo, SessionModeId, SessionModeState, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use march_core::config::AgentConfig;
 use march_panes::picture::Picture;
@@ -407,9 +407,11 @@ impl AgentDriver {
                     }
                     let embed = takes.embedded_context;
                     let mut blocks = mentions::prompt_blocks(text, project, embed).await;
-                    blocks.extend(pictures.iter().map(|p| {
-                        ContentBlock::Image(ImageContent::new(p.base64(), p.mime()))
-                    }));
+                    blocks.extend(
+                        pictures
+                            .iter()
+                            .map(|p| ContentBlock::Image(ImageContent::new(p.base64(), p.mime()))),
+                    );
                     let request = PromptRequest::new(session, blocks);
                     connection.prompt(request).await.map_err(describe)
                 }

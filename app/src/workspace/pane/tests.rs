@@ -42,7 +42,13 @@ fn changed_repo() -> (tempfile::TempDir, PathBuf) {
 fn cells(ws: &mut Workspace, id: PaneId, styled: bool) -> String {
     let area = Rect::new(0, 0, 160, 60);
     let mut buf = Buffer::empty(area);
-    ws.render(area, &mut buf, &Theme::default(), &Highlighter::new(), false);
+    ws.render(
+        area,
+        &mut buf,
+        &Theme::default(),
+        &Highlighter::new(),
+        false,
+    );
     let rect = ws
         .tab()
         .layout

@@ -2,6 +2,7 @@
 
 mod behaviour;
 mod copying;
+mod pictures;
 mod views;
 mod virtualisation;
 

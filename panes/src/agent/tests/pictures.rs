@@ -1,0 +1,125 @@
+//! Pictures in the pane: a label where no terminal shows pictures, the rows a picture
+//! covers where one does, placements only for pictures wholly in view, and attachments.
+
+use agent_client_protocol::v1::schema::{ImageContent, SessionUpdate};
+use base64::Engine as _;
+
+use super::*;
+use crate::agent::PaneEvent;
+use crate::picture::Picture;
+
+/// A `w`×`h` PNG.
+fn png(w: u32, h: u32) -> Vec<u8> {
+    let image = image::RgbaImage::from_pixel(w, h, image::Rgba([10, 200, 10, 255]));
+    let mut out = std::io::Cursor::new(Vec::new());
+    image.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+fn picture_update(w: u32, h: u32) -> SessionUpdate {
+    let data = base64::engine::general_purpose::STANDARD.encode(png(w, h));
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Image(ImageContent::new(
+        data,
+        "image/png",
+    ))))
+}
+
+fn screen(t: &Terminal<TestBackend>) -> String {
+    let buf = t.backend().buffer();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_picture_is_its_label_and_gets_rows_only_where_pictures_show() {
+    let theme = Theme::default();
+    let mut pane = pane_with(&[(0, agent("Here it is:")), (1, picture_update(160, 64))]);
+    let t = draw(&mut pane, &theme, 60, 30);
+    assert!(screen(&t).contains("[image 160×64 png]"), "{}", screen(&t));
+    assert!(pane.placements().is_empty(), "no terminal shows pictures");
+
+    pane.show_pictures(true);
+    let t = draw(&mut pane, &theme, 60, 30);
+    let placed = pane.placements();
+    assert_eq!(placed.len(), 1);
+    // 160×64 px is 20×4 cells at the layout's cell size, under its label.
+    let area = placed[0].area;
+    assert_eq!((area.width, area.height), (20, 4));
+    let label_row = (0..30)
+        .find(|&y| {
+            let buf = t.backend().buffer();
+            (0..60)
+                .map(|x| buf[(x, y)].symbol())
+                .collect::<String>()
+                .contains("[image 160×64 png]")
+        })
+        .unwrap();
+    assert_eq!(area.y, label_row + 1);
+}
+
+#[test]
+fn a_picture_partly_scrolled_away_is_not_placed() {
+    let theme = Theme::default();
+    // A picture of 10×10 cells (label and 10 rows) above an answer of `n` lines.
+    let pane_of = |n: usize| {
+        let mut updates = vec![(0, picture_update(80, 160))];
+        let text: String = (0..n).map(|i| format!("line {i}\n\n")).collect();
+        updates.push((1, agent_id(&text, "after")));
+        let mut pane = pane_with(&updates);
+        pane.show_pictures(true);
+        pane
+    };
+    let mut short = pane_of(1);
+    draw(&mut short, &theme, 60, 20);
+    assert_eq!(short.placements().len(), 1, "wholly in view");
+    // Following the end of a longer answer, the picture's top rows scroll away.
+    let mut long = pane_of(4);
+    let t = draw(&mut long, &theme, 60, 20);
+    assert!(screen(&t).contains("line 3"));
+    assert!(!screen(&t).contains("[image"), "{}", screen(&t));
+    assert!(long.placements().is_empty(), "partly in view: not drawn");
+}
+
+#[test]
+fn attachments_show_under_the_editor_and_backspace_takes_the_last_off() {
+    let theme = Theme::default();
+    let mut pane = AgentPane::new("agent");
+    assert!(pane.attach(Picture::from_bytes(png(32, 16)).unwrap()));
+    assert!(pane.attach(Picture::from_bytes(png(8, 8)).unwrap()));
+    let t = draw(&mut pane, &theme, 80, 20);
+    assert!(
+        screen(&t).contains("[image 32×16 png] [image 8×8 png]"),
+        "{}",
+        screen(&t)
+    );
+    pane.handle_key(key(KeyCode::Backspace));
+    assert_eq!(pane.attached().len(), 1);
+    // Pictures alone make a prompt; they are taken with it.
+    assert_eq!(pane.submit(), PaneEvent::Submit(String::new()));
+    assert_eq!(pane.take_attached().len(), 1);
+    // Typed text is deleted before any picture.
+    pane.attach(Picture::from_bytes(png(8, 8)).unwrap());
+    type_text(&mut pane, "ab");
+    pane.handle_key(key(KeyCode::Backspace));
+    assert_eq!(pane.attached().len(), 1);
+}
+
+#[test]
+fn a_pasted_picture_path_asks_the_app_to_attach_it() {
+    let mut pane = AgentPane::new("agent");
+    let event = pane.paste("'/tmp/shot one.png'");
+    assert_eq!(
+        event,
+        PaneEvent::AttachImage {
+            path: "/tmp/shot one.png".into(),
+            pasted: Some("'/tmp/shot one.png'".to_string()),
+        }
+    );
+    assert_eq!(pane.paste("plain words"), PaneEvent::Redraw);
+}
