@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
 use image::{ImageFormat, ImageReader, Limits};
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Rect, Size};
 use ratatui_image::protocol::Protocol;
 use ratatui_image::protocol::iterm2::Iterm2;
@@ -218,14 +219,51 @@ pub struct Graphics {
     pub tmux: bool,
 }
 
-/// A picture drawn in the last frame: its cells on screen. The cells hold its label and
-/// blanks; a terminal that shows pictures draws the picture over them.
+/// A picture drawn in the last frame: its cells on screen, blank as its pane left them; a
+/// terminal that shows pictures draws the picture over them, unless something was drawn
+/// over them since (a popup, a dialog).
 #[derive(Debug, Clone)]
 pub struct Placement {
     /// The picture.
     pub picture: Arc<Picture>,
     /// Its cells on screen.
     pub area: Rect,
+    /// A hash of those cells as the transcript left them.
+    cells: u64,
+}
+
+impl Placement {
+    /// `picture` drawn at `area` of `buf`, as the cells are now.
+    pub fn new(picture: Arc<Picture>, area: Rect, buf: &Buffer) -> Placement {
+        let cells = fingerprint(buf, area);
+        Placement {
+            picture,
+            area,
+            cells,
+        }
+    }
+
+    /// Whether its cells on `buf` are as they were left: nothing covers the picture.
+    pub fn uncovered(&self, buf: &Buffer) -> bool {
+        self.area.intersection(buf.area) == self.area && fingerprint(buf, self.area) == self.cells
+    }
+}
+
+/// A hash of the cells of `area` on `buf`.
+fn fingerprint(buf: &Buffer, area: Rect) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let area = area.intersection(buf.area);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            let cell = &buf[(x, y)];
+            cell.symbol().hash(&mut hasher);
+            cell.fg.hash(&mut hasher);
+            cell.bg.hash(&mut hasher);
+            cell.modifier.hash(&mut hasher);
+        }
+    }
+    hasher.finish()
 }
 
 #[cfg(test)]
@@ -277,33 +315,35 @@ mod tests {
         assert_eq!(tiny.cells(80), (1, 1));
     }
 
+    /// The first cell's symbol of `protocol` drawn at 8×2 cells.
+    fn first_cell(protocol: &Protocol) -> String {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 10, 3));
+        ratatui::widgets::Widget::render(
+            ratatui_image::Image::new(protocol),
+            Rect::new(0, 0, 8, 2),
+            &mut buf,
+        );
+        buf[(0, 0)].symbol().to_string()
+    }
+
     #[test]
-    fn encoding_for_kitty_transmits_the_picture() {
+    fn encoding_for_kitty_or_sixel_writes_the_picture_in_its_protocol() {
         let picture = Picture::from_bytes(png(64, 32)).unwrap();
-        let graphics = Graphics {
+        let kitty = Graphics {
             protocol: GraphicsProtocol::Kitty,
             cell: (8, 16),
             tmux: false,
         };
-        let protocol = picture.encode((8, 2), graphics, 42).unwrap();
-        let mut buf = ratatui::buffer::Buffer::empty(Rect::new(0, 0, 10, 3));
-        ratatui::widgets::Widget::render(
-            ratatui_image::Image::new(&protocol),
-            Rect::new(0, 0, 8, 2),
-            &mut buf,
+        let drawn = first_cell(&picture.encode((8, 2), kitty, 42).unwrap());
+        assert!(
+            drawn.contains("\x1b_G") && drawn.contains("i=42"),
+            "{drawn:?}"
         );
-        assert!(buf[(0, 0)].symbol().contains("\x1b_G"), "{:?}", buf[(0, 0)]);
         let sixel = Graphics {
             protocol: GraphicsProtocol::Sixel,
-            ..graphics
+            ..kitty
         };
-        let protocol = picture.encode((8, 2), sixel, 0).unwrap();
-        let mut buf = ratatui::buffer::Buffer::empty(Rect::new(0, 0, 10, 3));
-        ratatui::widgets::Widget::render(
-            ratatui_image::Image::new(&protocol),
-            Rect::new(0, 0, 8, 2),
-            &mut buf,
-        );
-        assert!(buf[(0, 0)].symbol().contains("\x1bP"), "{:?}", buf[(0, 0)]);
+        let drawn = first_cell(&picture.encode((8, 2), sixel, 0).unwrap());
+        assert!(drawn.contains("\x1bP9;1;0q"), "{drawn:?}");
     }
 }

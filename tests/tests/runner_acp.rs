@@ -992,13 +992,7 @@ async fn an_image_prompt_is_refused_for_a_text_only_model_and_sent_to_one_that_s
     client.close().await;
     drop(runner);
 
-    let path = h.march_home().join("config.toml");
-    let config = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        config.replace("id = \"m\"\n", "id = \"m\"\nimages = true\n"),
-    )
-    .unwrap();
+    h.model_takes_images();
     let (_runner, client) = h.connect().await;
     let session = client.new_session(&h.project()).await.session_id;
     let r = within("image prompt", client.prompt_blocks(&session, blocks()))

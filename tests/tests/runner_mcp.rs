@@ -88,13 +88,7 @@ async fn the_reference_servers_tools_images_resources_instructions_and_prompts_r
         ),
     );
     // Model `m` takes images, so the tiny image reaches it as an image.
-    let path = h.march_home().join("config.toml");
-    let config = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        config.replace("id = \"m\"\n", "id = \"m\"\nimages = true\n"),
-    )
-    .unwrap();
+    h.model_takes_images();
     let (_runner, mut client) = h.connect().await;
     let init = client.init.as_ref().unwrap();
     let mcp = &init.agent_capabilities.mcp_capabilities;

@@ -22,13 +22,7 @@ const LABEL: &str = "[image 32×16 png]";
 /// The harness's model `m` takes images; the project holds `my shot.png`.
 fn harness_with_picture(turns: Vec<Turn>) -> (acp_client::Harness, std::path::PathBuf) {
     let h = tokio_harness(turns);
-    let path = h.march_home().join("config.toml");
-    let config = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(
-        &path,
-        config.replace("id = \"m\"\n", "id = \"m\"\nimages = true\n"),
-    )
-    .unwrap();
+    h.model_takes_images();
     let shot = h.project().join("my shot.png");
     std::fs::copy(march_e2e::fixture("red-32x16.png"), &shot).unwrap();
     (h, shot)

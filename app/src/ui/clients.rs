@@ -59,7 +59,7 @@ pub(super) struct Clients {
     /// Where the cursor is on the canvas.
     cursor: Option<Position>,
     /// The pictures on the canvas.
-    pictures: Vec<super::pictures::Drawn>,
+    pictures: Vec<march_panes::picture::Placement>,
     /// Pictures clients need encoded, for the loop to hand to jobs.
     wanted: Vec<EncodeRequest>,
     /// Bells and notifications made while nobody was attached, for the next client.
@@ -365,7 +365,7 @@ impl Client {
         &mut self,
         canvas: &Buffer,
         cursor: Option<Position>,
-        pictures: &[super::pictures::Drawn],
+        pictures: &[march_panes::picture::Placement],
         wanted: &mut Vec<EncodeRequest>,
     ) {
         if self.behind {
@@ -388,7 +388,7 @@ impl Client {
         canvas: &Buffer,
         areas: &[Rect],
         cursor: Option<Position>,
-        pictures: &[super::pictures::Drawn],
+        pictures: &[march_panes::picture::Placement],
         wanted: &mut Vec<EncodeRequest>,
     ) {
         if self.behind {

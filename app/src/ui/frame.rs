@@ -32,7 +32,7 @@ pub(super) struct Drawn {
     /// Where the cursor goes.
     pub cursor: Option<Position>,
     /// The pictures in sight, for the terminals that show them.
-    pub pictures: Vec<super::pictures::Drawn>,
+    pub pictures: Vec<march_panes::picture::Placement>,
 }
 
 /// Draws the workspace into `buf` (all of it): where the cursor goes and the pictures.
@@ -49,12 +49,7 @@ pub(super) fn draw(
         return Drawn::default();
     }
     let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
-    // Each picture's cells as its pane left them, before anything is drawn over them.
-    let pictures = ws
-        .render(panes, buf, theme, highlighter, overlays.pictures)
-        .into_iter()
-        .map(|p| super::pictures::Drawn::new(p, buf))
-        .collect();
+    let pictures = ws.render(panes, buf, theme, highlighter, overlays.pictures);
     Drawn {
         cursor: draw_over(buf, ws, theme, overlays, panes),
         pictures,

@@ -1,18 +1,16 @@
 //! Pictures on the attached terminals. The canvas every client is made from holds a
-//! picture's label and blank rows; a client whose terminal answered the graphics query
+//! picture's label and blank rows (see [`Placement`]); a client whose terminal answered the graphics query
 //! gets the picture drawn over those rows in its own protocol (kitty, sixel, iTerm2), at
 //! its own cell size. Encoding a picture is slow, so it is a job: until its result is back
 //! the client shows the label, then it is kept per client (a kitty terminal is sent each
 //! picture once).
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use march_panes::picture::{Graphics, GraphicsProtocol, Picture, Placement};
 use march_wire::TermCaps;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use ratatui_image::protocol::Protocol;
 
@@ -22,47 +20,6 @@ use crate::server::connection::ClientId;
 const KEPT: usize = 64;
 /// The cell size assumed when a terminal shows pictures but did not say its own.
 const DEFAULT_CELL: (u16, u16) = (10, 20);
-
-/// A picture the last frame drew, and what its cells held right after its pane drew it:
-/// a popup drawn over it later changes them, and then the picture is not drawn.
-#[derive(Debug, Clone)]
-pub(crate) struct Drawn {
-    /// Where and what.
-    pub placement: Placement,
-    /// A hash of its cells as its pane left them.
-    pub cells: u64,
-}
-
-impl Drawn {
-    /// `placement` as its pane drew it on `buf`.
-    pub(crate) fn new(placement: Placement, buf: &Buffer) -> Drawn {
-        let cells = fingerprint(buf, placement.area);
-        Drawn { placement, cells }
-    }
-
-    /// Whether nothing was drawn over it on `canvas` since.
-    fn uncovered(&self, canvas: &Buffer) -> bool {
-        canvas.area.contains(self.placement.area.as_position())
-            && self.placement.area.intersection(canvas.area) == self.placement.area
-            && fingerprint(canvas, self.placement.area) == self.cells
-    }
-}
-
-/// A hash of the cells of `area` on `buf`.
-fn fingerprint(buf: &Buffer, area: Rect) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    let area = area.intersection(buf.area);
-    for y in area.top()..area.bottom() {
-        for x in area.left()..area.right() {
-            let cell = &buf[(x, y)];
-            cell.symbol().hash(&mut hasher);
-            cell.fg.hash(&mut hasher);
-            cell.bg.hash(&mut hasher);
-            cell.modifier.hash(&mut hasher);
-        }
-    }
-    hasher.finish()
-}
 
 /// A picture one client needs in its protocol: the job's work.
 pub(crate) struct EncodeRequest {
@@ -157,7 +114,7 @@ impl ClientPictures {
     pub(crate) fn draw(
         &mut self,
         client: ClientId,
-        drawn: &[Drawn],
+        drawn: &[Placement],
         canvas: &Buffer,
         buf: &mut Buffer,
         wanted: &mut Vec<EncodeRequest>,
@@ -165,13 +122,13 @@ impl ClientPictures {
         let Some(graphics) = self.graphics else {
             return;
         };
-        for d in drawn {
-            let area = d.placement.area;
-            if !d.uncovered(canvas) || area.intersection(buf.area) != area {
+        for placed in drawn {
+            let area = placed.area;
+            if !placed.uncovered(canvas) || area.intersection(buf.area) != area {
                 continue;
             }
             self.clock += 1;
-            let key = (d.placement.picture.id(), (area.width, area.height));
+            let key = (placed.picture.id(), (area.width, area.height));
             match self.encodings.get_mut(&key) {
                 Some((Encoding::Ready(protocol), used)) => {
                     *used = self.clock;
@@ -183,7 +140,7 @@ impl ClientPictures {
                     self.next_kitty_id = self.next_kitty_id.wrapping_add(1).max(1);
                     wanted.push(EncodeRequest {
                         client,
-                        picture: d.placement.picture.clone(),
+                        picture: placed.picture.clone(),
                         cells: key.1,
                         graphics,
                         kitty_id: self.next_kitty_id,
@@ -236,6 +193,7 @@ impl ClientPictures {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::layout::Rect;
 
     /// A `w`×`h` PNG.
     fn png(w: u32, h: u32) -> Vec<u8> {
@@ -258,7 +216,7 @@ mod tests {
         let picture = Picture::from_bytes(png(32, 32)).unwrap();
         let area = Rect::new(2, 1, 4, 2);
         let canvas = Buffer::empty(Rect::new(0, 0, 20, 6));
-        let drawn = vec![Drawn::new(Placement { picture, area }, &canvas)];
+        let drawn = vec![Placement::new(picture, area, &canvas)];
         let mut pictures = ClientPictures::new(&kitty_caps());
         let mut buf = canvas.clone();
         let mut wanted = Vec::new();
@@ -287,13 +245,7 @@ mod tests {
     fn a_terminal_without_graphics_gets_no_pictures() {
         let picture = Picture::from_bytes(png(8, 8)).unwrap();
         let canvas = Buffer::empty(Rect::new(0, 0, 10, 4));
-        let drawn = vec![Drawn::new(
-            Placement {
-                picture,
-                area: Rect::new(0, 0, 2, 1),
-            },
-            &canvas,
-        )];
+        let drawn = vec![Placement::new(picture, Rect::new(0, 0, 2, 1), &canvas)];
         let mut pictures = ClientPictures::new(&TermCaps::default());
         let mut buf = canvas.clone();
         let mut wanted = Vec::new();

@@ -298,7 +298,8 @@ impl super::Workspace {
             J::HistoryRead { project, entries } => self.history_read(&project, entries),
             J::FilesListed { project, files } => self.files_listed(project, files),
             J::TurnsFound { query, hits } => {
-                self.found_turns = Some((query, hits));
+                // Searches run in parallel and end in any order: each is kept until taken.
+                self.found_turns.push((query, hits));
                 false
             }
             J::Exported { session, result } => self.exported(session, result),

@@ -181,7 +181,7 @@ pub struct Workspace {
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
     /// The last turns the history index found for the switcher: its query and the hits.
-    found_turns: Option<(String, Vec<march_core::history::SearchHit>)>,
+    found_turns: Vec<(String, Vec<march_core::history::SearchHit>)>,
     /// Projects' files listed for `@` mentions.
     file_lists: project_files::FileLists,
     /// The agent last chosen for a new pane, by project (saved with the workspace).
@@ -225,7 +225,7 @@ impl Workspace {
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
             file_lists: project_files::FileLists::default(),
-            found_turns: None,
+            found_turns: Vec::new(),
             agent_choices: BTreeMap::new(),
         }
     }

@@ -61,12 +61,12 @@ impl Workspace {
 
     /// Drops turns found for a switcher that is gone.
     pub fn drop_found_turns(&mut self) {
-        self.found_turns = None;
+        self.found_turns.clear();
     }
 
     /// Whether a search's turns wait to be taken.
     pub fn has_found_turns(&self) -> bool {
-        self.found_turns.is_some()
+        !self.found_turns.is_empty()
     }
 
     /// The turns found since the last call, for `query` only, as switcher entries (ids from
@@ -76,10 +76,12 @@ impl Workspace {
         query: &str,
         next_id: &mut u64,
     ) -> Option<Vec<(SwitcherEntry, FoundTurn)>> {
-        let (searched, hits) = self.found_turns.take()?;
-        if searched != query {
-            return None;
-        }
+        // Only the search for what is typed now counts; earlier ones are dropped.
+        let found = std::mem::take(&mut self.found_turns);
+        let (_, hits) = found
+            .into_iter()
+            .rev()
+            .find(|(searched, _)| searched == query)?;
         let now = SystemTime::now();
         let entries = hits
             .into_iter()

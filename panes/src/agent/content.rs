@@ -10,7 +10,11 @@ use crate::sanitize::{sanitize, sanitize_line, sanitize_output};
 pub(crate) fn block_text(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(t) => sanitize(&t.text).into_owned(),
-        ContentBlock::Image(i) => format!("[image {}]", sanitize_line(&i.mime_type)),
+        // Its size and format when it reads as a picture (a tool's result, say).
+        ContentBlock::Image(i) => crate::picture::Picture::from_base64(&i.data).map_or_else(
+            |_| format!("[image {}]", sanitize_line(&i.mime_type)),
+            |p| p.label(),
+        ),
         ContentBlock::Audio(a) => format!("[audio {}]", sanitize_line(&a.mime_type)),
         ContentBlock::ResourceLink(l) => {
             format!("[{}]({})", sanitize_line(&l.name), sanitize_line(&l.uri))

@@ -30,6 +30,7 @@ impl AgentPane {
     ) {
         self.focused = focused;
         self.cursor = None;
+        self.forget_placements();
         if focused {
             self.unread = false;
         }
@@ -86,7 +87,7 @@ impl AgentPane {
         let before = self.copy.as_ref().map(|_| self.scroll.heights());
         self.scroll
             .draw(&mut self.transcript, transcript_area, buf, &ctx);
-        self.place_pictures(transcript_area);
+        self.place_pictures(transcript_area, buf);
         if let (Some(before), Some(state)) = (before, self.copy.as_mut()) {
             let scroll = &self.scroll;
             state.mode.remap(|line| scroll.relocate(&before, line));
@@ -139,6 +140,7 @@ impl AgentPane {
         } else if let Some(picker) = &self.picker {
             picker.render(inner, buf, theme);
         }
+        self.placed_pictures(buf);
     }
 
     /// Copy mode's cursor, selection and search matches over the transcript.

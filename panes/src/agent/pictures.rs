@@ -29,6 +29,9 @@ pub(crate) struct Pictures {
     shown: bool,
     /// Where the last frame drew the transcript's pictures (wholly in view only).
     placements: Vec<Placement>,
+    /// The pictures in view found while drawing the transcript, kept once the whole pane
+    /// is drawn if nothing covers them.
+    found: Vec<Placement>,
     /// Attached to the prompt being written, in order.
     attached: Vec<Arc<Picture>>,
 }
@@ -131,6 +134,20 @@ impl AgentPane {
         &self.pictures.placements
     }
 
+    /// Forgets where pictures were drawn (a frame starts).
+    pub(crate) fn forget_placements(&mut self) {
+        self.pictures.found.clear();
+        self.pictures.placements.clear();
+    }
+
+    /// Keeps the pictures found in this frame that nothing drawn after the transcript (a
+    /// popup, a dialog, copy mode's marks) covers on `buf`.
+    pub(crate) fn placed_pictures(&mut self, buf: &Buffer) {
+        let mut found = std::mem::take(&mut self.pictures.found);
+        found.retain(|p| p.uncovered(buf));
+        self.pictures.placements = found;
+    }
+
     /// Attaches `picture` to the prompt being written; false (and a notice) when the prompt
     /// has [`MAX_ATTACHED`] already.
     pub fn attach(&mut self, picture: Arc<Picture>) -> bool {
@@ -172,9 +189,9 @@ impl AgentPane {
         self.pictures.attached.pop().map(|_| PaneEvent::Redraw)
     }
 
-    /// Notes where the transcript's pictures were drawn in `area` by the last frame.
-    pub(crate) fn place_pictures(&mut self, area: Rect) {
-        self.pictures.placements.clear();
+    /// Notes where the transcript's pictures were drawn in `area` of `buf` by this frame.
+    pub(crate) fn place_pictures(&mut self, area: Rect, buf: &Buffer) {
+        self.pictures.found.clear();
         if !self.pictures.shown {
             return;
         }
@@ -199,10 +216,8 @@ impl AgentPane {
             let y = row + u16::try_from(first - line).unwrap_or(u16::MAX);
             let cell = Rect::new(area.x + indent, y, cols, rows).intersection(area);
             if cell.width == cols && cell.height == rows {
-                self.pictures.placements.push(Placement {
-                    picture: image.picture.clone(),
-                    area: cell,
-                });
+                let placed = Placement::new(image.picture.clone(), cell, buf);
+                self.pictures.found.push(placed);
             }
         }
     }

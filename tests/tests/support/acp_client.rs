@@ -122,6 +122,17 @@ impl Harness {
     }
 
     /// MARCH_HOME.
+    /// Model `m` takes images from now on (runners started after read it).
+    pub fn model_takes_images(&self) {
+        let path = self.march_home().join("config.toml");
+        let config = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("config: {e}"));
+        std::fs::write(
+            &path,
+            config.replace("id = \"m\"\n", "id = \"m\"\nimages = true\n"),
+        )
+        .unwrap_or_else(|e| panic!("config: {e}"));
+    }
+
     pub fn march_home(&self) -> PathBuf {
         self.dir.path().join("march")
     }

@@ -287,7 +287,10 @@ impl PtyMarch {
         home: &Path,
         march_home: &Path,
     ) -> PtyMarch {
-        Self::spawn_in(kind, args, cwd, home, march_home, &[], 120, 40)
+        let env = clean_env(home, march_home);
+        let env: Vec<(&str, &std::ffi::OsStr)> =
+            env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
+        PtyMarch::spawn_as(args, cwd, &env, 120, 40, kind)
     }
 
     /// [`Self::spawn_clean`] at `cols`×`rows`.
@@ -300,40 +303,11 @@ impl PtyMarch {
         cols: u16,
         rows: u16,
     ) -> PtyMarch {
-        Self::spawn_in(
-            TerminalKind::Plain,
-            args,
-            cwd,
-            home,
-            march_home,
-            extra,
-            cols,
-            rows,
-        )
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn spawn_in(
-        kind: TerminalKind,
-        args: &[&str],
-        cwd: &Path,
-        home: &Path,
-        march_home: &Path,
-        extra: &[(&str, &std::ffi::OsStr)],
-        cols: u16,
-        rows: u16,
-    ) -> PtyMarch {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let runtime = march_home.join("run");
-        std::fs::create_dir_all(&runtime).unwrap_or_else(|e| panic!("runtime dir: {e}"));
-        let mut env: Vec<(&str, &std::ffi::OsStr)> = vec![
-            ("PATH", path.as_os_str()),
-            ("HOME", home.as_os_str()),
-            ("MARCH_HOME", march_home.as_os_str()),
-            ("XDG_RUNTIME_DIR", runtime.as_os_str()),
-        ];
+        let env = clean_env(home, march_home);
+        let mut env: Vec<(&str, &std::ffi::OsStr)> =
+            env.iter().map(|(k, v)| (*k, v.as_os_str())).collect();
         env.extend_from_slice(extra);
-        PtyMarch::spawn_as(args, cwd, &env, cols, rows, kind)
+        PtyMarch::spawn(args, cwd, &env, cols, rows)
     }
 
     /// Types `text` and Enter.
@@ -612,6 +586,19 @@ fn base64_decode(text: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// PATH, HOME, MARCH_HOME and XDG_RUNTIME_DIR (`run` in MARCH_HOME, so its servers are
+/// its own, created here).
+fn clean_env(home: &Path, march_home: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    let runtime = march_home.join("run");
+    std::fs::create_dir_all(&runtime).unwrap_or_else(|e| panic!("runtime dir: {e}"));
+    vec![
+        ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+        ("HOME", home.as_os_str().to_os_string()),
+        ("MARCH_HOME", march_home.as_os_str().to_os_string()),
+        ("XDG_RUNTIME_DIR", runtime.into_os_string()),
+    ]
 }
 
 /// Answers what March asks the terminal (the graphics query ends in a status report every

@@ -123,3 +123,15 @@ fn a_pasted_picture_path_asks_the_app_to_attach_it() {
     );
     assert_eq!(pane.paste("plain words"), PaneEvent::Redraw);
 }
+
+#[test]
+fn a_dialog_over_a_picture_keeps_it_from_being_drawn() {
+    let theme = Theme::default();
+    let mut pane = pane_with(&[(0, agent("Look:")), (1, picture_update(160, 96))]);
+    pane.show_pictures(true);
+    draw(&mut pane, &theme, 60, 24);
+    assert_eq!(pane.placements().len(), 1);
+    pane.show_permission(permission_request());
+    draw(&mut pane, &theme, 60, 24);
+    assert!(pane.placements().is_empty(), "the dialog covers it");
+}
