@@ -3,7 +3,7 @@
 //! followed by a status report every terminal answers, so the answer's end is known
 //! without waiting out the timeout. Never guessed from `TERM` or other variables.
 
-use std::io::{self, Read as _};
+use std::io;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -22,12 +22,16 @@ pub struct Answer {
 }
 
 /// Asks this process's terminal; nothing when it is no terminal, is inside tmux (whose
-/// passthrough March does not turn on), or does not answer within [`ANSWER_LIMIT`].
+/// passthrough March does not turn on), is the Linux console (which would print the
+/// query), or does not answer within [`ANSWER_LIMIT`].
 pub fn ask() -> Answer {
     let (stdin, stdout) = (io::stdin(), io::stdout());
+    let term = std::env::var("TERM").unwrap_or_default();
     if !io::IsTerminal::is_terminal(&stdin)
         || !io::IsTerminal::is_terminal(&stdout)
         || std::env::var_os("TMUX").is_some()
+        || term == "linux"
+        || term == "dumb"
     {
         return Answer::default();
     }
@@ -39,8 +43,31 @@ pub fn ask() -> Answer {
         Answer::default()
     });
     let _ = crossterm::terminal::disable_raw_mode();
+    let answer = Answer {
+        graphics: known_to_work(answer.graphics),
+        ..answer
+    };
     tracing::debug!(?answer, "the terminal's graphics");
     answer
+}
+
+/// The protocol to use given what the terminal `answered`: WezTerm and Konsole say yes to
+/// kitty's query but do not draw its placeholders (ratatui-image's notes), and Konsole's
+/// sixel is unreliable; WezTerm and iTerm2 draw iTerm2's images, which have no query.
+/// These terminals tell who they are only in their environment, so these are the
+/// variables they set themselves (never `TERM`).
+fn known_to_work(answered: Option<String>) -> Option<String> {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if !var("WEZTERM_EXECUTABLE").is_empty()
+        || var("TERM_PROGRAM") == "iTerm.app"
+        || var("LC_TERMINAL") == "iTerm2"
+    {
+        return Some("iterm2".to_string());
+    }
+    if !var("KONSOLE_VERSION").is_empty() {
+        return None;
+    }
+    answered
 }
 
 fn query(stdin: &io::Stdin, out: &mut impl io::Write) -> io::Result<Answer> {
@@ -64,7 +91,9 @@ fn query(stdin: &io::Stdin, out: &mut impl io::Write) -> io::Result<Answer> {
         if rustix::event::poll(&mut fds, Some(&timeout))? == 0 {
             break;
         }
-        let n = stdin.lock().read(&mut buf)?;
+        // Read from the descriptor itself: std's buffer would keep bytes that the
+        // workspace's own reader, which reads the descriptor, never sees.
+        let n = rustix::io::read(fd, &mut buf)?;
         if n == 0 {
             break;
         }
@@ -78,9 +107,11 @@ fn query(stdin: &io::Stdin, out: &mut impl io::Write) -> io::Result<Answer> {
             }
         }
         if done {
-            break;
+            return Ok(interpret(&responses));
         }
     }
+    // No end of the answer in time: what comes later must not be read as keys.
+    let _ = rustix::termios::tcflush(stdin.as_fd(), rustix::termios::QueueSelector::IFlush);
     Ok(interpret(&responses))
 }
 

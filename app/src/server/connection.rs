@@ -149,11 +149,22 @@ impl Outbox {
             // which waits for room or reports the error.
             match rustix::io::write(terminal, &bytes) {
                 Ok(n) if n == bytes.len() => return true,
-                Ok(n) => return self.send(ServerMessage::Output(bytes[n..].to_vec())),
+                Ok(n) => return self.send_output(&bytes[n..]),
                 Err(_) => {}
             }
         }
-        self.send(ServerMessage::Output(bytes))
+        self.send_output(&bytes)
+    }
+
+    /// Sends `bytes` as output frames of at most [`OUTPUT_FRAME`] bytes each (a frame with
+    /// pictures can be larger than a frame may be).
+    fn send_output(&self, bytes: &[u8]) -> bool {
+        if bytes.is_empty() {
+            return self.send(ServerMessage::Output(Vec::new()));
+        }
+        bytes
+            .chunks(OUTPUT_FRAME)
+            .all(|chunk| self.send(ServerMessage::Output(chunk.to_vec())))
     }
 
     /// Queues the last message: the writer closes the connection after it (then the
@@ -170,6 +181,9 @@ impl Outbox {
         self.frames.send(message).is_ok()
     }
 }
+
+/// The most output bytes one frame carries, well under the wire's limit.
+const OUTPUT_FRAME: usize = 1 << 20;
 
 /// What `message` counts for in a client's queue: its output's bytes (the rest is small).
 fn queued_size(message: &ServerMessage) -> usize {

@@ -16,6 +16,9 @@ use ratatui::style::{Color, Style};
 
 use super::frame::Drawn;
 use super::pictures::{ClientPictures, EncodeRequest, Encoded};
+
+/// Pictures encoded at once, for all clients (each takes a core for a while).
+const ENCODING_AT_ONCE: usize = 2;
 use super::screen::{Captured, Screen};
 use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Hello, Outbox};
@@ -60,8 +63,8 @@ pub(super) struct Clients {
     cursor: Option<Position>,
     /// The pictures on the canvas.
     pictures: Vec<march_panes::picture::Placement>,
-    /// Pictures clients need encoded, for the loop to hand to jobs.
-    wanted: Vec<EncodeRequest>,
+    /// Encodings started and not back yet.
+    encoding: usize,
     /// Bells and notifications made while nobody was attached, for the next client.
     held: Vec<u8>,
     /// When a client last attached or typed.
@@ -77,7 +80,7 @@ impl Clients {
             canvas: Buffer::empty(Rect::default()),
             cursor: None,
             pictures: Vec::new(),
-            wanted: Vec::new(),
+            encoding: 0,
             held: Vec::new(),
             last_active: SystemTime::now(),
         }
@@ -225,13 +228,13 @@ impl Clients {
     /// Client `id` has read what was queued after falling behind: it is drawn whole again.
     pub(super) fn drained(&mut self, id: ClientId) {
         let (canvas, cursor) = (&self.canvas, self.cursor);
-        let (pictures, wanted) = (&self.pictures, &mut self.wanted);
+        let pictures = &self.pictures;
         if let Some(client) = self.list.iter_mut().find(|c| c.id == id) {
             client.behind = false;
             client.screen.forget();
             client.pictures.forget();
             if !canvas.area.is_empty() {
-                client.show_whole(canvas, cursor, pictures, wanted);
+                client.show_whole(canvas, cursor, pictures);
             }
         }
     }
@@ -241,13 +244,31 @@ impl Clients {
         self.list.iter().any(|c| c.pictures.shows())
     }
 
-    /// The pictures clients asked for since the last call, to encode as jobs.
+    /// Encodings to start now, as jobs: at most [`ENCODING_AT_ONCE`] run, taken from the
+    /// clients in turn.
     pub(super) fn take_wanted(&mut self) -> Vec<EncodeRequest> {
-        std::mem::take(&mut self.wanted)
+        let mut out = Vec::new();
+        while self.encoding < ENCODING_AT_ONCE {
+            let before = out.len();
+            for client in &mut self.list {
+                if self.encoding >= ENCODING_AT_ONCE {
+                    break;
+                }
+                if let Some(request) = client.pictures.next_request() {
+                    self.encoding += 1;
+                    out.push(request);
+                }
+            }
+            if out.len() == before {
+                break;
+            }
+        }
+        out
     }
 
     /// A picture came back encoded; whether a frame should show it.
     pub(super) fn encoded(&mut self, encoded: Encoded) -> bool {
+        self.encoding = self.encoding.saturating_sub(1);
         self.get_mut(encoded.client)
             .is_some_and(|c| c.pictures.encoded(encoded))
     }
@@ -299,7 +320,7 @@ impl Clients {
         self.cursor = drawn.cursor;
         self.pictures = drawn.pictures;
         for client in &mut self.list {
-            client.show_whole(&self.canvas, self.cursor, &self.pictures, &mut self.wanted);
+            client.show_whole(&self.canvas, self.cursor, &self.pictures);
         }
     }
 
@@ -318,13 +339,7 @@ impl Clients {
         };
         self.cursor = cursor;
         for client in &mut self.list {
-            client.show_patch(
-                &self.canvas,
-                &areas,
-                cursor,
-                &self.pictures,
-                &mut self.wanted,
-            );
+            client.show_patch(&self.canvas, &areas, cursor, &self.pictures);
         }
         true
     }
@@ -366,7 +381,6 @@ impl Client {
         canvas: &Buffer,
         cursor: Option<Position>,
         pictures: &[march_panes::picture::Placement],
-        wanted: &mut Vec<EncodeRequest>,
     ) {
         if self.behind {
             return;
@@ -376,7 +390,7 @@ impl Client {
         let drawn = self.screen.frame(area, |buf| {
             compose(canvas, canvas.area, buf, caps);
             mark_unused(canvas.area, buf);
-            shown.draw(id, pictures, canvas, buf, wanted);
+            shown.draw(id, pictures, canvas, buf);
             cursor.filter(|p| area.contains(*p))
         });
         self.send(drawn);
@@ -389,7 +403,6 @@ impl Client {
         areas: &[Rect],
         cursor: Option<Position>,
         pictures: &[march_panes::picture::Placement],
-        wanted: &mut Vec<EncodeRequest>,
     ) {
         if self.behind {
             return;
@@ -410,7 +423,7 @@ impl Client {
         });
         match patched {
             Ok(true) => self.send(Ok(())),
-            Ok(false) => self.show_whole(canvas, cursor, pictures, wanted),
+            Ok(false) => self.show_whole(canvas, cursor, pictures),
             Err(e) => self.send(Err(e)),
         }
     }

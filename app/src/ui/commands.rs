@@ -33,8 +33,9 @@ fn ask_first(shell: &mut Ui, command: Command, tab: Option<usize>) -> bool {
     } else {
         "closing the tab"
     };
+    // What to press first: a long list of work is cut at the status bar's end.
     shell.message = Some(format!(
-        "{what} stops {}: press {keys} again to go ahead",
+        "press {keys} again to go ahead: {what} stops {}",
         work.join(", ")
     ));
     shell.confirm_armed = Some(command);

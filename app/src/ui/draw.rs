@@ -140,15 +140,19 @@ impl Ui {
             self.clients.frame(size, |buf| {
                 frame::draw(buf, &mut self.ws, &self.theme, &self.highlighter, &overlays)
             });
-            // Pictures a terminal is to show are encoded off the loop.
-            for request in self.clients.take_wanted() {
-                self.ws.jobs().blocking(move || {
-                    crate::workspace::jobs::JobDone::PictureEncoded(request.run())
-                });
-            }
         }
         // The focused shell's program chooses the cursor's shape; elsewhere the user's own.
         let shape = self.ws.focused_program().map(|p| p.cursor_shape());
         self.clients.set_cursor_shape(shape);
+        self.start_encodings();
+    }
+
+    /// Starts the encodings of pictures terminals are to show, off the loop.
+    pub(super) fn start_encodings(&mut self) {
+        for request in self.clients.take_wanted() {
+            self.ws
+                .jobs()
+                .blocking(move || crate::workspace::jobs::JobDone::PictureEncoded(request.run()));
+        }
     }
 }

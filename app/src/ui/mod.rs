@@ -383,7 +383,9 @@ pub async fn serve(
                     redraw.full |= match done {
                         JobDone::PictureEncoded(picture) => {
                             shell.ws.job_handled();
-                            shell.clients.encoded(picture)
+                            let shown = shell.clients.encoded(picture);
+                            shell.start_encodings();
+                            shown
                         }
                         done => shell.ws.job_done(done),
                     };
@@ -544,6 +546,8 @@ impl Ui {
             }
             Incoming::Drained { id } => {
                 self.clients.drained(id);
+                // Its pictures are sent again.
+                self.start_encodings();
                 Changed::Nothing
             }
             Incoming::Control {

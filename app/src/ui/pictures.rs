@@ -16,8 +16,8 @@ use ratatui_image::protocol::Protocol;
 
 use crate::server::connection::ClientId;
 
-/// Encodings kept per client; the oldest go first.
-const KEPT: usize = 64;
+/// Encodings kept per client; the least recently drawn go first.
+const KEPT: usize = 32;
 /// The cell size assumed when a terminal shows pictures but did not say its own.
 const DEFAULT_CELL: (u16, u16) = (10, 20);
 
@@ -69,7 +69,10 @@ impl std::fmt::Debug for Encoded {
 type Key = (u64, (u16, u16));
 
 enum Encoding {
-    Pending,
+    /// Asked for, in the queue.
+    Queued,
+    /// Being encoded.
+    Running,
     Ready(Box<Protocol>),
     Failed,
 }
@@ -78,6 +81,8 @@ enum Encoding {
 pub(crate) struct ClientPictures {
     graphics: Option<Graphics>,
     encodings: HashMap<Key, (Encoding, u64)>,
+    /// Encodings asked for and not started, oldest first.
+    queue: Vec<EncodeRequest>,
     /// Counts uses, for dropping the least recently used encoding.
     clock: u64,
     next_kitty_id: u32,
@@ -90,6 +95,9 @@ impl ClientPictures {
             .graphics
             .as_deref()
             .and_then(GraphicsProtocol::from_name)
+            // Sixel and iTerm2 images take the pixels they are given: drawn at a guessed
+            // cell size they would spill out of their cells. Kitty scales into the cells.
+            .filter(|p| *p == GraphicsProtocol::Kitty || caps.cell_pixels.is_some())
             .map(|protocol| Graphics {
                 protocol,
                 cell: caps.cell_pixels.unwrap_or(DEFAULT_CELL),
@@ -98,6 +106,7 @@ impl ClientPictures {
         ClientPictures {
             graphics,
             encodings: HashMap::new(),
+            queue: Vec::new(),
             clock: 0,
             // Random, so pictures of an earlier attach to the same terminal are not reused.
             next_kitty_id: fastrand::u32(1..u32::MAX / 2),
@@ -110,14 +119,14 @@ impl ClientPictures {
     }
 
     /// Draws `drawn` pictures uncovered on `canvas` over `buf` (the client's frame);
-    /// those not encoded yet are asked for in `wanted`.
+    /// those not encoded yet are queued (one size per picture: a newer size replaces a
+    /// queued one, so resizing does not queue every size passed through).
     pub(crate) fn draw(
         &mut self,
         client: ClientId,
         drawn: &[Placement],
         canvas: &Buffer,
         buf: &mut Buffer,
-        wanted: &mut Vec<EncodeRequest>,
     ) {
         let Some(graphics) = self.graphics else {
             return;
@@ -136,9 +145,17 @@ impl ClientPictures {
                 }
                 Some((_, used)) => *used = self.clock,
                 None => {
-                    self.encodings.insert(key, (Encoding::Pending, self.clock));
+                    let encodings = &mut self.encodings;
+                    self.queue.retain(|r| {
+                        let stale = r.picture.id() == key.0;
+                        if stale {
+                            encodings.remove(&(key.0, r.cells));
+                        }
+                        !stale
+                    });
+                    self.encodings.insert(key, (Encoding::Queued, self.clock));
                     self.next_kitty_id = self.next_kitty_id.wrapping_add(1).max(1);
-                    wanted.push(EncodeRequest {
+                    self.queue.push(EncodeRequest {
                         client,
                         picture: placed.picture.clone(),
                         cells: key.1,
@@ -149,6 +166,21 @@ impl ClientPictures {
             }
         }
         self.trim();
+    }
+
+    /// The next encoding to start, if one waits.
+    pub(crate) fn next_request(&mut self) -> Option<EncodeRequest> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        let request = self.queue.remove(0);
+        if let Some((state, _)) = self
+            .encodings
+            .get_mut(&(request.picture.id(), request.cells))
+        {
+            *state = Encoding::Running;
+        }
+        Some(request)
     }
 
     /// An encoding came back; whether it is drawn from now on.
@@ -169,17 +201,20 @@ impl ClientPictures {
         matches!(slot, Encoding::Ready(_))
     }
 
-    /// What the terminal shows is unknown (frames were dropped): pictures are sent again.
+    /// What the terminal shows is unknown (frames were dropped): pictures are encoded and
+    /// sent again (a result still on its way finds no place and is dropped).
     pub(crate) fn forget(&mut self) {
-        self.encodings
-            .retain(|_, (e, _)| matches!(e, Encoding::Pending | Encoding::Failed));
+        self.encodings.clear();
+        self.queue.clear();
     }
 
     fn trim(&mut self) {
         while self.encodings.len() > KEPT {
+            // Only finished ones go: a queued or running one is still to come back.
             let Some(oldest) = self
                 .encodings
                 .iter()
+                .filter(|(_, (e, _))| matches!(e, Encoding::Ready(_) | Encoding::Failed))
                 .min_by_key(|(_, (_, used))| *used)
                 .map(|(k, _)| *k)
             else {
@@ -219,15 +254,18 @@ mod tests {
         let drawn = vec![Placement::new(picture, area, &canvas)];
         let mut pictures = ClientPictures::new(&kitty_caps());
         let mut buf = canvas.clone();
-        let mut wanted = Vec::new();
-        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
-        assert_eq!(wanted.len(), 1, "asked for once");
+        pictures.draw(7, &drawn, &canvas, &mut buf);
         assert_eq!(buf, canvas, "nothing drawn before the encoding is back");
-        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
-        assert_eq!(wanted.len(), 1, "not asked twice while pending");
-        let encoded = wanted.pop().unwrap().run();
-        assert!(pictures.encoded(encoded));
-        pictures.draw(7, &drawn, &canvas, &mut buf, &mut wanted);
+        pictures.draw(7, &drawn, &canvas, &mut buf);
+        let request = pictures.next_request().unwrap();
+        assert!(pictures.next_request().is_none(), "asked for once");
+        pictures.draw(7, &drawn, &canvas, &mut buf);
+        assert!(
+            pictures.next_request().is_none(),
+            "not asked again while running"
+        );
+        assert!(pictures.encoded(request.run()));
+        pictures.draw(7, &drawn, &canvas, &mut buf);
         assert!(
             buf[(2, 1)].symbol().contains("\x1b_G"),
             "kitty transmits it"
@@ -236,9 +274,9 @@ mod tests {
         let mut covered = canvas.clone();
         covered[(3, 1)].set_symbol("x");
         let mut buf = covered.clone();
-        pictures.draw(7, &drawn, &covered, &mut buf, &mut wanted);
+        pictures.draw(7, &drawn, &covered, &mut buf);
         assert_eq!(buf, covered);
-        assert!(wanted.is_empty());
+        assert!(pictures.next_request().is_none());
     }
 
     #[test]
@@ -248,9 +286,14 @@ mod tests {
         let drawn = vec![Placement::new(picture, Rect::new(0, 0, 2, 1), &canvas)];
         let mut pictures = ClientPictures::new(&TermCaps::default());
         let mut buf = canvas.clone();
-        let mut wanted = Vec::new();
-        pictures.draw(1, &drawn, &canvas, &mut buf, &mut wanted);
-        assert!(wanted.is_empty());
+        pictures.draw(1, &drawn, &canvas, &mut buf);
+        assert!(pictures.next_request().is_none());
         assert_eq!(buf, canvas);
+        // Sixel without a known cell size would draw out of its cells: not used.
+        let sixel = TermCaps {
+            graphics: Some("sixel".to_string()),
+            ..TermCaps::default()
+        };
+        assert!(!ClientPictures::new(&sixel).shows());
     }
 }

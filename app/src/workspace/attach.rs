@@ -16,9 +16,11 @@ use super::Workspace;
 use super::jobs::JobDone;
 use super::router::SessionKey;
 
-/// The largest picture file attached (model APIs take a few MB; a larger file is surely a
+/// The largest picture attached (model APIs take a few MB; a larger one is surely a
 /// mistake).
-const MAX_FILE: u64 = 20 << 20;
+const MAX_FILE: u64 = 10 << 20;
+/// What is said when an agent does not take images.
+pub const NO_IMAGES: &str = "this agent does not take images (it does not say it does)";
 /// How long a clipboard tool may take.
 const CLIPBOARD_LIMIT: Duration = Duration::from_secs(5);
 
@@ -27,10 +29,23 @@ const CLIPBOARD_LIMIT: Duration = Duration::from_secs(5);
 pub struct PictureRead {
     /// Whose prompt.
     pub session: SessionKey,
-    /// The picture, or why there is none.
-    pub result: Result<Arc<Picture>, String>,
-    /// The text pasted, when a paste asked: it goes into the prompt if no picture came.
+    /// What was read.
+    pub read: Read,
+    /// The text pasted, when a paste asked: it is in the prompt, and the picture replaces it.
     pub pasted: Option<String>,
+}
+
+/// What a file or the clipboard gave.
+#[derive(Debug)]
+pub enum Read {
+    /// A picture.
+    Picture(Arc<Picture>),
+    /// Text (the clipboard held no image): pasted as it is.
+    Text(String),
+    /// Why there is no picture, to tell the user.
+    Failed(String),
+    /// A pasted path naming no file: it was just text, and stays so.
+    NoFile,
 }
 
 /// The picture in file `path`.
@@ -51,8 +66,9 @@ fn read_file(path: &Path) -> Result<Arc<Picture>, String> {
     Picture::from_bytes(bytes).map_err(|e| format!("{shown}: {e}"))
 }
 
-/// The clipboard's image, through `wl-paste` (Wayland) or `xclip` (X11).
-fn read_clipboard() -> Result<Arc<Picture>, String> {
+/// The clipboard's image, through `wl-paste` (Wayland) or `xclip` (X11); its text when it
+/// holds no image.
+fn read_clipboard() -> Read {
     let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some();
     let x11 = std::env::var_os("DISPLAY").is_some();
     let tools: Vec<(&str, Vec<&str>, Vec<&str>)> = [
@@ -74,26 +90,50 @@ fn read_clipboard() -> Result<Arc<Picture>, String> {
     .map(|(_, tool, list, get)| (tool, list, get))
     .collect();
     if tools.is_empty() {
-        return Err("no graphical session to read a clipboard image from".to_string());
+        return Read::Failed("no graphical session to read a clipboard image from".to_string());
     }
     let mut missing = Vec::new();
     for (tool, list, get) in tools {
         let types = match run(tool, &list) {
             Ok(out) => String::from_utf8_lossy(&out).into_owned(),
-            Err(Missing) => {
+            Err(Ran::Missing) => {
                 missing.push(tool);
                 continue;
             }
+            Err(e) => return Read::Failed(e.say(tool)),
         };
-        let Some(mime) = image_type(&types) else {
-            return Err("the clipboard holds no image".to_string());
+        let (kind, is_image) = match image_type(&types) {
+            Some(mime) => (mime, true),
+            None if types
+                .lines()
+                .any(|t| t.trim().starts_with("text/plain") || t.trim() == "UTF8_STRING") =>
+            {
+                (
+                    if tool == "xclip" {
+                        "UTF8_STRING"
+                    } else {
+                        "text/plain"
+                    },
+                    false,
+                )
+            }
+            None => return Read::Failed("the clipboard holds no image".to_string()),
         };
         let mut args = get.clone();
-        args.push(mime);
-        let bytes = run(tool, &args).map_err(|Missing| format!("{tool} stopped answering"))?;
-        return Picture::from_bytes(bytes).map_err(|e| format!("the clipboard's image: {e}"));
+        args.push(kind);
+        let bytes = match run(tool, &args) {
+            Ok(bytes) => bytes,
+            Err(e) => return Read::Failed(e.say(tool)),
+        };
+        if !is_image {
+            return Read::Text(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        return match Picture::from_bytes(bytes) {
+            Ok(picture) => Read::Picture(picture),
+            Err(e) => Read::Failed(format!("the clipboard's image: {e}")),
+        };
     }
-    Err(format!(
+    Read::Failed(format!(
         "Ctrl-V reads images with wl-paste or xclip; {} not installed",
         missing.join(" and ")
     ))
@@ -111,18 +151,41 @@ fn image_type(types: &str) -> Option<&str> {
         .find(|want| images.contains(want))
 }
 
-/// A clipboard tool that cannot be run or does not finish.
-struct Missing;
+/// Why a clipboard tool gave nothing.
+enum Ran {
+    /// It cannot be run.
+    Missing,
+    /// It did not finish within [`CLIPBOARD_LIMIT`].
+    Stalled,
+    /// It failed.
+    Failed,
+    /// It printed more than [`MAX_FILE`].
+    TooLarge,
+}
+
+impl Ran {
+    fn say(&self, tool: &str) -> String {
+        match self {
+            Ran::Missing => format!("{tool} cannot be run"),
+            Ran::Stalled => format!("{tool} did not answer within {CLIPBOARD_LIMIT:?}"),
+            Ran::Failed => format!("{tool} could not read the clipboard"),
+            Ran::TooLarge => format!(
+                "the clipboard's image is over {} MB; images of up to that are attached",
+                MAX_FILE >> 20
+            ),
+        }
+    }
+}
 
 /// What `tool ARGS` prints, within [`CLIPBOARD_LIMIT`] and [`MAX_FILE`].
-fn run(tool: &str, args: &[&str]) -> Result<Vec<u8>, Missing> {
+fn run(tool: &str, args: &[&str]) -> Result<Vec<u8>, Ran> {
     let mut child = Command::new(tool)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|_| Missing)?;
+        .map_err(|_| Ran::Missing)?;
     let mut out = Vec::new();
     let stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
@@ -132,18 +195,25 @@ fn run(tool: &str, args: &[&str]) -> Result<Vec<u8>, Missing> {
         out
     });
     let deadline = Instant::now() + CLIPBOARD_LIMIT;
-    loop {
+    let status = loop {
         match child.try_wait() {
-            Ok(Some(_)) => break,
+            Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(Missing);
+                return Err(Ran::Stalled);
             }
         }
+    };
+    let out = reader.join().map_err(|_| Ran::Failed)?;
+    if !status.success() {
+        return Err(Ran::Failed);
     }
-    reader.join().map_err(|_| Missing)
+    if out.len() as u64 > MAX_FILE {
+        return Err(Ran::TooLarge);
+    }
+    Ok(out)
 }
 
 impl Workspace {
@@ -159,9 +229,15 @@ impl Workspace {
             slot.project.join(path)
         };
         self.launcher.jobs.blocking(move || {
+            let read = match read_file(&path) {
+                Ok(picture) => Read::Picture(picture),
+                // A pasted path to nothing was only text.
+                Err(_) if pasted.is_some() && !path.exists() => Read::NoFile,
+                Err(why) => Read::Failed(why),
+            };
             JobDone::PictureRead(PictureRead {
                 session: key,
-                result: read_file(&path),
+                read,
                 pasted,
             })
         });
@@ -172,27 +248,33 @@ impl Workspace {
         self.launcher.jobs.blocking(move || {
             JobDone::PictureRead(PictureRead {
                 session: key,
-                result: read_clipboard(),
+                read: read_clipboard(),
                 pasted: None,
             })
         });
     }
 
-    /// A picture was read: onto the prompt, or the user is told why not.
+    /// A picture was read: onto the prompt (in place of the path pasted), or the user is
+    /// told why not; a pasted path stays the text it was.
     pub(super) fn picture_read(&mut self, read: PictureRead) -> bool {
         let Some(slot) = self.sessions.get_mut(&read.session) else {
             return false;
         };
-        match read.result {
-            Ok(picture) => {
-                slot.view.attach(picture);
+        match read.read {
+            Read::Picture(_) if slot.driver.takes_images() == Some(false) => {
+                slot.view.set_error(NO_IMAGES);
             }
-            Err(why) => {
-                if let Some(text) = read.pasted {
-                    slot.view.paste_text(&text);
-                }
-                slot.view.set_error(why);
+            Read::Picture(picture) => {
+                match &read.pasted {
+                    Some(pasted) => slot.view.attach_pasted(picture, pasted),
+                    None => slot.view.attach(picture),
+                };
             }
+            Read::Text(text) => {
+                slot.view.paste_text(&text);
+            }
+            Read::Failed(why) => slot.view.set_error(why),
+            Read::NoFile => {}
         }
         true
     }

@@ -451,7 +451,22 @@ impl Workspace {
         match event {
             PaneEvent::None | PaneEvent::Redraw => {}
             PaneEvent::Submit(text) => {
-                let pictures = slot.view.take_attached();
+                // Pictures stay on the prompt for a `!command`, during setup, and for an
+                // agent that takes none.
+                let command = user_command(&text).is_some();
+                let refused = slot.driver.takes_images() == Some(false);
+                if refused && !command && !slot.view.attached().is_empty() {
+                    // Nothing is lost: the text goes back beside its pictures.
+                    slot.view.paste_text(&text);
+                    slot.view.set_error(super::attach::NO_IMAGES);
+                    return UiRequest::None;
+                }
+                let takes = !command && !refused && slot.setup.is_none();
+                let pictures = if takes {
+                    slot.view.take_attached()
+                } else {
+                    Vec::new()
+                };
                 if !text.is_empty() {
                     self.save_prompt(key, &text);
                 }

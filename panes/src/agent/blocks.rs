@@ -147,7 +147,10 @@ fn picture(i: &ImageView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
         Role::User => ("› ", USER_PICTURE_INDENT),
         _ => ("", 0),
     };
-    let label = wrap::truncate(&i.picture.label(), ctx.cols().saturating_sub(marker.len()));
+    let label = wrap::truncate(
+        &i.picture.label(),
+        ctx.cols().saturating_sub(usize::from(indent)),
+    );
     out.push(Line::from(vec![
         Span::styled(marker, ctx.style(Slot::UserMarker)),
         Span::styled(label, ctx.style(Slot::TextDim)),

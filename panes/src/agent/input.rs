@@ -160,11 +160,6 @@ impl AgentPane {
         if self.completion.is_open() {
             self.accept_completion();
         }
-        if self.busy && !self.pictures_attached_empty() {
-            // Images go as a prompt of their own: a running turn takes text only.
-            self.set_error("images go with a new prompt: wait for the turn to end, or Ctrl-C");
-            return PaneEvent::Redraw;
-        }
         let text = match self.prompt.take() {
             Some(text) => text,
             // Pictures alone make a prompt.
@@ -181,6 +176,12 @@ impl AgentPane {
                 None => text,
             },
         };
+        if self.busy && !self.pictures_attached_empty() {
+            // Pictures go with a prompt of their own: a running turn takes text only.
+            self.prompt.replace(&text);
+            self.set_error("images go with a new prompt: wait for the turn to end, or Ctrl-C");
+            return PaneEvent::Redraw;
+        }
         if self.busy {
             // A `!command` runs after the turn; anything else steers the running turn, shown
             // under the editor until delivered (slash commands above act at once).
@@ -370,19 +371,22 @@ impl AgentPane {
     }
 
     /// Inserts pasted text into the prompt as it is; a picture file's path alone (a file
-    /// dropped on the terminal) asks the app to attach the picture instead.
+    /// dropped on the terminal) also asks the app to attach the picture, which then takes
+    /// the path's text out ([`Self::attach_pasted`]).
     pub fn paste(&mut self, text: &str) -> PaneEvent {
         self.leave_copy_mode();
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;
         }
-        if let Some(path) = pictures::pasted_picture_path(text) {
-            return PaneEvent::AttachImage {
+        let pasted = self.paste_text(text);
+        match pictures::pasted_picture_path(text) {
+            // The text stays in the prompt until the picture is read and replaces it.
+            Some(path) => PaneEvent::AttachImage {
                 path,
                 pasted: Some(text.to_string()),
-            };
+            },
+            None => pasted,
         }
-        self.paste_text(text)
     }
 
     /// Inserts `text` into the prompt as it is (a paste, or a path that was no picture).

@@ -202,6 +202,7 @@ impl AgentPane {
             self.transcript.push_user(text);
         }
         self.transcript.push_user_pictures(pictures);
+        self.pictures_sent(text, pictures);
         self.scroll.scroll_to_bottom();
     }
 
@@ -212,7 +213,10 @@ impl AgentPane {
             SessionUpdate::AgentMessageChunk(_)
             | SessionUpdate::AgentThoughtChunk(_)
             | SessionUpdate::ToolCall(_)
-            | SessionUpdate::Plan(_) => self.model_wait = None,
+            | SessionUpdate::Plan(_) => {
+                self.model_wait = None;
+                self.pictures_answered();
+            }
             SessionUpdate::ToolCallUpdate(u)
                 if matches!(
                     u.fields.status,
@@ -324,6 +328,10 @@ impl AgentPane {
         self.turn_since = None;
         let restore = matches!(outcome, TurnOutcome::Cancelled | TurnOutcome::Error(_));
         self.settle_queue(unsent, restore);
+        match outcome {
+            TurnOutcome::Error(_) => self.unsend_pictures(),
+            _ => self.pictures_answered(),
+        }
         let cancelled = outcome == TurnOutcome::Cancelled;
         self.transcript.end_turn(cancelled, Instant::now());
         let (severity, text) = match &outcome {

@@ -19,6 +19,9 @@ use crate::wrap;
 
 /// Pictures attached to one prompt at most.
 pub const MAX_ATTACHED: usize = 8;
+/// Bytes of pictures one prompt carries at most: as base64 in one ACP message they stay
+/// under the 32 MiB a line may have.
+pub const MAX_ATTACHED_BYTES: usize = 20 << 20;
 /// File name endings of the pictures a pasted path attaches.
 const PICTURE_ENDINGS: [&str; 5] = [".png", ".jpg", ".jpeg", ".gif", ".webp"];
 
@@ -34,6 +37,9 @@ pub(crate) struct Pictures {
     found: Vec<Placement>,
     /// Attached to the prompt being written, in order.
     attached: Vec<Arc<Picture>>,
+    /// The last prompt sent with pictures, until the agent answers anything: a prompt the
+    /// agent refuses (a model without images) comes back to the editor.
+    sent: Option<(String, Vec<Arc<Picture>>)>,
 }
 
 impl Pictures {
@@ -69,14 +75,20 @@ pub fn pasted_picture_path(pasted: &str) -> Option<PathBuf> {
     if text.is_empty() || text.contains('\n') {
         return None;
     }
-    let unquoted = ['\'', '"']
+    let quoted = ['\'', '"']
         .iter()
-        .find_map(|q| text.strip_prefix(*q)?.strip_suffix(*q))
-        .unwrap_or(text);
-    let path = match unquoted.strip_prefix("file://") {
-        Some(rest) => percent_decode(rest)?,
-        None => unescape_blanks(unquoted),
+        .find_map(|q| text.strip_prefix(*q)?.strip_suffix(*q));
+    let path = match quoted.unwrap_or(text).strip_prefix("file://") {
+        // `file://localhost/…` names this machine too.
+        Some(rest) => percent_decode(rest.strip_prefix("localhost").unwrap_or(rest))?,
+        // Inside quotes a backslash is itself; outside it escapes a blank.
+        None if quoted.is_some() => quoted.unwrap_or(text).to_string(),
+        None => unescape_blanks(text),
     };
+    if path.contains(['\'', '"']) {
+        // Several files dropped at once, or not a path at all.
+        return None;
+    }
     let lower = path.to_lowercase();
     let is_path = path.starts_with('/') || path.starts_with("~/");
     (is_path && PICTURE_ENDINGS.iter().any(|e| lower.ends_with(e))).then(|| {
@@ -155,7 +167,26 @@ impl AgentPane {
             self.set_error(format!("a prompt takes at most {MAX_ATTACHED} images"));
             return false;
         }
+        let bytes: usize = self.pictures.attached.iter().map(|p| p.bytes().len()).sum();
+        if bytes + picture.bytes().len() > MAX_ATTACHED_BYTES {
+            self.set_error(format!(
+                "a prompt takes at most {} MB of images",
+                MAX_ATTACHED_BYTES >> 20
+            ));
+            return false;
+        }
         self.pictures.attached.push(picture);
+        true
+    }
+
+    /// Attaches `picture` read from a path pasted as `pasted`: the pasted text, which went
+    /// into the prompt meanwhile, is taken out again. When the prompt has its fill of
+    /// pictures the text stays.
+    pub fn attach_pasted(&mut self, picture: Arc<Picture>, pasted: &str) -> bool {
+        if !self.attach(picture) {
+            return false;
+        }
+        self.prompt.remove_last(pasted);
         true
     }
 
@@ -181,6 +212,28 @@ impl AgentPane {
         self.pictures.attached.is_empty()
     }
 
+    /// A prompt with `pictures` was sent.
+    pub(crate) fn pictures_sent(&mut self, text: &str, pictures: &[Arc<Picture>]) {
+        self.pictures.sent = (!pictures.is_empty()).then(|| (text.to_string(), pictures.to_vec()));
+    }
+
+    /// The agent answered something: the prompt was taken.
+    pub(crate) fn pictures_answered(&mut self) {
+        self.pictures.sent = None;
+    }
+
+    /// The turn failed before the agent answered anything: a prompt sent with pictures
+    /// goes back to the editor (when nothing was written there since), so neither is lost.
+    pub(crate) fn unsend_pictures(&mut self) {
+        let Some((text, pictures)) = self.pictures.sent.take() else {
+            return;
+        };
+        if self.prompt.is_empty() && self.pictures.attached.is_empty() {
+            self.prompt.replace(&text);
+            self.pictures.attached = pictures;
+        }
+    }
+
     /// Backspace on an empty prompt: the last attached picture goes.
     pub(crate) fn detach_last(&mut self) -> Option<PaneEvent> {
         if !self.prompt.is_empty() {
@@ -196,7 +249,7 @@ impl AgentPane {
             return;
         }
         let blocks = self.transcript.blocks();
-        for (b, row, line, shown) in self.scroll.drawn_spans() {
+        for (b, row, line, visible) in self.scroll.drawn_spans() {
             let Some(Block::Image(image)) = blocks.get(b) else {
                 continue;
             };
@@ -210,11 +263,14 @@ impl AgentPane {
             let (cols, rows) = image.picture.cells(area.width.saturating_sub(indent));
             // The picture covers the block's last rows; only one wholly in view is drawn.
             let first = laid.len().saturating_sub(usize::from(rows));
-            if line > first || line + shown < laid.len() {
+            if line > first || line + visible < laid.len() {
                 continue;
             }
             let y = row + u16::try_from(first - line).unwrap_or(u16::MAX);
-            let cell = Rect::new(area.x + indent, y, cols, rows).intersection(area);
+            // The bottom row shows the position while scrolled up: nothing is drawn over it.
+            let bottom = area.bottom() - u16::from(self.scroll.shows_position());
+            let shown = Rect::new(area.x, area.y, area.width, bottom - area.y);
+            let cell = Rect::new(area.x + indent, y, cols, rows).intersection(shown);
             if cell.width == cols && cell.height == rows {
                 let placed = Placement::new(image.picture.clone(), cell, buf);
                 self.pictures.found.push(placed);
@@ -242,6 +298,12 @@ mod tests {
         );
         // Text that merely mentions a picture stays text.
         assert!(p("see /tmp/shot.png").is_none());
+        assert_eq!(
+            p("file://localhost/tmp/a.png").as_deref(),
+            Some("/tmp/a.png")
+        );
+        assert_eq!(p("'/tmp/a\\b.png'").as_deref(), Some("/tmp/a\\b.png"));
+        assert!(p("'/tmp/a.png' '/tmp/b.png'").is_none());
         assert!(p("relative/shot.png").is_none());
         assert!(p("/tmp/notes.txt").is_none());
         assert!(p("/tmp/a.png\n/tmp/b.png").is_none());

@@ -91,9 +91,20 @@ impl Prompt {
         self.area.lines().join("\n")
     }
 
-    /// Whether nothing is written.
+    /// Whether nothing is written (not even a line break).
     pub(crate) fn is_empty(&self) -> bool {
-        self.area.lines().iter().all(String::is_empty)
+        matches!(self.area.lines(), [only] if only.is_empty())
+    }
+
+    /// Removes the last `text` from the prompt (a pasted path that became an attachment).
+    pub(crate) fn remove_last(&mut self, text: &str) -> bool {
+        let all = self.text();
+        let Some(at) = all.rfind(text) else {
+            return false;
+        };
+        let rest = format!("{}{}", &all[..at], &all[at + text.len()..]);
+        self.replace(&rest);
+        true
     }
 
     fn set_text(&mut self, text: &str) {

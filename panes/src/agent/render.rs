@@ -132,6 +132,11 @@ impl Scrollback {
         spans
     }
 
+    /// Whether the last frame's bottom row shows the position (scrolled up).
+    pub(crate) fn shows_position(&self) -> bool {
+        self.scrolled && !self.keep_all
+    }
+
     /// Where the last frame was drawn.
     pub(crate) fn area(&self) -> Rect {
         self.drawn.0

@@ -121,7 +121,6 @@ impl Harness {
         )
     }
 
-    /// MARCH_HOME.
     /// Model `m` takes images from now on (runners started after read it).
     pub fn model_takes_images(&self) {
         let path = self.march_home().join("config.toml");
@@ -133,6 +132,7 @@ impl Harness {
         .unwrap_or_else(|e| panic!("config: {e}"));
     }
 
+    /// MARCH_HOME.
     pub fn march_home(&self) -> PathBuf {
         self.dir.path().join("march")
     }

@@ -207,6 +207,8 @@ struct Shared {
     /// Permission requests waiting for the user, by tool call id.
     permissions: HashMap<String, Pending<RequestPermissionRequest>>,
     status: RunnerStatus,
+    /// Whether the agent takes images in prompts, once it said.
+    takes_images: Option<bool>,
 }
 
 impl Shared {
@@ -215,6 +217,7 @@ impl Shared {
             runner: None,
             session: None,
             permissions: HashMap::new(),
+            takes_images: None,
             status: RunnerStatus {
                 agent: agent.to_string(),
                 state,
@@ -313,6 +316,8 @@ impl AgentDriver {
             {
                 let mut shared = shared.lock();
                 shared.runner = Some(runner.clone());
+                shared.takes_images =
+                    Some(connection.agent_capabilities().prompt_capabilities.image);
                 shared.status.pid = runner.pid();
                 shared.status.log_pid = shared.status.pid;
             }
@@ -398,10 +403,7 @@ impl AgentDriver {
                     if !pictures.is_empty() && !takes.image {
                         let _ = events.send((
                             key,
-                            AgentEvent::TurnEnded(Err(
-                                "this agent does not take images (it did not say it does)"
-                                    .to_string(),
-                            )),
+                            AgentEvent::TurnEnded(Err(super::attach::NO_IMAGES.to_string())),
                         ));
                         return;
                     }
@@ -420,6 +422,11 @@ impl AgentDriver {
             let _ = events.send((key, AgentEvent::TurnEnded(result)));
         });
         true
+    }
+
+    /// Whether the agent takes images in prompts (`None` until it said).
+    pub fn takes_images(&self) -> Option<bool> {
+        self.shared.lock().takes_images
     }
 
     /// Ask the agent to stop the running turn; open permission requests are answered

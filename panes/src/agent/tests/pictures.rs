@@ -5,7 +5,7 @@ use agent_client_protocol::v1::schema::{ImageContent, SessionUpdate};
 use base64::Engine as _;
 
 use super::*;
-use crate::agent::PaneEvent;
+use crate::agent::{PaneEvent, TurnOutcome};
 use crate::picture::Picture;
 
 /// A `w`×`h` PNG.
@@ -134,4 +134,52 @@ fn a_dialog_over_a_picture_keeps_it_from_being_drawn() {
     pane.show_permission(permission_request());
     draw(&mut pane, &theme, 60, 24);
     assert!(pane.placements().is_empty(), "the dialog covers it");
+}
+
+#[test]
+fn a_pasted_path_is_text_until_its_picture_replaces_it() {
+    let mut pane = AgentPane::new("agent");
+    type_text(&mut pane, "look ");
+    let pasted = "/tmp/shot.png";
+    assert!(matches!(pane.paste(pasted), PaneEvent::AttachImage { .. }));
+    type_text(&mut pane, " please");
+    assert!(pane.attach_pasted(Picture::from_bytes(png(4, 4)).unwrap(), pasted));
+    assert_eq!(pane.attached().len(), 1);
+    assert_eq!(pane.submit(), PaneEvent::Submit("look  please".to_string()));
+}
+
+#[test]
+fn a_prompt_refused_before_any_answer_comes_back_with_its_pictures() {
+    let mut pane = AgentPane::new("agent");
+    let picture = Picture::from_bytes(png(4, 4)).unwrap();
+    pane.submit_local_with("what is this?", std::slice::from_ref(&picture));
+    pane.turn_started();
+    pane.turn_ended(TurnOutcome::Error(
+        "the model m does not take images".to_string(),
+    ));
+    assert_eq!(pane.attached().len(), 1);
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Submit("what is this?".to_string())
+    );
+    // Once the agent answered, a later failure leaves the editor alone.
+    let mut pane = AgentPane::new("agent");
+    pane.submit_local_with("again", &[picture]);
+    pane.turn_started();
+    pane.apply(&agent("Looking."));
+    pane.turn_ended(TurnOutcome::Error("stream cut".to_string()));
+    assert!(pane.attached().is_empty());
+}
+
+#[test]
+fn pictures_wait_while_a_turn_runs_and_commands_still_work() {
+    let mut pane = AgentPane::new("agent");
+    pane.turn_started();
+    pane.attach(Picture::from_bytes(png(4, 4)).unwrap());
+    type_text(&mut pane, "steer with this");
+    assert_eq!(pane.submit(), PaneEvent::Redraw);
+    assert_eq!(pane.attached().len(), 1, "kept");
+    pane.edit_prompt(crate::agent::PromptEdit::KillToStart);
+    type_text(&mut pane, "/model");
+    assert!(matches!(pane.submit(), PaneEvent::Slash { .. }));
 }
