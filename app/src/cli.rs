@@ -84,6 +84,22 @@ pub enum Command {
     /// List, add and remove MCP servers (config.toml; a project's .mcp.json is listed).
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Run a command confined by a sandbox mode (March's runner starts agent commands so).
+    #[command(hide = true)]
+    Sandbox {
+        /// read-only, workspace-write or full.
+        #[arg(long)]
+        mode: String,
+        /// A directory workspace-write lets the command write under (repeatable).
+        #[arg(long = "write")]
+        write: Vec<PathBuf>,
+        /// Let the command open TCP connections.
+        #[arg(long)]
+        network: bool,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {

@@ -49,7 +49,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         tracing::info!(version = env!("CARGO_PKG_VERSION"), "march -p started");
         return headless::run(&cli.headless);
     }
-    let Some(command) = cli.command else {
+    // The sandbox launcher reads no config and writes no log: it becomes the command.
+    let command = match cli.command {
+        Some(Command::Sandbox {
+            mode,
+            write,
+            network,
+            command,
+        }) => {
+            let why = march_runner::sandbox_exec(&mode, write, network, &command);
+            eprintln!("march sandbox: {why}");
+            return Ok(ExitCode::from(126));
+        }
+        other => other,
+    };
+    let Some(command) = command else {
         let paths = MarchPaths::from_env()?;
         let _log_guard = logging::init(&paths.log_dir(), logging::MAIN_LOG)?;
         return workspaces_cmd::open(&cli.dirs, None, cli.fresh);
@@ -76,6 +90,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(command) => return mcp_cmd::run(&paths, &command),
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
+        // Run above, before any config or log.
+        Command::Sandbox { .. } => {}
         Command::New(args) => {
             return workspaces_cmd::open(&args.dirs, args.name.as_deref(), args.fresh);
         }

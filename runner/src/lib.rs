@@ -6,8 +6,10 @@ pub mod client;
 pub mod diagnostics;
 pub mod mcp_check;
 pub mod mcp_status;
+pub mod sandbox_exec;
 pub mod steering;
 pub mod user_shell;
 pub mod wire;
 
 pub use agent::{serve, serve_lsp_host};
+pub use sandbox_exec::sandbox_exec;

@@ -93,6 +93,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_runner::serve_lsp_host",
             // `march mcp list | get` start servers, which only the runner side does.
             "march_runner::mcp_check",
+            // `march sandbox`, the launcher that confines an agent's commands.
+            "march_runner::sandbox_exec",
         ],
         why: "the app uses only the runner's client and its entry point",
     },

@@ -92,7 +92,7 @@ impl ToolContext {
     pub fn local(cwd: impl Into<PathBuf>) -> Self {
         ToolContext {
             cwd: cwd.into(),
-            executor: Arc::new(LocalExecutor),
+            executor: Arc::new(LocalExecutor::default()),
             writer: None,
             memory: None,
             lsp: None,

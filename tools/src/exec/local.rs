@@ -19,6 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_util::sync::CancellationToken;
 
+use super::sandbox::SandboxPolicy;
 use super::{CommandExecutor, CommandExit, CommandRequest, ExecError, OutputSink};
 
 /// How long to keep reading after the group was killed. Whatever the dead group wrote is already
@@ -28,9 +29,26 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// Size of one read from the output pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Runs commands as local child processes, each in its own process group.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LocalExecutor;
+/// Runs commands as local child processes, each in its own process group, confined by a
+/// sandbox policy when it has one.
+#[derive(Debug, Clone, Default)]
+pub struct LocalExecutor {
+    sandbox: Option<SandboxPolicy>,
+}
+
+impl LocalExecutor {
+    /// An executor whose commands run confined by `policy`.
+    pub fn sandboxed(policy: SandboxPolicy) -> LocalExecutor {
+        LocalExecutor {
+            sandbox: Some(policy),
+        }
+    }
+
+    /// The policy commands run under, if any.
+    pub fn sandbox(&self) -> Option<&SandboxPolicy> {
+        self.sandbox.as_ref()
+    }
+}
 
 #[async_trait]
 impl CommandExecutor for LocalExecutor {
@@ -41,7 +59,15 @@ impl CommandExecutor for LocalExecutor {
         mut output: OutputSink,
     ) -> Result<CommandExit, ExecError> {
         check_cwd(&request.cwd).await?;
-        let (mut reader, mut group) = spawn(&request)?;
+        let confined = match &self.sandbox {
+            // Checked here, so a mode the kernel cannot enforce is said before anything runs.
+            Some(policy) => {
+                policy.prepare().map_err(ExecError::Sandbox)?;
+                Some(policy)
+            }
+            None => None,
+        };
+        let (mut reader, mut group) = spawn(&request, confined)?;
 
         let deadline = request
             .timeout
@@ -114,16 +140,35 @@ async fn check_cwd(cwd: &Path) -> Result<(), ExecError> {
     }
 }
 
-/// Start the shell with stdout and stderr sharing one pipe, in a new process group.
-fn spawn(request: &CommandRequest) -> Result<(pipe::Receiver, ProcessGroup), ExecError> {
+/// Start the shell with stdout and stderr sharing one pipe, in a new process group,
+/// through the sandbox's launcher when `confined` (it confines itself, then runs the shell).
+fn spawn(
+    request: &CommandRequest,
+    confined: Option<&SandboxPolicy>,
+) -> Result<(pipe::Receiver, ProcessGroup), ExecError> {
     let (sender, reader) = pipe::pipe().map_err(ExecError::Spawn)?;
     let stdout = sender.into_blocking_fd().map_err(ExecError::Spawn)?;
     let stderr = stdout.try_clone().map_err(ExecError::Spawn)?;
 
-    let mut command = Command::new(shell());
+    let shell_args = [
+        shell().as_os_str().to_os_string(),
+        OsString::from("-c"),
+        OsString::from(&request.command),
+    ];
+    let mut command = match confined.and_then(SandboxPolicy::launch) {
+        Some((launcher, mut args)) => {
+            args.extend(shell_args);
+            let mut command = Command::new(launcher);
+            command.args(args);
+            command
+        }
+        None => {
+            let mut command = Command::new(&shell_args[0]);
+            command.args(&shell_args[1..]);
+            command
+        }
+    };
     command
-        .arg("-c")
-        .arg(&request.command)
         .current_dir(&request.cwd)
         .stdin(Stdio::null())
         .stdout(stdout)

@@ -2,6 +2,7 @@
 //! the local implementation.
 
 mod local;
+pub mod sandbox;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,6 +63,9 @@ pub enum ExecError {
     /// The client that runs commands in its own terminal failed to.
     #[error("The client's terminal failed: {0}")]
     Client(String),
+    /// The sandbox the command must run in cannot be enforced here.
+    #[error("The command was not run: its sandbox cannot be enforced: {0}")]
+    Sandbox(sandbox::SandboxError),
 }
 
 /// Runs commands; must leave no process behind when it returns.
