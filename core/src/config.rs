@@ -71,6 +71,55 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// The `[mcp]` table: MCP servers whose tools sessions get.
     pub mcp: crate::mcp_config::McpConfig,
+    /// The `[sandbox]` table: how the commands an agent runs are confined.
+    pub sandbox: SandboxConfig,
+}
+
+/// The `[sandbox]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SandboxConfig {
+    /// `read-only`, `workspace-write` or `full`; unset, `workspace-write` in the ask and
+    /// auto-edit permission modes and `full` in yolo.
+    pub mode: Option<SandboxModeName>,
+    /// Whether confined commands may open TCP connections.
+    pub network: bool,
+    /// `landlock` (the default) or `none`, which says no mode can be enforced.
+    pub mechanism: SandboxMechanism,
+}
+
+/// How far agent commands are confined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeName {
+    /// Nothing written but devices.
+    ReadOnly,
+    /// Writes under the project and the temporary directories.
+    WorkspaceWrite,
+    /// Not confined.
+    Full,
+}
+
+impl SandboxModeName {
+    /// Its name (`workspace-write`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxModeName::ReadOnly => "read-only",
+            SandboxModeName::WorkspaceWrite => "workspace-write",
+            SandboxModeName::Full => "full",
+        }
+    }
+}
+
+/// What confines agent commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMechanism {
+    /// The kernel's Landlock LSM.
+    #[default]
+    Landlock,
+    /// Nothing: every confining mode is reported as not enforceable.
+    None,
 }
 
 /// The `[limits]` table: bounds on one turn.

@@ -3,9 +3,27 @@
 //! reads no config and writes no log, so it costs a command little.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use march_core::config::{SandboxConfig, SandboxMechanism};
 use march_tools::exec::sandbox::{SandboxMode, SandboxPolicy, confine_and_exec};
+
+/// The policy a session's commands run under: `[sandbox]`'s mode, else `workspace-write`
+/// unless every call runs unasked (`yolo`: `full`); through this binary as the launcher.
+pub(crate) fn session_policy(config: &SandboxConfig, yolo: bool, project: &Path) -> SandboxPolicy {
+    let mode = match config.mode {
+        Some(mode) => mode.as_str().parse().unwrap_or_default(),
+        None if yolo => SandboxMode::Full,
+        None => SandboxMode::WorkspaceWrite,
+    };
+    SandboxPolicy {
+        mode,
+        writable: vec![project.to_path_buf()],
+        network: config.network,
+        enforce: config.mechanism == SandboxMechanism::Landlock,
+        launcher: std::env::current_exe().ok(),
+    }
+}
 
 /// Confines this process by `mode` (writes allowed under `writable` for
 /// `workspace-write`, TCP when `network`) and runs `command`; returns only why it could not.

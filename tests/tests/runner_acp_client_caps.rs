@@ -156,8 +156,25 @@ async fn bash_runs_in_a_client_terminal_shown_in_the_tool_call() {
     choose(&request, responder, PermissionOptionKind::AllowOnce);
     let create = client.wait_call("terminal/create").await;
     assert_eq!(create["sessionId"], json!(session.session_id));
-    assert_eq!(create["command"], "bash");
-    assert_eq!(create["args"], json!(["-c", command]));
+    // Confined (workspace-write in ask mode): March's launcher runs the shell.
+    assert_eq!(
+        create["command"],
+        json!(march_e2e::march_bin().display().to_string())
+    );
+    assert_eq!(
+        create["args"],
+        json!([
+            "sandbox",
+            "--mode",
+            "workspace-write",
+            "--write",
+            project,
+            "--",
+            "bash",
+            "-c",
+            command
+        ])
+    );
     assert_eq!(create["cwd"], json!(project));
     assert_eq!(create["outputByteLimit"], 1024 * 1024);
 

@@ -5,6 +5,13 @@
 
 #![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
 
+#[path = "support/acp_client.rs"]
+mod acp_client;
+
+use acp_client::*;
+use agent_client_protocol::v1::schema::PermissionOptionKind;
+use march_testkit::Turn;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -124,4 +131,31 @@ fn a_bad_mode_or_no_command_is_said() {
     let (code, out) = confined("open", &project, &[], "true");
     assert_eq!(code, 126);
     assert!(out.contains("unknown sandbox mode"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_is_told_a_refusal_is_the_sandboxs() {
+    let outside = scratch("model-outside");
+    let command = format!("echo x > {}/file.txt", outside.display());
+    let h = Harness::new(vec![
+        Turn::stream(vec![bash_call("call_1", &command)]),
+        Turn::text("Understood."),
+    ])
+    .await;
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    let prompt = client.prompt(&session, "write outside");
+    let (request, responder) = client.wait_permission().await;
+    choose(&request, responder, PermissionOptionKind::AllowOnce);
+    within("the prompt", prompt).await.unwrap().unwrap();
+    let requests = h.server.requests();
+    let result = requests[1].body.to_string();
+    if kernel_confines() {
+        assert!(result.contains("Permission denied"), "{result}");
+        assert!(result.contains("workspace-write sandbox"), "{result}");
+    } else {
+        assert!(result.contains("cannot be enforced"), "{result}");
+    }
+    assert!(!outside.join("file.txt").exists());
+    client.close().await;
 }

@@ -230,9 +230,12 @@ impl Workspace {
             .map_err(|e| e.to_string())?;
         let id = format!("term-{serial}");
         let mut command_line = request.command.clone();
-        // `bash -c SCRIPT` reads best as the script.
-        if request.args.len() == 2 && request.args[0] == "-c" {
-            command_line.clone_from(&request.args[1]);
+        // `bash -c SCRIPT` reads best as the script, also behind March's sandbox launcher
+        // (`march sandbox … -- bash -c SCRIPT`).
+        if let [.., flag, script] = request.args.as_slice()
+            && flag == "-c"
+        {
+            command_line.clone_from(script);
         } else {
             for arg in &request.args {
                 command_line.push(' ');

@@ -4,6 +4,8 @@
 //! can show it (a diff pane, an open buffer brought up to date). `fs/read_text_file` is not
 //! used: the runner works on the same disk as the client, so its tools read files directly.
 
+use march_tools::exec::LocalExecutor;
+use march_tools::exec::sandbox::SandboxPolicy;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -57,8 +59,10 @@ impl ClientCaps {
         cx: &ConnectionTo<Client>,
         session_id: &str,
         terminals: &Arc<ClientTerminals>,
+        sandbox: SandboxPolicy,
     ) -> ToolContext {
-        let mut ctx = ToolContext::local(cwd);
+        let mut ctx = ToolContext::local(cwd)
+            .with_executor(Arc::new(LocalExecutor::sandboxed(sandbox.clone())));
         if self.write_text_file {
             ctx = ctx.with_writer(Arc::new(ClientFileWriter {
                 cx: cx.clone(),
@@ -70,6 +74,7 @@ impl ClientCaps {
                 cx.clone(),
                 session_id,
                 terminals.clone(),
+                sandbox,
             )));
         }
         ctx

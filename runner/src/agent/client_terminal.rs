@@ -5,6 +5,7 @@
 //! ACP hands the output over once, at the end; meanwhile the client shows the terminal live,
 //! so the runner does not poll for output to stream.
 
+use march_tools::exec::sandbox::SandboxPolicy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io;
@@ -84,6 +85,8 @@ pub(crate) struct ClientTerminalExecutor {
     cx: ConnectionTo<Client>,
     session_id: SessionId,
     terminals: Arc<ClientTerminals>,
+    /// What confines the commands (they run through its launcher).
+    sandbox: SandboxPolicy,
 }
 
 impl ClientTerminalExecutor {
@@ -92,11 +95,13 @@ impl ClientTerminalExecutor {
         cx: ConnectionTo<Client>,
         session_id: &str,
         terminals: Arc<ClientTerminals>,
+        sandbox: SandboxPolicy,
     ) -> Self {
         ClientTerminalExecutor {
             cx,
             session_id: session_id.to_string().into(),
             terminals,
+            sandbox,
         }
     }
 }
@@ -110,11 +115,14 @@ impl CommandExecutor for ClientTerminalExecutor {
         output: OutputSink,
     ) -> Result<CommandExit, ExecError> {
         check_cwd(&request.cwd).await?;
+        // A mode the kernel cannot enforce is said before anything runs.
+        self.sandbox.prepare().map_err(ExecError::Sandbox)?;
         // The terminal is driven by a task of its own, which releases it whatever happens;
         // dropping this future (the run was aborted) only tells that task to stop.
         let stop = cancel.child_token();
         let _stop_when_dropped = stop.clone().drop_guard();
         let job = Job {
+            launch: self.sandbox.launch(),
             cx: self.cx.clone(),
             session_id: self.session_id.clone(),
             terminals: self.terminals.clone(),
@@ -128,6 +136,10 @@ impl CommandExecutor for ClientTerminalExecutor {
         rx.await
             .unwrap_or_else(|_| Err(ExecError::Client("the terminal task failed".to_string())))
     }
+
+    fn failure_note(&self, output: &str) -> Option<String> {
+        march_tools::exec::sandbox::denial_note(self.sandbox.mode, self.sandbox.network, output)
+    }
 }
 
 /// How waiting for the command ended.
@@ -140,6 +152,8 @@ enum Ending {
 
 /// One command in one client terminal.
 struct Job {
+    /// The sandbox's launcher and its arguments, when the command is confined.
+    launch: Option<(std::path::PathBuf, Vec<std::ffi::OsString>)>,
     cx: ConnectionTo<Client>,
     session_id: SessionId,
     terminals: Arc<ClientTerminals>,
@@ -154,8 +168,24 @@ impl Job {
         }
         // Not raced against a stop: the client answers at once, and a terminal created after
         // we stopped listening would never be released.
-        let create = CreateTerminalRequest::new(self.session_id.clone(), march_tools::exec::SHELL)
-            .args(vec!["-c".to_string(), self.request.command.clone()])
+        let shell = [
+            march_tools::exec::SHELL.to_string(),
+            "-c".to_string(),
+            self.request.command.clone(),
+        ];
+        // Confined, the launcher runs the shell (its arguments end in the shell's).
+        let (program, args) = match &self.launch {
+            Some((launcher, args)) => (
+                launcher.to_string_lossy().into_owned(),
+                args.iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .chain(shell)
+                    .collect(),
+            ),
+            None => (shell[0].clone(), shell[1..].to_vec()),
+        };
+        let create = CreateTerminalRequest::new(self.session_id.clone(), program)
+            .args(args)
             .cwd(self.request.cwd.clone())
             .output_byte_limit(OUTPUT_BYTE_LIMIT);
         let terminal = self

@@ -160,10 +160,19 @@ impl Tool for BashTool {
                 terminate: false,
                 change: None,
             }),
-            CommandExit::Code(code) => Err(ToolError::new(format!(
-                "{}\n\nCommand exited with code {code}",
-                finished.text
-            ))),
+            CommandExit::Code(code) => {
+                // A refusal the sandbox may have made is said as such.
+                let note = self
+                    .ctx
+                    .executor
+                    .failure_note(&finished.text)
+                    .map(|n| format!("\n\n{n}"))
+                    .unwrap_or_default();
+                Err(ToolError::new(format!(
+                    "{}\n\nCommand exited with code {code}{note}",
+                    finished.text
+                )))
+            }
             CommandExit::Signal(signal) => Err(ToolError::new(format!(
                 "{}\n\nCommand terminated by signal {signal}",
                 finished.text

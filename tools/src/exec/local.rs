@@ -119,6 +119,11 @@ impl CommandExecutor for LocalExecutor {
             }
         }
     }
+
+    fn failure_note(&self, output: &str) -> Option<String> {
+        let policy = self.sandbox.as_ref()?;
+        super::sandbox::denial_note(policy.mode, policy.network, output)
+    }
 }
 
 /// Why the main loop stopped.

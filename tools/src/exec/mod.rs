@@ -80,4 +80,10 @@ pub trait CommandExecutor: Send + Sync {
         cancel: CancellationToken,
         output: OutputSink,
     ) -> Result<CommandExit, ExecError>;
+
+    /// What to tell the model and the user about a command that failed with `output`
+    /// (a confined command's refusal); none by default.
+    fn failure_note(&self, _output: &str) -> Option<String> {
+        None
+    }
 }

@@ -224,7 +224,10 @@ impl Server {
     fn register(&self, opened: Opened, cx: &ConnectionTo<Client>) -> Arc<Session> {
         let terminals = Arc::new(ClientTerminals::default());
         let client = *self.client.lock();
-        let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals);
+        let yolo = opened.settings.mode == crate::agent::options::PermissionMode::Yolo;
+        let sandbox =
+            crate::sandbox_exec::session_policy(&opened.config.sandbox, yolo, &opened.cwd);
+        let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals, sandbox);
         let notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
         if let Some(notes) = &notes {
             ctx = ctx.with_memory(notes.clone());
