@@ -70,7 +70,10 @@ fn main() {
         inside.push(time(confined("bash", &["-c", "true"])));
         launcher.push(time(confined("/bin/true", &[])));
     }
-    println!("{RUNS} runs each, interleaved; project {}", show(project.path()));
+    println!(
+        "{RUNS} runs each, interleaved; project {}",
+        show(project.path())
+    );
     let a = report("bash -c true", outside);
     let b = report("march sandbox … bash -c true", inside);
     report("march sandbox … /bin/true", launcher);
