@@ -33,6 +33,7 @@ mod sessions;
 pub mod setup;
 mod shell_output;
 pub mod shells;
+mod slash;
 pub mod status;
 pub mod supervisor;
 pub mod switching;
@@ -45,10 +46,7 @@ use std::path::{Path, PathBuf};
 
 use march_core::paths::MarchPaths;
 use march_panes::agent::AgentPane;
-use march_panes::highlight::Highlighter;
 use march_panes::setup::SetupView;
-use march_panes::theme::Theme;
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -650,54 +648,6 @@ impl Workspace {
     /// Notifications raised since the last call.
     pub fn take_notifications(&mut self) -> Vec<Notification> {
         std::mem::take(&mut self.notifications)
-    }
-
-    /// Draw the active tab's panes into `area` of `buf`.
-    pub fn render(
-        &mut self,
-        area: Rect,
-        buf: &mut Buffer,
-        theme: &Theme,
-        highlighter: &Highlighter,
-        pictures: bool,
-    ) -> Vec<march_panes::picture::Placement> {
-        self.pane_area = area;
-        let focused = self.focused();
-        if let Some(key) = self.focused_session()
-            && self.terminal_focused
-        {
-            self.sessions.router_mut().seen(key);
-        }
-        self.refresh_terminal_tails();
-        let mut rects = self.tab().layout.rects(area);
-        // A session shown twice keeps the cursor of its focused pane: draw that one last.
-        rects.sort_by_key(|(id, _)| *id == focused);
-        self.shells_on_screen.clear();
-        let mut placed = Vec::new();
-        for (id, rect) in rects {
-            let session = match self.panes.get(&id) {
-                Some(Pane::Agent(key)) => self.sessions.get_mut(key),
-                _ => None,
-            };
-            if let Some(slot) = session {
-                slot.view.show_pictures(pictures);
-            }
-            self.render_pane(id, rect, buf, theme, highlighter, id == focused);
-            if let Some(Pane::Agent(key)) = self.panes.get(&id)
-                && let Some(slot) = self.sessions.get(key)
-                && slot.setup.is_none()
-            {
-                placed.extend(slot.view.placements().iter().cloned());
-            }
-        }
-        for (id, pane) in &self.panes {
-            if let Pane::Shell(slot) = pane
-                && !self.shells_on_screen.contains(id)
-            {
-                slot.pane.set_focused(false);
-            }
-        }
-        placed
     }
 
     /// Stop every agent and hang up every shell.

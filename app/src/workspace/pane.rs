@@ -399,6 +399,54 @@ impl Workspace {
         }
     }
 
+    /// Draw the active tab's panes into `area` of `buf`.
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        highlighter: &Highlighter,
+        pictures: bool,
+    ) -> Vec<march_panes::picture::Placement> {
+        self.pane_area = area;
+        let focused = self.focused();
+        if let Some(key) = self.focused_session()
+            && self.terminal_focused
+        {
+            self.sessions.router_mut().seen(key);
+        }
+        self.refresh_terminal_tails();
+        let mut rects = self.tab().layout.rects(area);
+        // A session shown twice keeps the cursor of its focused pane: draw that one last.
+        rects.sort_by_key(|(id, _)| *id == focused);
+        self.shells_on_screen.clear();
+        let mut placed = Vec::new();
+        for (id, rect) in rects {
+            let session = match self.panes.get(&id) {
+                Some(Pane::Agent(key)) => self.sessions.get_mut(key),
+                _ => None,
+            };
+            if let Some(slot) = session {
+                slot.view.show_pictures(pictures);
+            }
+            self.render_pane(id, rect, buf, theme, highlighter, id == focused);
+            if let Some(Pane::Agent(key)) = self.panes.get(&id)
+                && let Some(slot) = self.sessions.get(key)
+                && slot.setup.is_none()
+            {
+                placed.extend(slot.view.placements().iter().cloned());
+            }
+        }
+        for (id, pane) in &self.panes {
+            if let Pane::Shell(slot) = pane
+                && !self.shells_on_screen.contains(id)
+            {
+                slot.pane.set_focused(false);
+            }
+        }
+        placed
+    }
+
     /// Draws pane `id` into `rect` of `buf`.
     pub(super) fn render_pane(
         &mut self,

@@ -766,35 +766,6 @@ impl AgentPane {
         }
     }
 
-    /// The pane's state for the status bar.
-    pub fn status(&self) -> PaneStatus {
-        let facts = &self.transcript.facts;
-        let usage = facts.usage.as_ref();
-        PaneStatus {
-            busy: self.busy,
-            waiting_for_permission: !self.permissions.is_empty(),
-            unread: self.unread,
-            model: status::current_label(&facts.config, &SessionConfigOptionCategory::Model),
-            thinking: status::current_label(
-                &facts.config,
-                &SessionConfigOptionCategory::ThoughtLevel,
-            ),
-            mode: status::current_label(&facts.config, &SessionConfigOptionCategory::Mode).or_else(
-                || {
-                    // A legacy mode by its name when the agent gave one.
-                    let id = facts.mode.as_ref()?;
-                    let name = facts.modes.iter().find(|(m, _)| m == id).map(|(_, n)| n);
-                    Some(name.unwrap_or(id).clone())
-                },
-            ),
-            context_used: usage.map(|u| u.used),
-            context_size: usage.map(|u| u.size),
-            cost: usage.and_then(|u| u.cost.clone()),
-            total_tokens: usage.and_then(|u| u.total_tokens),
-            error: self.error.clone(),
-        }
-    }
-
     /// Where the terminal cursor goes after the last [`Self::render`], when focused.
     pub fn cursor_position(&self) -> Option<(u16, u16)> {
         self.cursor

@@ -127,6 +127,32 @@ impl PaneStatus {
     }
 }
 
+impl super::AgentPane {
+    /// The pane's state for the status bar.
+    pub fn status(&self) -> PaneStatus {
+        let facts = &self.transcript.facts;
+        let usage = facts.usage.as_ref();
+        PaneStatus {
+            busy: self.busy,
+            waiting_for_permission: !self.permissions.is_empty(),
+            unread: self.unread,
+            model: current_label(&facts.config, &SessionConfigOptionCategory::Model),
+            thinking: current_label(&facts.config, &SessionConfigOptionCategory::ThoughtLevel),
+            mode: current_label(&facts.config, &SessionConfigOptionCategory::Mode).or_else(|| {
+                // A legacy mode by its name when the agent gave one.
+                let id = facts.mode.as_ref()?;
+                let name = facts.modes.iter().find(|(m, _)| m == id).map(|(_, n)| n);
+                Some(name.unwrap_or(id).clone())
+            }),
+            context_used: usage.map(|u| u.used),
+            context_size: usage.map(|u| u.size),
+            cost: usage.and_then(|u| u.cost.clone()),
+            total_tokens: usage.and_then(|u| u.total_tokens),
+            error: self.error.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use agent_client_protocol::v1::schema::{SessionConfigSelect, SessionConfigSelectOption};
