@@ -99,6 +99,8 @@ pub enum TimelineKind {
     PermissionChange,
     /// A limit (`max_turns`, `tool_timeout`) was set for the session.
     LimitChange,
+    /// The sandbox mode was switched.
+    SandboxChange,
     /// The session was closed (by the client, or because the client went away).
     Closed,
     /// A kind this version does not know (written by a newer March); kept so the file loads.
@@ -151,6 +153,9 @@ pub struct MarchSession {
     /// Limits the user set for this session, over the config's (absent: the config's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<SessionLimits>,
+    /// The sandbox mode the user chose for this session (absent: the config's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// What happened, oldest first, at most [`MAX_TIMELINE`] events.
     #[serde(default)]
     pub timeline: Vec<TimelineEvent>,
@@ -199,6 +204,7 @@ impl MarchSession {
             thinking: None,
             permission_mode: None,
             limits: None,
+            sandbox: None,
             timeline: Vec::new(),
         }
     }

@@ -259,6 +259,12 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// Whether a call with these arguments runs a command in the session's sandbox, and
+    /// whether it asks the user to run it outside.
+    fn sandbox_use(&self, _args: &Value) -> SandboxUse {
+        SandboxUse::None
+    }
+
     /// Compatibility shim applied to raw arguments before validation.
     fn prepare_arguments(&self, args: Value) -> Value {
         args
@@ -272,6 +278,18 @@ pub trait Tool: Send + Sync {
         cancel: CancellationToken,
         updates: ToolUpdates,
     ) -> Result<ToolOutcome, ToolError>;
+}
+
+/// How a tool call meets the session's command sandbox.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SandboxUse {
+    /// It runs no command.
+    #[default]
+    None,
+    /// It runs a command in the sandbox.
+    Confined,
+    /// It runs a command and asks to run it outside the sandbox (the user decides).
+    AsksOutside,
 }
 
 /// What a call would do, shown before the user allows it.

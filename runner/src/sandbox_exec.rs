@@ -8,16 +8,21 @@ use std::path::{Path, PathBuf};
 use march_core::config::{SandboxConfig, SandboxMechanism};
 use march_tools::exec::sandbox::{SandboxMode, SandboxPolicy, confine_and_exec};
 
-/// The policy a session's commands run under: `[sandbox]`'s mode, else `workspace-write`
-/// unless every call runs unasked (`yolo`: `full`); through this binary as the launcher.
-pub(crate) fn session_policy(config: &SandboxConfig, yolo: bool, project: &Path) -> SandboxPolicy {
-    let mode = match config.mode {
+/// The mode a session's commands run in when the user chose none for the session:
+/// `[sandbox]`'s, else `workspace-write` unless every call runs unasked (`yolo`: `full`).
+pub(crate) fn default_mode(config: &SandboxConfig, yolo: bool) -> SandboxMode {
+    match config.mode {
         Some(mode) => mode.as_str().parse().unwrap_or_default(),
         None if yolo => SandboxMode::Full,
         None => SandboxMode::WorkspaceWrite,
-    };
+    }
+}
+
+/// The policy a session's commands run under ([`default_mode`]'s mode), through this binary
+/// as the launcher.
+pub(crate) fn session_policy(config: &SandboxConfig, yolo: bool, project: &Path) -> SandboxPolicy {
     SandboxPolicy {
-        mode,
+        mode: default_mode(config, yolo),
         writable: vec![project.to_path_buf()],
         network: config.network,
         enforce: config.mechanism == SandboxMechanism::Landlock,

@@ -154,7 +154,9 @@ async fn settings_come_back_in_a_new_runner_and_delete_removes_both_files() {
             ("thinking", "high"),
             ("permissions", "yolo"),
             ("max_turns", "none"),
-            ("tool_timeout", "none")
+            ("tool_timeout", "none"),
+            // No sandbox was chosen: it follows yolo.
+            ("sandbox", "full")
         ])
     );
     client.drain();
@@ -230,7 +232,8 @@ async fn a_damaged_state_file_is_set_aside_and_rebuilt_from_the_transcript() {
             ("thinking", "off"),
             ("permissions", "ask"),
             ("max_turns", "none"),
-            ("tool_timeout", "none")
+            ("tool_timeout", "none"),
+            ("sandbox", "workspace-write")
         ])
     );
     let state = read_json(&file);

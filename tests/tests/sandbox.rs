@@ -9,8 +9,11 @@
 mod acp_client;
 
 use acp_client::*;
-use agent_client_protocol::v1::schema::PermissionOptionKind;
-use march_testkit::Turn;
+use agent_client_protocol::v1::schema::{
+    LoadSessionRequest, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionResponse,
+    SelectedPermissionOutcome,
+};
+use march_testkit::{Event, Turn};
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -157,5 +160,129 @@ async fn the_model_is_told_a_refusal_is_the_sandboxs() {
         assert!(result.contains("cannot be enforced"), "{result}");
     }
     assert!(!outside.join("file.txt").exists());
+    client.close().await;
+}
+
+/// The config option `id`'s current value in a `configOptions` list.
+fn current_option(options: &serde_json::Value, id: &str) -> String {
+    let options = options.as_array().cloned().unwrap_or_default();
+    let option = options.iter().find(|o| o["id"] == id);
+    let option = option.unwrap_or_else(|| panic!("no option {id} in {options:?}"));
+    option["currentValue"].as_str().unwrap_or("?").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_runs_outside_the_sandbox_once_the_user_allows_it() {
+    let outside = scratch("let-out");
+    let target = outside.join("file.txt");
+    let command = format!("echo x > {}", target.display());
+    let again = Event::tool_call(
+        "call_2",
+        "bash",
+        &[&serde_json::json!({ "command": command, "outside_sandbox": true }).to_string()],
+    );
+    let h = Harness::new(vec![
+        Turn::stream(vec![bash_call("call_1", &command)]),
+        Turn::stream(vec![again]),
+        Turn::text("Written."),
+    ])
+    .await;
+    let (_runner, mut client) = h.connect().await;
+    let session = client.new_session(&h.project()).await.session_id;
+    let prompt = client.prompt(&session, "write outside");
+    // In the sandbox first: refused (or not run, on a kernel that cannot confine).
+    let (request, responder) = client.wait_permission().await;
+    let ids: Vec<&str> = request.options.iter().map(|o| &*o.option_id.0).collect();
+    assert!(ids.contains(&"allow-outside-sandbox"), "{ids:?}");
+    choose(&request, responder, PermissionOptionKind::AllowOnce);
+    // The model asks to run it outside: the user is asked that, and lets it out.
+    let (request, responder) = client.wait_permission().await;
+    assert_eq!(request.tool_call.tool_call_id.0.as_ref(), "call_2");
+    let first = &request.options[0];
+    assert_eq!(first.option_id.0.as_ref(), "allow-outside-sandbox");
+    assert_eq!(first.name, "Allow once, outside the sandbox");
+    assert!(
+        !request
+            .options
+            .iter()
+            .any(|o| o.kind == PermissionOptionKind::AllowAlways),
+        "leaving the sandbox is never remembered: {request:?}"
+    );
+    responder
+        .respond(RequestPermissionResponse::new(
+            RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                first.option_id.clone(),
+            )),
+        ))
+        .unwrap();
+    within("the prompt", prompt).await.unwrap().unwrap();
+    let requests = h.server.requests();
+    let refused = requests[1].body.to_string();
+    assert!(refused.contains("outside_sandbox"), "{refused}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x\n");
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_is_a_session_option_that_follows_yolo_until_chosen_and_is_kept() {
+    let h = Harness::new(vec![
+        Turn::stream(vec![bash_call("call_1", "echo x > inside.txt")]),
+        Turn::text("Tried."),
+    ])
+    .await;
+    let project = h.project();
+    let (mut runner, mut client) = h.connect().await;
+    let created = client.new_session(&project).await;
+    let session = created.session_id;
+    let options = serde_json::to_value(created.config_options).unwrap();
+    assert_eq!(current_option(&options, "sandbox"), "workspace-write");
+    let options = set_option(&client, &session, "permissions", "yolo")
+        .await
+        .unwrap();
+    assert_eq!(current_option(&options, "sandbox"), "full");
+    let options = set_option(&client, &session, "sandbox", "read-only")
+        .await
+        .unwrap();
+    assert_eq!(current_option(&options, "sandbox"), "read-only");
+    // Chosen: the mode no longer moves it.
+    let options = set_option(&client, &session, "permissions", "ask")
+        .await
+        .unwrap();
+    assert_eq!(current_option(&options, "sandbox"), "read-only");
+    let err = set_option(&client, &session, "sandbox", "open")
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("unknown sandbox mode"), "{err:?}");
+
+    let prompt = client.prompt(&session, "write inside");
+    let (request, responder) = client.wait_permission().await;
+    choose(&request, responder, PermissionOptionKind::AllowOnce);
+    within("the prompt", prompt).await.unwrap().unwrap();
+    let result = h.server.requests()[1].body.to_string();
+    if kernel_confines() {
+        assert!(result.contains("read-only sandbox"), "{result}");
+    } else {
+        assert!(result.contains("cannot be enforced"), "{result}");
+    }
+    assert!(!project.join("inside.txt").exists());
+    client.drain();
+    client.close().await;
+    within("the runner to exit", runner.child.wait())
+        .await
+        .unwrap();
+
+    // A new runner opens the session in the sandbox chosen for it.
+    let (_runner, client) = h.connect().await;
+    let loaded = within(
+        "session/load",
+        client
+            .cx
+            .send_request(LoadSessionRequest::new(session.clone(), project.clone()))
+            .block_task(),
+    )
+    .await
+    .unwrap();
+    let options = serde_json::to_value(loaded.config_options).unwrap();
+    assert_eq!(current_option(&options, "sandbox"), "read-only");
     client.close().await;
 }

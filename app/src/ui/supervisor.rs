@@ -267,6 +267,9 @@ impl SupervisorView {
             if let Some(model) = &row.pane.model {
                 facts.push(sanitize_line(model).into_owned());
             }
+            if let Some(sandbox) = &row.pane.sandbox {
+                facts.push(sandbox.clone());
+            }
             if let Some(used) = row.pane.context_used {
                 facts.push(format!("{} tok", tokens(used)));
             }

@@ -2,6 +2,7 @@
 //! `/resume`, …); anything else is a prompt for the agent.
 
 use agent_client_protocol::v1::schema::{SessionConfigOptionCategory, SessionModeId};
+use march_panes::agent::SANDBOX_CATEGORY;
 use march_runner::client::find_config_option;
 
 use super::agent::ListPurpose;
@@ -108,6 +109,22 @@ impl Workspace {
                     None => slot
                         .view
                         .notice("The agent offers no thinking level choice."),
+                }
+            }
+            "sandbox" => {
+                let category = SessionConfigOptionCategory::Other(SANDBOX_CATEGORY.to_string());
+                let value = args.trim();
+                if value.is_empty() {
+                    if !slot.view.open_config_picker(&category) {
+                        slot.view.notice("The agent offers no sandbox choice.");
+                    }
+                } else {
+                    match find_config_option(slot.view.config_options(), category, "sandbox") {
+                        Some(id) => {
+                            slot.driver.set_option(&id.0, value);
+                        }
+                        None => slot.view.notice("The agent offers no sandbox choice."),
+                    }
                 }
             }
             "new" => self.replace_in_pane(pane, None),

@@ -29,6 +29,10 @@ pub(crate) const COLLAPSED_DIFF_LINES: usize = 12;
 /// Lines of a running command's terminal shown under a collapsed tool call.
 const LIVE_TAIL_LINES: usize = 5;
 
+/// Last lines of a failed call's output shown while tool calls are collapsed: why it failed
+/// (a command's error, the sandbox's refusal) without expanding.
+const FAILED_TAIL_LINES: usize = 3;
+
 /// Diff lines shown when tool calls are expanded.
 pub(crate) const MAX_DIFF_LINES: usize = 200;
 
@@ -305,6 +309,27 @@ fn tool(t: &ToolCallView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
         if live {
             let from = t.terminal_tail.len().saturating_sub(LIVE_TAIL_LINES);
             for line in &t.terminal_tail[from..] {
+                out.push(gutter_line(&gutter, line, ctx.style(Slot::TextDim), ctx));
+            }
+        }
+        if t.state == ToolState::Failed {
+            // A command run in a terminal reports its output (and any note) as raw output.
+            let text = t
+                .body
+                .iter()
+                .rev()
+                .find_map(|b| match b {
+                    ToolBody::Text(text) => Some(text.as_str()),
+                    _ => None,
+                })
+                .or(t.raw_output.as_deref());
+            let lines: Vec<&str> = text
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .collect();
+            let from = lines.len().saturating_sub(FAILED_TAIL_LINES);
+            for line in &lines[from..] {
                 out.push(gutter_line(&gutter, line, ctx.style(Slot::TextDim), ctx));
             }
         }

@@ -17,6 +17,10 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ("model", "Choose the model"),
     ("mode", "Choose the permission mode (shift-tab cycles it)"),
     ("thinking", "Choose how much the model reasons"),
+    (
+        "sandbox",
+        "Choose how the agent's commands are confined: read-only, workspace-write, full",
+    ),
     ("compact", "Summarise the conversation to free context"),
     ("mcp", "Show the MCP servers: state, tools, last error"),
     ("export", "Write the session as markdown: /export [PATH]"),

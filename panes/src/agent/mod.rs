@@ -62,7 +62,7 @@ struct Queued {
 }
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
-pub use status::PaneStatus;
+pub use status::{PaneStatus, SANDBOX_CATEGORY};
 
 /// An agent pane.
 #[derive(Debug)]

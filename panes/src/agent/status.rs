@@ -9,6 +9,10 @@ use agent_client_protocol::v1::schema::{
 
 use crate::sanitize::sanitize_line;
 
+/// The config option category March's runner gives its sandbox select (docs/PROTOCOL.md;
+/// ACP leaves `_` categories to implementations).
+pub const SANDBOX_CATEGORY: &str = "_sandbox";
+
 /// An agent pane's state, for the app's status bar and attention markers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PaneStatus {
@@ -24,6 +28,8 @@ pub struct PaneStatus {
     pub thinking: Option<String>,
     /// The mode (permission mode), from the `mode` config option or the legacy mode.
     pub mode: Option<String>,
+    /// How the agent's commands are confined, from its sandbox config option.
+    pub sandbox: Option<String>,
     /// Tokens in the context, from the last usage update.
     pub context_used: Option<u64>,
     /// The context window, from the last usage update.
@@ -109,6 +115,7 @@ impl PaneStatus {
         parts.extend(self.model.clone());
         parts.extend(self.thinking.clone());
         parts.extend(self.mode.clone());
+        parts.extend(self.sandbox.clone());
         if let (Some(used), Some(size)) = (self.context_used, self.context_size) {
             let percent = used.saturating_mul(100).checked_div(size).unwrap_or(0);
             parts.push(format!("{}/{} {percent}%", tokens(used), tokens(size)));
@@ -144,6 +151,10 @@ impl super::AgentPane {
                 let name = facts.modes.iter().find(|(m, _)| m == id).map(|(_, n)| n);
                 Some(name.unwrap_or(id).clone())
             }),
+            sandbox: current_label(
+                &facts.config,
+                &SessionConfigOptionCategory::Other(SANDBOX_CATEGORY.to_string()),
+            ),
             context_used: usage.map(|u| u.used),
             context_size: usage.map(|u| u.size),
             cost: usage.and_then(|u| u.cost.clone()),

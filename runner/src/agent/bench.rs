@@ -54,6 +54,12 @@ impl GatedTools {
             mode: PermissionMode::AutoEdit,
             limits: Default::default(),
         };
+        // Commands are not confined here: the bench measures the gate, not a sandbox.
+        let sandbox = march_tools::exec::sandbox::SandboxPolicy::new(
+            march_tools::exec::sandbox::SandboxMode::Full,
+            &project,
+        )
+        .into();
         let gate = PermissionGate::new(
             project,
             tools.clone(),
@@ -61,6 +67,7 @@ impl GatedTools {
             PermissionMemory::default(),
             Arc::new(NoClient),
             CancellationToken::new(),
+            sandbox,
         );
         GatedTools { tools, gate }
     }

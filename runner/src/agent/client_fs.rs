@@ -5,7 +5,7 @@
 //! used: the runner works on the same disk as the client, so its tools read files directly.
 
 use march_tools::exec::LocalExecutor;
-use march_tools::exec::sandbox::SandboxPolicy;
+use march_tools::exec::sandbox::Sandbox;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -59,7 +59,7 @@ impl ClientCaps {
         cx: &ConnectionTo<Client>,
         session_id: &str,
         terminals: &Arc<ClientTerminals>,
-        sandbox: SandboxPolicy,
+        sandbox: &Sandbox,
     ) -> ToolContext {
         let mut ctx = ToolContext::local(cwd)
             .with_executor(Arc::new(LocalExecutor::sandboxed(sandbox.clone())));
@@ -74,7 +74,7 @@ impl ClientCaps {
                 cx.clone(),
                 session_id,
                 terminals.clone(),
-                sandbox,
+                sandbox.clone(),
             )));
         }
         ctx

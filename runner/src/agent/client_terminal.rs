@@ -5,7 +5,7 @@
 //! ACP hands the output over once, at the end; meanwhile the client shows the terminal live,
 //! so the runner does not poll for output to stream.
 
-use march_tools::exec::sandbox::SandboxPolicy;
+use march_tools::exec::sandbox::Sandbox;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io;
@@ -86,7 +86,7 @@ pub(crate) struct ClientTerminalExecutor {
     session_id: SessionId,
     terminals: Arc<ClientTerminals>,
     /// What confines the commands (they run through its launcher).
-    sandbox: SandboxPolicy,
+    sandbox: Sandbox,
 }
 
 impl ClientTerminalExecutor {
@@ -95,7 +95,7 @@ impl ClientTerminalExecutor {
         cx: ConnectionTo<Client>,
         session_id: &str,
         terminals: Arc<ClientTerminals>,
-        sandbox: SandboxPolicy,
+        sandbox: Sandbox,
     ) -> Self {
         ClientTerminalExecutor {
             cx,
@@ -116,13 +116,14 @@ impl CommandExecutor for ClientTerminalExecutor {
     ) -> Result<CommandExit, ExecError> {
         check_cwd(&request.cwd).await?;
         // A mode the kernel cannot enforce is said before anything runs.
-        self.sandbox.prepare().map_err(ExecError::Sandbox)?;
+        let policy = self.sandbox.policy_for(request.tool_call_id.as_deref());
+        policy.prepare().map_err(ExecError::Sandbox)?;
         // The terminal is driven by a task of its own, which releases it whatever happens;
         // dropping this future (the run was aborted) only tells that task to stop.
         let stop = cancel.child_token();
         let _stop_when_dropped = stop.clone().drop_guard();
         let job = Job {
-            launch: self.sandbox.launch(),
+            launch: policy.launch(),
             cx: self.cx.clone(),
             session_id: self.session_id.clone(),
             terminals: self.terminals.clone(),
@@ -137,8 +138,8 @@ impl CommandExecutor for ClientTerminalExecutor {
             .unwrap_or_else(|_| Err(ExecError::Client("the terminal task failed".to_string())))
     }
 
-    fn failure_note(&self, output: &str) -> Option<String> {
-        march_tools::exec::sandbox::denial_note(self.sandbox.mode, self.sandbox.network, output)
+    fn failure_note(&self, call_id: Option<&str>, output: &str) -> Option<String> {
+        self.sandbox.failure_note(call_id, output)
     }
 }
 

@@ -15,7 +15,8 @@ use agent_client_protocol::v1::schema::{
 use march_core::agent_loop::{ABORTED_TEXT, ToolBlock};
 use march_core::message::ToolCall;
 use march_core::project_settings::ProjectSettings;
-use march_core::tool::Tool;
+use march_core::tool::{SandboxUse, Tool};
+use march_tools::exec::sandbox::{Sandbox, SandboxMode};
 use tokio_util::sync::CancellationToken;
 
 use super::options::{PermissionMode, Settings};
@@ -28,6 +29,7 @@ pub(crate) const REJECTED: &str = "The user rejected this tool call.";
 pub(crate) const CANCELLED: &str = "The user cancelled this turn.";
 
 const ALLOW_ONCE: &str = "allow-once";
+const ALLOW_OUTSIDE: &str = "allow-outside-sandbox";
 const ALLOW_ALWAYS: &str = "allow-always";
 const ALLOW_PROJECT: &str = "allow-project";
 const REJECT_ONCE: &str = "reject-once";
@@ -77,9 +79,44 @@ fn decide(f: Facts) -> Need {
     }
 }
 
-fn options(tool: &str) -> Vec<PermissionOption> {
-    vec![
-        PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
+/// How a call that asks meets the sandbox, for the options it is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// No sandbox confines it.
+    None,
+    /// It runs confined; the user may let it out once.
+    Offered,
+    /// It asked to run outside; the user decides that, once.
+    Asked,
+}
+
+fn options(tool: &str, escape: Escape) -> Vec<PermissionOption> {
+    let outside = PermissionOption::new(
+        ALLOW_OUTSIDE,
+        "Allow once, outside the sandbox",
+        PermissionOptionKind::AllowOnce,
+    );
+    if escape == Escape::Asked {
+        // Never remembered: each command that leaves the sandbox is the user's decision.
+        return vec![
+            outside,
+            PermissionOption::new(
+                ALLOW_ONCE,
+                "Allow once, in the sandbox",
+                PermissionOptionKind::AllowOnce,
+            ),
+            PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+        ];
+    }
+    let mut options = vec![PermissionOption::new(
+        ALLOW_ONCE,
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if escape == Escape::Offered {
+        options.push(outside);
+    }
+    options.extend([
         PermissionOption::new(
             ALLOW_ALWAYS,
             format!("Always allow {tool} in this session"),
@@ -96,7 +133,8 @@ fn options(tool: &str) -> Vec<PermissionOption> {
             format!("Always reject {tool} in this session"),
             PermissionOptionKind::RejectAlways,
         ),
-    ]
+    ]);
+    options
 }
 
 fn block(reason: impl Into<String>) -> Option<ToolBlock> {
@@ -115,6 +153,8 @@ pub(crate) struct PermissionGate {
     /// The run's stop signal: watched while asking, fired when the user cancels.
     stop: CancellationToken,
     cancelled: AtomicBool,
+    /// The session's sandbox: the user may let one call's command out of it.
+    sandbox: Sandbox,
 }
 
 impl PermissionGate {
@@ -126,6 +166,7 @@ impl PermissionGate {
         memory: PermissionMemory,
         port: Arc<dyn ClientPort>,
         stop: CancellationToken,
+        sandbox: Sandbox,
     ) -> Self {
         PermissionGate {
             project,
@@ -135,6 +176,7 @@ impl PermissionGate {
             port,
             stop,
             cancelled: AtomicBool::new(false),
+            sandbox,
         }
     }
 
@@ -161,16 +203,31 @@ impl PermissionGate {
             outside: paths.iter().any(|p| !self.inside(p)),
             remembered: self.memory.lock().get(&call.name).copied(),
         };
-        let mut need = decide(facts);
+        let escape = match tool.sandbox_use(&call.arguments) {
+            _ if self.sandbox.mode() == SandboxMode::Full => Escape::None,
+            SandboxUse::None => Escape::None,
+            SandboxUse::Confined => Escape::Offered,
+            SandboxUse::AsksOutside => Escape::Asked,
+        };
+        // Leaving the sandbox is asked in every mode: only the user lets a command out.
+        let mut need = if escape == Escape::Asked {
+            Need::Ask
+        } else {
+            decide(facts)
+        };
         // The project's own allow list, read when the answer would otherwise be to ask (so
         // every session of the project follows a choice made in any of them).
-        if need == Need::Ask && !facts.outside && self.project_allows(&call.name).await {
+        if need == Need::Ask
+            && escape != Escape::Asked
+            && !facts.outside
+            && self.project_allows(&call.name).await
+        {
             need = Need::Allow;
         }
         let verdict = match need {
             Need::Allow => None,
             Need::Reject => block(REJECTED),
-            Need::Ask => self.ask(tool.clone(), call, &look).await,
+            Need::Ask => self.ask(tool.clone(), call, &look, escape).await,
         };
         if verdict.is_none() {
             self.port
@@ -184,6 +241,7 @@ impl PermissionGate {
         tool: Arc<dyn Tool>,
         call: &ToolCall,
         look: &updates::CallLook,
+        escape: Escape,
     ) -> Option<ToolBlock> {
         // What the call would do, read off the async threads (an edit reads its file).
         let args = call.arguments.clone();
@@ -198,7 +256,7 @@ impl PermissionGate {
         let request = RequestPermissionRequest::new(
             self.port.session_id(),
             ToolCallUpdate::new(call.id.clone(), fields),
-            options(&call.name),
+            options(&call.name, escape),
         );
         // Dropping the request on stop withdraws it from the client.
         let answer = tokio::select! {
@@ -223,6 +281,10 @@ impl PermissionGate {
         };
         match &*option {
             ALLOW_ONCE => None,
+            ALLOW_OUTSIDE if escape != Escape::None => {
+                self.sandbox.release(&call.id);
+                None
+            }
             ALLOW_ALWAYS => {
                 remember(true);
                 None
@@ -285,6 +347,7 @@ mod tests {
     use agent_client_protocol::v1::schema::{SelectedPermissionOutcome, SessionId, SessionUpdate};
     use async_trait::async_trait;
     use march_core::model::{Model, ThinkingLevel};
+    use march_tools::exec::sandbox::SandboxPolicy;
     use march_tools::{ToolContext, ToolRegistry};
     use serde_json::{Value, json};
     use std::collections::VecDeque;
@@ -418,6 +481,7 @@ mod tests {
             PermissionMemory::default(),
             port.clone(),
             CancellationToken::new(),
+            SandboxPolicy::new(SandboxMode::WorkspaceWrite, dir.path()).into(),
         );
         (dir, port, gate)
     }
@@ -481,6 +545,92 @@ mod tests {
         assert_eq!(port.updates.lock().len(), 3);
     }
 
+    fn option_ids(request: &RequestPermissionRequest) -> Vec<String> {
+        request
+            .options
+            .iter()
+            .map(|o| o.option_id.0.to_string())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_confined_command_can_be_let_out_of_the_sandbox_once() {
+        let (_dir, port, gate) = setup(
+            vec![selected(ALLOW_OUTSIDE), selected(ALLOW_ALWAYS)],
+            PermissionMode::Ask,
+        );
+        let first = call("bash", json!({"command": "touch /etc/x"}));
+        assert_eq!(gate.check(&first).await, None);
+        assert_eq!(
+            gate.sandbox.policy_for(Some("id-bash")).mode,
+            SandboxMode::Full
+        );
+        // Only that call: the next runs confined again.
+        assert_eq!(
+            gate.sandbox.policy_for(Some("id-other")).mode,
+            SandboxMode::WorkspaceWrite
+        );
+        let second = ToolCall {
+            id: "id-second".into(),
+            ..first.clone()
+        };
+        assert_eq!(gate.check(&second).await, None);
+        assert_eq!(
+            gate.sandbox.policy_for(Some("id-second")).mode,
+            SandboxMode::WorkspaceWrite
+        );
+        let asked = port.asked.lock();
+        assert_eq!(
+            option_ids(&asked[0]),
+            [
+                ALLOW_ONCE,
+                ALLOW_OUTSIDE,
+                ALLOW_ALWAYS,
+                ALLOW_PROJECT,
+                REJECT_ONCE,
+                REJECT_ALWAYS
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn asking_to_leave_the_sandbox_always_asks_the_user() {
+        // Bash is allowed always, and the mode would run it unasked: leaving the sandbox still
+        // asks, with nothing to remember.
+        let (_dir, port, gate) = setup(
+            vec![selected(ALLOW_ALWAYS), selected(ALLOW_OUTSIDE)],
+            PermissionMode::AutoEdit,
+        );
+        assert_eq!(
+            gate.check(&call("bash", json!({"command": "ls"}))).await,
+            None
+        );
+        let out = ToolCall {
+            id: "id-out".into(),
+            ..call(
+                "bash",
+                json!({"command": "curl example.org", "outside_sandbox": true}),
+            )
+        };
+        assert_eq!(gate.check(&out).await, None);
+        assert_eq!(
+            gate.sandbox.policy_for(Some("id-out")).mode,
+            SandboxMode::Full
+        );
+        {
+            let asked = port.asked.lock();
+            assert_eq!(asked.len(), 2);
+            assert_eq!(
+                option_ids(&asked[1]),
+                [ALLOW_OUTSIDE, ALLOW_ONCE, REJECT_ONCE]
+            );
+        }
+        // With no sandbox there is nothing to leave: remembered, no question, no option.
+        gate.sandbox.set_mode(SandboxMode::Full);
+        assert_eq!(gate.check(&out).await, None);
+        assert_eq!(port.asked.lock().len(), 2);
+    }
+
     #[tokio::test]
     async fn outside_paths_ask_even_in_auto_edit_and_cancel_aborts() {
         let (_dir, port, gate) = setup(
@@ -515,6 +665,7 @@ mod tests {
             PermissionMemory::default(),
             other_port.clone(),
             CancellationToken::new(),
+            other.sandbox.clone(),
         );
         assert_eq!(fresh.check(&bash).await, None);
         assert_eq!(other_port.asked.lock().len(), 0);

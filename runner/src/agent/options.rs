@@ -9,6 +9,7 @@ use agent_client_protocol::v1::schema::{
     SessionConfigSelectOption, SessionMode, SessionModeState,
 };
 use march_core::model::{Model, ModelRegistry, ThinkingLevel};
+use march_tools::exec::sandbox::{Sandbox, SandboxMode};
 
 use super::errors;
 
@@ -22,6 +23,10 @@ pub(crate) const PERMISSIONS: &str = "permissions";
 pub(crate) const MAX_TURNS: &str = "max_turns";
 /// Config option id of the select of seconds a tool call may run.
 pub(crate) const TOOL_TIMEOUT: &str = "tool_timeout";
+/// Config option id of the sandbox mode select.
+pub(crate) const SANDBOX: &str = "sandbox";
+/// The category of the sandbox select (ACP leaves `_` categories to implementations).
+pub(crate) const SANDBOX_CATEGORY: &str = "_sandbox";
 /// The value id of "no limit".
 const NO_LIMIT: &str = "none";
 /// `max_turns` values offered besides "none" and the current one.
@@ -204,6 +209,58 @@ pub(crate) enum Change {
     MaxTurns(Option<u32>),
     /// Set how long a tool call may run.
     ToolTimeout(Option<Duration>),
+    /// Switch the sandbox the agent's commands run in.
+    Sandbox(SandboxMode),
+}
+
+const SANDBOX_MODES: [(SandboxMode, &str, &str); 3] = [
+    (
+        SandboxMode::ReadOnly,
+        "sandbox read-only",
+        "Commands may read but not write (devices such as /dev/null aside)",
+    ),
+    (
+        SandboxMode::WorkspaceWrite,
+        "sandbox workspace-write",
+        "Commands may write only under the project and the temporary directories",
+    ),
+    (
+        SandboxMode::Full,
+        "no sandbox",
+        "Commands run with your full access",
+    ),
+];
+
+/// The sandbox select: its modes, the current one named as not enforceable when the kernel
+/// cannot (commands are then refused, never run unconfined).
+fn sandbox_select(sandbox: &Sandbox) -> SessionConfigOption {
+    let current = sandbox.mode();
+    let missing = sandbox.unenforceable();
+    let values = SANDBOX_MODES
+        .iter()
+        .map(|(mode, name, description)| {
+            let (name, description) = match &missing {
+                Some(why) if *mode == current => (
+                    format!("{name} (cannot be enforced)"),
+                    format!("{description}; {why}"),
+                ),
+                _ => (name.to_string(), description.to_string()),
+            };
+            SessionConfigSelectOption::new(mode.as_str(), name).description(description)
+        })
+        .collect::<Vec<_>>();
+    let network = if sandbox.policy_for(None).network {
+        "network allowed"
+    } else {
+        "network off"
+    };
+    SessionConfigOption::select(SANDBOX, "Sandbox", current.as_str(), values)
+        .description(format!(
+            "How far the commands the agent runs are confined ({network} in a sandbox)"
+        ))
+        .category(SessionConfigOptionCategory::Other(
+            SANDBOX_CATEGORY.to_string(),
+        ))
 }
 
 /// `provider/model-id`, the value id of a model.
@@ -225,6 +282,7 @@ pub(crate) fn usable_models(registry: &ModelRegistry) -> Vec<Model> {
 pub(crate) fn config_options(
     settings: &Settings,
     registry: &ModelRegistry,
+    sandbox: &Sandbox,
 ) -> Vec<SessionConfigOption> {
     let current = model_spec(&settings.model);
     let mut models: Vec<SessionConfigSelectOption> = usable_models(registry)
@@ -269,6 +327,7 @@ pub(crate) fn config_options(
             SessionConfigOption::select(TOOL_TIMEOUT, "Tool timeout", current, values)
                 .description("How long one tool call may run before the turn stops".to_string())
         },
+        sandbox_select(sandbox),
     ]
 }
 
@@ -324,9 +383,13 @@ pub(crate) fn parse_change(
             .map(|n| Change::MaxTurns(n.map(|n| n as u32))),
         TOOL_TIMEOUT => limit_value(config_id, value, 86_400)
             .map(|n| Change::ToolTimeout(n.map(Duration::from_secs))),
+        SANDBOX => value
+            .parse::<SandboxMode>()
+            .map(Change::Sandbox)
+            .map_err(errors::invalid_params),
         other => Err(errors::invalid_params(format!(
             "unknown config option `{other}` (model, thinking, permissions, max_turns, \
-             tool_timeout)"
+             tool_timeout, sandbox)"
         ))),
     }
 }
@@ -388,9 +451,32 @@ mod tests {
                 chosen: false,
             },
         };
-        let options = config_options(&settings, &reg);
+        let dir = tempfile::tempdir().unwrap();
+        let sandbox: Sandbox =
+            march_tools::exec::sandbox::SandboxPolicy::new(SandboxMode::WorkspaceWrite, dir.path())
+                .into();
+        let options = config_options(&settings, &reg, &sandbox);
         let ids: Vec<&str> = options.iter().map(|o| &*o.id.0).collect();
-        assert_eq!(ids, [MODEL, THINKING, PERMISSIONS, MAX_TURNS, TOOL_TIMEOUT]);
+        assert_eq!(
+            ids,
+            [
+                MODEL,
+                THINKING,
+                PERMISSIONS,
+                MAX_TURNS,
+                TOOL_TIMEOUT,
+                SANDBOX
+            ]
+        );
+        assert_eq!(
+            values(&options[5]),
+            (
+                "workspace-write".into(),
+                ["read-only", "workspace-write", "full"]
+                    .map(String::from)
+                    .to_vec()
+            )
+        );
         // The current limit is offered among the choices, in order.
         assert_eq!(
             values(&options[3]),
@@ -423,6 +509,30 @@ mod tests {
                 "ask".into(),
                 ["ask", "auto-edit", "yolo"].map(String::from).to_vec()
             )
+        );
+    }
+
+    #[test]
+    fn a_mode_the_kernel_cannot_enforce_is_named_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut policy =
+            march_tools::exec::sandbox::SandboxPolicy::new(SandboxMode::ReadOnly, dir.path());
+        policy.enforce = false;
+        let option = sandbox_select(&policy.into());
+        let SessionConfigKind::Select(select) = &option.kind else {
+            panic!("not a select");
+        };
+        let SessionConfigSelectOptions::Ungrouped(list) = &select.options else {
+            panic!("grouped");
+        };
+        let names: Vec<&str> = list.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "sandbox read-only (cannot be enforced)",
+                "sandbox workspace-write",
+                "no sandbox"
+            ]
         );
     }
 
@@ -467,6 +577,12 @@ mod tests {
             let err = parse_change(TOOL_TIMEOUT, &v(bad), &reg).unwrap_err();
             assert!(err.message.contains("from 1 to 86400"), "{bad}: {err:?}");
         }
+        assert_eq!(
+            parse_change(SANDBOX, &v("read-only"), &reg).ok(),
+            Some(Change::Sandbox(SandboxMode::ReadOnly))
+        );
+        let err = parse_change(SANDBOX, &v("none"), &reg).unwrap_err();
+        assert!(err.message.contains("workspace-write"), "{err:?}");
         let err = parse_change("color", &v("red"), &reg).unwrap_err();
         assert_eq!(err.code, agent_client_protocol::ErrorCode::INVALID_PARAMS);
         assert!(parse_change(MODEL, &SessionConfigOptionValue::boolean(true), &reg).is_err());

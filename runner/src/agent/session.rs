@@ -18,6 +18,7 @@ use march_core::provider::StreamFn;
 use march_core::session::SessionStore;
 use march_core::session::{BashExecutionMessage, SessionMessage, bash_execution_to_text};
 use march_core::tool::Tool;
+use march_tools::exec::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use super::client_fs::ClientCaps;
@@ -64,6 +65,8 @@ pub(crate) struct SessionSetup {
     pub state: Arc<SessionState>,
     /// Its MCP servers.
     pub mcp: SessionMcp,
+    /// The sandbox its commands run in (shared with their executors).
+    pub sandbox: Sandbox,
 }
 
 /// A session held in memory by the runner.
@@ -86,6 +89,9 @@ pub(crate) struct Session {
     pub(super) state: Arc<SessionState>,
     /// Its MCP servers, started when its first run needs them.
     pub(super) mcp: SessionMcp,
+    /// The sandbox its commands run in; the config option switches it, the gate lets one
+    /// call out of it.
+    pub(super) sandbox: Sandbox,
     /// Messages typed while a turn runs, handed to its agent (`_march/session/queue`).
     pub(super) queue: Arc<TurnQueue>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
@@ -118,6 +124,7 @@ impl Session {
             terminals: setup.terminals,
             state: setup.state,
             mcp: setup.mcp,
+            sandbox: setup.sandbox,
             queue: Arc::new(TurnQueue::default()),
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
@@ -143,7 +150,7 @@ impl Session {
 
     /// The complete config option list.
     pub(crate) fn config_options(&self) -> Vec<SessionConfigOption> {
-        options::config_options(&self.settings.lock(), &self.registry)
+        options::config_options(&self.settings.lock(), &self.registry, &self.sandbox)
     }
 
     /// The permission modes as ACP session modes, the current one selected.
@@ -178,7 +185,10 @@ impl Session {
                 Change::Model(m) => store.append_model_change(&m.provider, &m.id).map(drop),
                 Change::Thinking(t) => store.append_thinking_level(t.as_str()).map(drop),
                 // The permission mode and limits are March's own session state, not transcript.
-                Change::Mode(_) | Change::MaxTurns(_) | Change::ToolTimeout(_) => Ok(()),
+                Change::Mode(_)
+                | Change::MaxTurns(_)
+                | Change::ToolTimeout(_)
+                | Change::Sandbox(_) => Ok(()),
             }
         })
         .await
@@ -189,7 +199,18 @@ impl Session {
             match change.clone() {
                 Change::Model(m) => settings.model = m,
                 Change::Thinking(t) => settings.thinking = t,
-                Change::Mode(m) => settings.mode = m,
+                Change::Mode(m) => {
+                    settings.mode = m;
+                    // Until the user picks a sandbox for the session, it follows the mode
+                    // (none under yolo), as it was chosen when the session opened.
+                    if self.state.saved_sandbox().is_none() {
+                        let yolo = m == options::PermissionMode::Yolo;
+                        self.sandbox.set_mode(crate::sandbox_exec::default_mode(
+                            &self.config.sandbox,
+                            yolo,
+                        ));
+                    }
+                }
                 Change::MaxTurns(n) => {
                     settings.limits.max_turns = n;
                     settings.limits.chosen = true;
@@ -198,6 +219,8 @@ impl Session {
                     settings.limits.tool_timeout = t;
                     settings.limits.chosen = true;
                 }
+                // Commands started from now on run in it; running ones keep theirs.
+                Change::Sandbox(m) => self.sandbox.set_mode(m),
             }
         }
         self.state.changed(&change, &self.settings).await;

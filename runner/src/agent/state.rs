@@ -12,6 +12,7 @@ use std::sync::Arc;
 use march_core::march_session::{MarchSession, MarchSessionError, TimelineKind};
 use march_core::message::UserMessage;
 use march_core::session::{SessionMessage, SessionStore};
+use march_tools::exec::sandbox::SandboxMode;
 
 use super::listing;
 use super::options::{Change, PermissionMode, Settings, model_spec};
@@ -135,11 +136,21 @@ impl SessionState {
                     t.map_or("none".into(), |t| format!("{}s", t.as_secs()))
                 ),
             ),
+            Change::Sandbox(m) => (TimelineKind::SandboxChange, m.as_str().to_string()),
         };
         let settings = settings.clone();
+        let sandbox = match change {
+            Change::Sandbox(m) => Some(m.as_str().to_string()),
+            _ => None,
+        };
         // The settings are read at save time, so racing changes cannot save a stale set last.
-        self.record(kind, Some(detail), move |s| apply(s, &settings.lock()))
-            .await;
+        self.record(kind, Some(detail), move |s| {
+            apply(s, &settings.lock());
+            if sandbox.is_some() {
+                s.sandbox = sandbox;
+            }
+        })
+        .await;
     }
 
     /// Record a prompt starting its run; the first one titles an untitled session. Returns
@@ -155,6 +166,11 @@ impl SessionState {
         })
         .await;
         if untitled { self.title() } else { None }
+    }
+
+    /// The sandbox mode the user chose for the session, if one this runner knows.
+    pub(crate) fn saved_sandbox(&self) -> Option<SandboxMode> {
+        self.inner.lock().state.sandbox.as_deref()?.parse().ok()
     }
 
     /// The session's title, if it has one.

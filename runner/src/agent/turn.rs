@@ -303,6 +303,7 @@ pub(super) async fn run(
             session.memory.clone(),
             port.clone(),
             stop.clone(),
+            session.sandbox.clone(),
         ),
         settings: session.settings.clone(),
         applied: Mutex::new((settings.model.clone(), settings.thinking)),

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::message::UserContent;
 use march_core::tool::{
-    CallPreview, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
+    CallPreview, SandboxUse, Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title,
 };
 use serde_json::{Value, json};
 use tokio::time::{Instant, MissedTickBehavior, interval_at};
@@ -59,6 +59,11 @@ impl BashTool {
                     "timeout": {
                         "type": "number",
                         "description": "Timeout in seconds (optional, no default timeout)"
+                    },
+                    "outside_sandbox": {
+                        "type": "boolean",
+                        "description": "Only after this command failed because of the sandbox: \
+                            ask the user to run it once outside the sandbox (optional)"
                     }
                 },
                 "required": ["command"]
@@ -95,6 +100,14 @@ impl Tool for BashTool {
 
     fn kind(&self, _args: &Value) -> ToolKind {
         ToolKind::Execute
+    }
+
+    fn sandbox_use(&self, args: &Value) -> SandboxUse {
+        if args.get("outside_sandbox").and_then(Value::as_bool) == Some(true) {
+            SandboxUse::AsksOutside
+        } else {
+            SandboxUse::Confined
+        }
     }
 
     fn title(&self, args: &Value) -> String {
@@ -165,8 +178,13 @@ impl Tool for BashTool {
                 let note = self
                     .ctx
                     .executor
-                    .failure_note(&finished.text)
-                    .map(|n| format!("\n\n{n}"))
+                    .failure_note(Some(tool_call_id), &finished.text)
+                    .map(|n| {
+                        format!(
+                            "\n\n{n} If it must run, call bash again with the same command \
+                             and \"outside_sandbox\": true; the user is asked to allow it."
+                        )
+                    })
                     .unwrap_or_default();
                 Err(ToolError::new(format!(
                     "{}\n\nCommand exited with code {code}{note}",

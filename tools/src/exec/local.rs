@@ -19,7 +19,7 @@ use tokio::process::{Child, Command};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tokio_util::sync::CancellationToken;
 
-use super::sandbox::SandboxPolicy;
+use super::sandbox::{Sandbox, SandboxPolicy};
 use super::{CommandExecutor, CommandExit, CommandRequest, ExecError, OutputSink};
 
 /// How long to keep reading after the group was killed. Whatever the dead group wrote is already
@@ -33,19 +33,20 @@ const READ_CHUNK: usize = 64 * 1024;
 /// sandbox policy when it has one.
 #[derive(Debug, Clone, Default)]
 pub struct LocalExecutor {
-    sandbox: Option<SandboxPolicy>,
+    sandbox: Option<Sandbox>,
 }
 
 impl LocalExecutor {
-    /// An executor whose commands run confined by `policy`.
-    pub fn sandboxed(policy: SandboxPolicy) -> LocalExecutor {
+    /// An executor whose commands run confined by `sandbox` (a policy, or a session's shared
+    /// sandbox).
+    pub fn sandboxed(sandbox: impl Into<Sandbox>) -> LocalExecutor {
         LocalExecutor {
-            sandbox: Some(policy),
+            sandbox: Some(sandbox.into()),
         }
     }
 
-    /// The policy commands run under, if any.
-    pub fn sandbox(&self) -> Option<&SandboxPolicy> {
+    /// The sandbox commands run in, if any.
+    pub fn sandbox(&self) -> Option<&Sandbox> {
         self.sandbox.as_ref()
     }
 }
@@ -61,13 +62,14 @@ impl CommandExecutor for LocalExecutor {
         check_cwd(&request.cwd).await?;
         let confined = match &self.sandbox {
             // Checked here, so a mode the kernel cannot enforce is said before anything runs.
-            Some(policy) => {
+            Some(sandbox) => {
+                let policy = sandbox.policy_for(request.tool_call_id.as_deref());
                 policy.prepare().map_err(ExecError::Sandbox)?;
                 Some(policy)
             }
             None => None,
         };
-        let (mut reader, mut group) = spawn(&request, confined)?;
+        let (mut reader, mut group) = spawn(&request, confined.as_ref())?;
 
         let deadline = request
             .timeout
@@ -120,9 +122,8 @@ impl CommandExecutor for LocalExecutor {
         }
     }
 
-    fn failure_note(&self, output: &str) -> Option<String> {
-        let policy = self.sandbox.as_ref()?;
-        super::sandbox::denial_note(policy.mode, policy.network, output)
+    fn failure_note(&self, call_id: Option<&str>, output: &str) -> Option<String> {
+        self.sandbox.as_ref()?.failure_note(call_id, output)
     }
 }
 

@@ -81,9 +81,9 @@ pub trait CommandExecutor: Send + Sync {
         output: OutputSink,
     ) -> Result<CommandExit, ExecError>;
 
-    /// What to tell the model and the user about a command that failed with `output`
-    /// (a confined command's refusal); none by default.
-    fn failure_note(&self, _output: &str) -> Option<String> {
+    /// What to tell the model and the user about a command of the tool call `call_id` that
+    /// failed with `output` (a confined command's refusal); none by default.
+    fn failure_note(&self, _call_id: Option<&str>, _output: &str) -> Option<String> {
         None
     }
 }

@@ -9,9 +9,13 @@
 //! fork and exec. The executor checks the policy first ([`SandboxPolicy::prepare`]), so a
 //! mode the kernel cannot enforce is an error that says so, never a silent run without it.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, RulesetAttr, RulesetCreated,
@@ -110,6 +114,70 @@ pub struct SandboxPolicy {
     /// The program that confines itself and runs the command (`march`, whose `sandbox`
     /// command reads [`Self::launch`]'s arguments).
     pub launcher: Option<PathBuf>,
+}
+
+/// A session's sandbox, shared by its executors and its permission gate: the policy (whose
+/// mode the user may change while the session runs) and the tool calls the user let run
+/// outside it, once each.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    shared: Arc<SandboxShared>,
+}
+
+#[derive(Debug)]
+struct SandboxShared {
+    policy: RwLock<SandboxPolicy>,
+    /// Ids of calls let out. Kept after the call ran: its failure note is made afterwards, and
+    /// a session lets out few.
+    released: Mutex<HashSet<String>>,
+}
+
+impl From<SandboxPolicy> for Sandbox {
+    fn from(policy: SandboxPolicy) -> Self {
+        Sandbox {
+            shared: Arc::new(SandboxShared {
+                policy: RwLock::new(policy),
+                released: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+}
+
+impl Sandbox {
+    /// The current mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.shared.policy.read().mode
+    }
+
+    /// Switch the mode for commands started from now on.
+    pub fn set_mode(&self, mode: SandboxMode) {
+        self.shared.policy.write().mode = mode;
+    }
+
+    /// Let the tool call `call_id` run its command outside the sandbox (the user allowed it).
+    pub fn release(&self, call_id: &str) {
+        self.shared.released.lock().insert(call_id.to_string());
+    }
+
+    /// The policy a command of the tool call `call_id` runs under: `full` for a call let out.
+    pub fn policy_for(&self, call_id: Option<&str>) -> SandboxPolicy {
+        let mut policy = self.shared.policy.read().clone();
+        if call_id.is_some_and(|id| self.shared.released.lock().contains(id)) {
+            policy.mode = SandboxMode::Full;
+        }
+        policy
+    }
+
+    /// Why the current mode cannot be enforced here, if it cannot.
+    pub fn unenforceable(&self) -> Option<SandboxError> {
+        self.policy_for(None).prepare().err()
+    }
+
+    /// The note for a failed command of the call `call_id` (see [`denial_note`]).
+    pub fn failure_note(&self, call_id: Option<&str>, output: &str) -> Option<String> {
+        let policy = self.policy_for(call_id);
+        denial_note(policy.mode, policy.network, output)
+    }
 }
 
 /// A policy made into rules, ready for a child to take on.
@@ -263,7 +331,7 @@ pub fn denial_note(mode: SandboxMode, network: bool, output: &str) -> Option<Str
     let net = if network { "" } else { " and no network" };
     Some(format!(
         "[The command ran in the {mode} sandbox ({writes}{net}); the refusal above is likely \
-         the sandbox's. Ask the user to allow the command outside it if it must run.]"
+         the sandbox's.]"
     ))
 }
 

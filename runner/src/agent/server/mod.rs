@@ -29,6 +29,7 @@ use march_core::session::{
     march_session_dir,
 };
 use march_tools::ToolRegistry;
+use march_tools::exec::sandbox::Sandbox;
 
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;

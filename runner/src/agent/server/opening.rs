@@ -225,9 +225,12 @@ impl Server {
         let terminals = Arc::new(ClientTerminals::default());
         let client = *self.client.lock();
         let yolo = opened.settings.mode == crate::agent::options::PermissionMode::Yolo;
-        let sandbox =
-            crate::sandbox_exec::session_policy(&opened.config.sandbox, yolo, &opened.cwd);
-        let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals, sandbox);
+        let sandbox: Sandbox =
+            crate::sandbox_exec::session_policy(&opened.config.sandbox, yolo, &opened.cwd).into();
+        if let Some(mode) = opened.state.saved_sandbox() {
+            sandbox.set_mode(mode);
+        }
+        let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals, &sandbox);
         let notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
         if let Some(notes) = &notes {
             ctx = ctx.with_memory(notes.clone());
@@ -267,6 +270,7 @@ impl Server {
             terminals,
             state: Arc::new(opened.state),
             mcp,
+            sandbox,
         });
         self.sessions
             .lock()
