@@ -121,8 +121,12 @@ pub enum Command {
     Status(StatusArgs),
     /// Send a prompt to a session (queued after its turn when one runs).
     Send(SendArgs),
-    /// Open an agent pane on a directory in a workspace.
+    /// Open an agent pane on a directory in a workspace (on a worktree of its own with
+    /// --worktree).
     NewPane(NewPaneArgs),
+    /// List the git worktrees March made for agents and what each holds; clean up the ones
+    /// left behind.
+    Worktrees(WorktreesArgs),
     /// Print a session's transcript as markdown.
     Capture(CaptureArgs),
     /// Write a saved session as a markdown document (tool outputs collapsed, diffs as diff
@@ -241,9 +245,42 @@ pub struct NewPaneArgs {
     /// A first prompt, sent once the session is open.
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
+    /// Run the agent on a new git worktree of the project, on branch BRANCH (default: the
+    /// next free `march/N`), made under `[worktrees] dir`.
+    #[arg(long, value_name = "BRANCH", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
     /// The project directory.
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub dir: Option<PathBuf>,
+}
+
+impl NewPaneArgs {
+    /// The project directory and the worktree branch asked for (`Some("")`: a default
+    /// name). `--worktree DIR` with no DIR after it names the directory, not a branch.
+    pub fn dir_and_branch(&self) -> Option<(PathBuf, Option<String>)> {
+        match (&self.dir, &self.worktree) {
+            (Some(dir), worktree) => Some((dir.clone(), worktree.clone())),
+            (None, Some(value)) if !value.is_empty() => {
+                Some((PathBuf::from(value), Some(String::new())))
+            }
+            (None, _) => None,
+        }
+    }
+}
+
+/// Options of `march worktrees`.
+#[derive(Debug, Args)]
+pub struct WorktreesArgs {
+    /// Remove every worktree that holds nothing unmerged and no open pane works in.
+    #[arg(long)]
+    pub clean: bool,
+    /// Remove the worktree at PATH (refused when it holds uncommitted or unmerged work,
+    /// unless --force).
+    #[arg(long, value_name = "PATH", conflicts_with = "clean")]
+    pub remove: Option<PathBuf>,
+    /// With --remove: remove it though its work is lost.
+    #[arg(long, requires = "remove")]
+    pub force: bool,
 }
 
 /// Options of `march capture`.

@@ -7,6 +7,8 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
+use march_core::config::Config;
+use march_core::paths::MarchPaths;
 use march_wire::{ControlRequest, SessionStatus};
 
 use crate::cli::{AnswerArgs, AnswerChoice, CaptureArgs, NewPaneArgs, SendArgs, StatusArgs};
@@ -79,11 +81,13 @@ pub fn send(args: &SendArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `march new-pane`: prints the new session's target.
-pub fn new_pane(args: &NewPaneArgs) -> anyhow::Result<ExitCode> {
-    let dir = args
-        .dir
+pub fn new_pane(paths: &MarchPaths, args: &NewPaneArgs) -> anyhow::Result<ExitCode> {
+    let (dir, branch) = args
+        .dir_and_branch()
+        .context("which directory? `march new-pane [--worktree [BRANCH]] DIR`")?;
+    let dir = dir
         .canonicalize()
-        .with_context(|| format!("cannot open {}", args.dir.display()))?;
+        .with_context(|| format!("cannot open {}", dir.display()))?;
     let all = servers::list()?;
     let server = match &args.target {
         Some(name) => servers::named(&all, name)
@@ -93,6 +97,20 @@ pub fn new_pane(args: &NewPaneArgs) -> anyhow::Result<ExitCode> {
             .find(|s| s.info.dirs.iter().any(|d| dir.starts_with(d)))
             .or(all.first())
             .context("no workspace is running: `march` in a project directory starts one")?,
+    };
+    // The worktree is made here, by the user's own process; the workspace opens a pane on
+    // it as on any directory.
+    let dir = match branch {
+        Some(branch) => {
+            let config = Config::load(paths).context("cannot read the config")?;
+            let root = config.worktrees.root(paths);
+            let made = crate::workspace::worktrees::make_for(&dir, Some(&branch), &root)
+                .map_err(anyhow::Error::msg)
+                .context("cannot make a worktree")?;
+            eprintln!("worktree {}", made.display());
+            made
+        }
+        None => dir,
     };
     let reply = servers::ask(
         &server.socket,

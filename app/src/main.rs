@@ -6,6 +6,7 @@ mod config_cmd;
 mod config_file;
 mod control_cmd;
 mod export_cmd;
+mod git;
 mod headless;
 mod history_cmd;
 mod keymap;
@@ -21,6 +22,7 @@ mod ui;
 mod usage_cmd;
 mod workspace;
 mod workspaces_cmd;
+mod worktrees_cmd;
 
 use std::process::ExitCode;
 
@@ -101,7 +103,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::KillServer(args) => return workspaces_cmd::kill_server(args.force),
         Command::Status(args) => return control_cmd::status(&args),
         Command::Send(args) => return control_cmd::send(&args),
-        Command::NewPane(args) => return control_cmd::new_pane(&args),
+        Command::NewPane(args) => return control_cmd::new_pane(&paths, &args),
+        Command::Worktrees(args) => return worktrees_cmd::run(&paths, &args),
         Command::Capture(args) => return control_cmd::capture(&args),
         Command::Export(args) => return export_cmd::run(&args),
         Command::Wait(args) => return control_cmd::wait(&args.target),

@@ -73,6 +73,30 @@ pub struct Config {
     pub mcp: crate::mcp_config::McpConfig,
     /// The `[sandbox]` table: how the commands an agent runs are confined.
     pub sandbox: SandboxConfig,
+    /// The `[worktrees]` table: where agents' git worktrees go.
+    pub worktrees: WorktreesConfig,
+}
+
+/// The `[worktrees]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct WorktreesConfig {
+    /// The directory agents' worktrees are made in (`~/` is the home directory); unset,
+    /// `worktrees` in March's data directory, outside every project.
+    pub dir: Option<PathBuf>,
+}
+
+impl WorktreesConfig {
+    /// The directory worktrees are made in: `dir`, else `<data dir>/worktrees`.
+    pub fn root(&self, paths: &crate::paths::MarchPaths) -> PathBuf {
+        match &self.dir {
+            Some(dir) => match (dir.strip_prefix("~"), std::env::var_os("HOME")) {
+                (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+                _ => dir.clone(),
+            },
+            None => paths.data_dir.join("worktrees"),
+        }
+    }
 }
 
 /// The `[sandbox]` table.

@@ -45,13 +45,14 @@ commands! {
     PaneClose = "pane.close", "Close the focused pane and stop its agent (the transcript stays on disk).";
     PaneZoom = "pane.zoom", "Zoom the focused pane to the whole tab, or restore the layout.";
     PaneNewAgent = "pane.new-agent", "Start a new agent session in a new pane.";
+    PaneNewWorktree = "pane.new-worktree", "Start an agent in a new pane on a new git worktree and branch (march/N).";
     PaneShellRight = "pane.shell-right", "Split the focused pane, opening a shell on the right.";
     PaneShellDown = "pane.shell-down", "Split the focused pane, opening a shell below.";
     PaneAgentShell = "pane.agent-shell", "Show the commands the agent runs, live, below its pane (again: hide them).";
     AgentShellPrev = "agent-shell.prev", "Show the previous command in the agent shell pane.";
     AgentShellNext = "agent-shell.next", "Show the next command in the agent shell pane.";
     PaneDiff = "pane.diff", "Show the files the focused session changed, as diffs, beside its pane.";
-    PaneUncommitted = "pane.uncommitted", "Show the project's uncommitted changes (git, against HEAD) as diffs.";
+    PaneUncommitted = "pane.uncommitted", "Show the project's uncommitted changes as diffs (a worktree's: since its base).";
     DiffRefresh = "diff.refresh", "Diff the diff pane's files again.";
     DiffNextHunk = "diff.next-hunk", "Go to the next change in the diff pane (on into the next file).";
     DiffPrevHunk = "diff.prev-hunk", "Go to the previous change in the diff pane.";

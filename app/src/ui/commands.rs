@@ -90,6 +90,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
             }
         }
         C::PaneClose => return ws.close_focused(),
+        C::PaneNewWorktree => ws.open_worktree_pane(Axis::Horizontal, None),
         C::PaneZoom => ws.layout_mut().toggle_zoom(),
         C::PaneFocusLeft => ws.focus_direction(Direction::Left),
         C::PaneFocusRight => ws.focus_direction(Direction::Right),
@@ -166,7 +167,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
             }
         }
         C::PaneDiagnostics => ws.open_diagnostics(),
-        C::PaneUncommitted => ws.open_worktree_diff(),
+        C::PaneUncommitted => ws.open_uncommitted_diff(),
         C::DiffRefresh => {
             let id = ws.focused();
             ws.refresh_diff_pane(id);
@@ -204,7 +205,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                     Some(path) => {
                         shell.revert_armed = Some((id, whole));
                         let key = if whole { "R" } else { "r" };
-                        let scope = match (whole, ws.is_worktree_diff(id)) {
+                        let scope = match (whole, ws.is_uncommitted_diff(id)) {
                             (false, _) => "this change in",
                             (true, true) => "every uncommitted change to",
                             (true, false) => "all the session's changes to",

@@ -17,8 +17,10 @@ use super::projects::ProjectPicker;
 use super::rename::TabRename;
 use super::supervisor::{SupervisorAction, SupervisorView};
 use super::switch::SessionSwitcher;
+use super::worktree_close::{CloseAnswer, WorktreeCloser};
 use crate::keymap::Keymap;
 use crate::workspace::Workspace;
+use crate::workspace::worktrees::CloseQuestion;
 
 /// A layer over the panes.
 pub(super) enum Layer {
@@ -34,6 +36,8 @@ pub(super) enum Layer {
     Agents(AgentPicker),
     /// The current tab's new name, typed in the status bar.
     Rename(TabRename),
+    /// Keep or remove the worktree of a pane being closed.
+    WorktreeClose(WorktreeCloser),
 }
 
 /// What a layer did with a key or a paste.
@@ -51,6 +55,9 @@ pub(super) enum Step {
 #[derive(Default)]
 pub(super) struct Layers {
     stack: Vec<Layer>,
+    /// A worktree close the user answered, for the UI to carry out (it may end the
+    /// workspace, which a layer cannot).
+    close_answer: Option<(CloseQuestion, bool)>,
 }
 
 impl Layers {
@@ -112,6 +119,14 @@ impl Layers {
                 }
             }
             Layer::Switcher(switcher) => done(switcher.key(key, ws)),
+            Layer::WorktreeClose(closer) => match closer.key(key) {
+                CloseAnswer::Open => Step::Stay,
+                CloseAnswer::Cancelled => Step::Close,
+                CloseAnswer::Close(question, remove) => {
+                    self.close_answer = Some((question, remove));
+                    Step::CloseChanged
+                }
+            },
             Layer::Supervisor(view) => {
                 let rows = ws.supervisor_rows();
                 match view.key(key, &rows, log_dir) {
@@ -143,7 +158,9 @@ impl Layers {
     /// The top layer takes pasted `text` (those without text to type ignore it).
     pub(super) fn paste(&mut self, text: &str, ws: &mut Workspace) -> Step {
         let step = match self.stack.last_mut() {
-            None | Some(Layer::Help(_) | Layer::Supervisor(_)) => Step::Stay,
+            None | Some(Layer::Help(_) | Layer::Supervisor(_) | Layer::WorktreeClose(_)) => {
+                Step::Stay
+            }
             Some(Layer::Rename(rename)) => {
                 rename.paste(text);
                 Step::Stay
@@ -157,6 +174,11 @@ impl Layers {
         };
         self.close_top_if(step);
         step
+    }
+
+    /// The worktree close answered since the last call, if any.
+    pub(super) fn take_close_answer(&mut self) -> Option<(CloseQuestion, bool)> {
+        self.close_answer.take()
     }
 
     /// Saved sessions listed since: an open switcher shows them.
@@ -207,6 +229,10 @@ impl Layers {
                 }
                 Layer::Agents(picker) => {
                     picker.view.render(panes, buf, theme);
+                    hides_cursor = true;
+                }
+                Layer::WorktreeClose(closer) => {
+                    closer.view.render(panes, buf, theme);
                     hides_cursor = true;
                 }
                 Layer::Rename(_) => {}

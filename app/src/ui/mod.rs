@@ -21,6 +21,7 @@ mod rename;
 mod screen;
 mod supervisor;
 mod switch;
+mod worktree_close;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -46,7 +47,7 @@ use crate::workspace::{AgentLauncher, Notification, UiRequest, Workspace};
 use clients::Clients;
 use control::Control;
 use draw::{FrameStats, Redraw};
-use layers::{Layers, Step};
+use layers::{Layer, Layers, Step};
 
 /// Shortest time between two frames: changes arriving faster are drawn together.
 const FRAME_INTERVAL: Duration = Duration::from_millis(8);
@@ -180,6 +181,7 @@ pub async fn serve(
         paths: Some(paths.clone()),
         shell_events: shell_tx,
         shell: config.shell.clone(),
+        worktrees: config.worktrees.root(&paths),
     };
 
     // The layout saved for these directories, unless another march has them open.
@@ -396,6 +398,12 @@ pub async fn serve(
                 }
                 if let Some(note) = shell.ws.take_status_note() {
                     shell.message = Some(note);
+                    redraw.full = true;
+                }
+                if let Some(question) = shell.ws.take_close_question() {
+                    shell.layers.open(Layer::WorktreeClose(
+                        worktree_close::WorktreeCloser::new(question),
+                    ));
                     redraw.full = true;
                 }
                 if let Some(listed) = shell.ws.take_projects_listed() {
@@ -639,6 +647,10 @@ impl Ui {
         self.message = None;
         if !self.layers.is_empty() {
             if self.layers.key(key, &mut self.ws, &self.log_dir) == Step::CloseChanged {
+                if let Some((question, remove)) = self.layers.take_close_answer() {
+                    let request = self.ws.close_with_worktree(question, remove);
+                    self.shell_request(request);
+                }
                 self.persist();
             }
             return;

@@ -161,7 +161,7 @@ impl Workspace {
     /// again and the project's uncommitted changes diffed again.
     pub(super) fn editor_done(&mut self, project: &Path, file: &Path) {
         self.refresh_diagnostics_of(project, file);
-        self.refresh_worktree(project);
+        self.refresh_uncommitted(project);
     }
 
     /// Shows the selected diagnostic's file in the diff pane of a session that changed it

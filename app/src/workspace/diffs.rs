@@ -109,8 +109,8 @@ impl Workspace {
     pub(super) fn refresh_changes(&mut self, key: SessionKey) -> bool {
         let shows = self.refresh_diffs(key);
         let project = self.sessions.get(&key).map(|s| s.project.clone());
-        let worktree = project.is_some_and(|p| self.refresh_worktree(&p));
-        shows || worktree
+        let uncommitted = project.is_some_and(|p| self.refresh_uncommitted(&p));
+        shows || uncommitted
     }
 
     /// The changes recorded for agent session `session` were read from the data dir: the
@@ -139,7 +139,7 @@ impl Workspace {
             }
             Some(Pane::Uncommitted { project, .. }) => {
                 let project = project.clone();
-                self.refresh_worktree(&project);
+                self.refresh_uncommitted(&project);
             }
             _ => {}
         }

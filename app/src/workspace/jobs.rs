@@ -17,6 +17,8 @@ use super::router::SessionKey;
 /// What a finished job brings back to the workspace.
 #[derive(Debug)]
 pub enum JobDone {
+    /// A git job for agents' worktrees ran.
+    Worktree(super::worktrees::WorktreeDone),
     /// A session's file changes were diffed for its diff panes.
     SessionDiffed {
         /// The session.
@@ -27,13 +29,14 @@ pub enum JobDone {
         files: Vec<FileDiff>,
     },
     /// A project's uncommitted changes were diffed.
-    WorktreeDiffed {
+    UncommittedDiffed {
         /// The project.
         project: PathBuf,
         /// Which request this answers (only the latest is shown).
         generation: u64,
-        /// The files, or why there are none (not a git repository, …).
-        result: Result<Vec<FileDiff>, String>,
+        /// The files and what they are against (`HEAD`, or a worktree's base branch), or why
+        /// there are none (not a git repository, …).
+        result: Result<(Vec<FileDiff>, String), String>,
     },
     /// A revert from a diff pane ran.
     Reverted(Reverted),
@@ -280,12 +283,13 @@ impl super::Workspace {
                 generation,
                 files,
             } => self.diffed(session, generation, files),
-            J::WorktreeDiffed {
+            J::UncommittedDiffed {
                 project,
                 generation,
                 result,
-            } => self.worktree_diffed(project, generation, result),
+            } => self.uncommitted_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
+            J::Worktree(done) => self.worktree_done(done),
             J::ChangesRead { session, changes } => self.changes_read(session, changes),
             J::ModelsDiscovered { session, models } => {
                 self.sessions.get_mut(&session).is_some_and(|slot| {

@@ -39,7 +39,8 @@ pub mod supervisor;
 pub mod switching;
 pub mod tabs;
 pub mod terminals;
-pub mod worktree;
+pub mod uncommitted;
+pub mod worktrees;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -118,6 +119,8 @@ pub struct AgentLauncher {
     pub setup_providers: Vec<march_panes::setup::SetupProvider>,
     /// The `[shell]` table.
     pub shell: ShellConfig,
+    /// Where agents' git worktrees are made (`[worktrees] dir`).
+    pub worktrees: PathBuf,
 }
 
 /// A notification for the terminal: why, and the session's title.
@@ -184,6 +187,8 @@ pub struct Workspace {
     file_lists: project_files::FileLists,
     /// The agent last chosen for a new pane, by project (saved with the workspace).
     agent_choices: BTreeMap<PathBuf, String>,
+    /// Questions about worktrees waiting for the UI.
+    worktrees: worktrees::WorktreePanes,
 }
 
 impl Workspace {
@@ -225,6 +230,7 @@ impl Workspace {
             file_lists: project_files::FileLists::default(),
             found_turns: Vec::new(),
             agent_choices: BTreeMap::new(),
+            worktrees: worktrees::WorktreePanes::default(),
         }
     }
 
@@ -502,7 +508,8 @@ impl Workspace {
     /// Close the focused pane; the tab goes with its last pane, and March with its last tab.
     /// A session no other pane shows is stopped in the background; a shell is hung up.
     pub fn close_focused(&mut self) -> UiRequest {
-        self.close_pane(self.focused())
+        // A pane on a worktree asks what becomes of it first.
+        self.close_pane_asking(self.focused())
     }
 
     /// Close pane `id`, in whichever tab it is.
@@ -718,6 +725,7 @@ pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
         paths: None,
         shell_events,
         shell: march_core::config::ShellConfig::default(),
+        worktrees: std::env::temp_dir().join("march-test-worktrees"),
         jobs,
         setup_needed: None,
         setup_providers: Vec::new(),

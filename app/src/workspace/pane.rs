@@ -47,7 +47,8 @@ pub enum Pane {
         /// The diffs.
         view: DiffView,
     },
-    /// A project's uncommitted changes, as diffs.
+    /// A project's uncommitted changes (in a March worktree: its changes since its base
+    /// branch), as diffs.
     Uncommitted {
         /// The project.
         project: PathBuf,

@@ -13,7 +13,7 @@ use super::diffs::touched_paths;
 use super::jobs::{JobDone, RevertOf, Reverted};
 use super::layout::PaneId;
 use super::pane::Pane;
-use super::worktree::worktree_input;
+use super::uncommitted::uncommitted_input;
 
 impl Workspace {
     /// Reverts the hunk at the top of diff pane `id` (or its whole file), off the loop: the
@@ -22,7 +22,7 @@ impl Workspace {
     /// a [`JobDone::Reverted`].
     pub fn revert(&mut self, id: PaneId, whole_file: bool) -> Result<String, String> {
         let (key, view) = match self.panes.get(&id) {
-            Some(Pane::Uncommitted { .. }) => return self.revert_worktree(id, whole_file),
+            Some(Pane::Uncommitted { .. }) => return self.revert_uncommitted(id, whole_file),
             Some(Pane::Diff { session, view }) => (*session, view),
             _ => return Err("not a diff pane".to_string()),
         };
@@ -101,7 +101,7 @@ impl Workspace {
                 (project, self.refresh_changes(session))
             }
             RevertOf::Worktree { project } => {
-                let shows = self.refresh_worktree(&project);
+                let shows = self.refresh_uncommitted(&project);
                 (project, shows)
             }
         };
@@ -115,12 +115,12 @@ impl Workspace {
     /// Puts the hunk at the top of uncommitted-changes pane `id` (or its whole file) back as
     /// it is in HEAD, off the loop, if the file is still as the pane shows it. What is under
     /// way, or why nothing is; the outcome comes back as a [`JobDone::Reverted`].
-    pub(super) fn revert_worktree(
+    pub(super) fn revert_uncommitted(
         &mut self,
         id: PaneId,
         whole_file: bool,
     ) -> Result<String, String> {
-        let Some(Pane::Uncommitted { project, view }) = self.panes.get(&id) else {
+        let Some(Pane::Uncommitted { project, view, .. }) = self.panes.get(&id) else {
             return Err("not a diff pane".to_string());
         };
         let undo = WorktreeUndo {
@@ -236,8 +236,9 @@ impl WorktreeUndo {
     /// Undoes it if the file still differs from HEAD as shown: what was done, or why not.
     fn run(self) -> Result<String, String> {
         let shown = &self.shown_diff.path;
-        let input = worktree_input(&self.project, shown)?
-            .ok_or_else(|| format!("{shown} has no uncommitted change any more"))?;
+        let (input, against) = uncommitted_input(&self.project, shown)?;
+        let input = input.ok_or_else(|| format!("{shown} has no change any more"))?;
+        let base = against.name;
         if input.too_large.is_some() {
             return Err(format!("{shown} is too large to revert here"));
         }
@@ -270,14 +271,14 @@ impl WorktreeUndo {
                 }
                 write_atomically(&path, text).map_err(|e| format!("cannot write {shown}: {e}"))?;
                 Ok(if self.hunk.is_none() {
-                    format!("{shown} is as in HEAD again")
+                    format!("{shown} is as in {base} again")
                 } else {
                     format!("reverted a change in {shown}")
                 })
             }
             None => {
                 std::fs::remove_file(&path).map_err(|e| format!("cannot delete {shown}: {e}"))?;
-                Ok(format!("deleted {shown}, which is not in HEAD"))
+                Ok(format!("deleted {shown}, which is not in {base}"))
             }
         }
     }

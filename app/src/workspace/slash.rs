@@ -127,6 +127,8 @@ impl Workspace {
                     }
                 }
             }
+            "merge" => self.merge_worktree(key, args),
+            "pr" => self.worktree_pull_request(key),
             "new" => self.replace_in_pane(pane, None),
             "resume" => {
                 let query = args.trim();

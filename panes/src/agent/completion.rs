@@ -22,6 +22,14 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "Choose how the agent's commands are confined: read-only, workspace-write, full",
     ),
     ("compact", "Summarise the conversation to free context"),
+    (
+        "merge",
+        "Merge this worktree's work into its base branch: /merge [squash|rebase]",
+    ),
+    (
+        "pr",
+        "Push this worktree's branch and open a pull request with gh",
+    ),
     ("mcp", "Show the MCP servers: state, tools, last error"),
     ("export", "Write the session as markdown: /export [PATH]"),
     ("copy", "Copy the session as markdown to the clipboard"),

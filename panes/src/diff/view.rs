@@ -124,6 +124,11 @@ impl DiffView {
         self.empty_note = note.to_string();
     }
 
+    /// Titles the view `title`.
+    pub fn set_title(&mut self, title: &str) {
+        title.clone_into(&mut self.title);
+    }
+
     /// Says newer changes are being diffed (shown in the title until they come).
     pub fn set_pending(&mut self, pending: bool) {
         self.pending = pending;

@@ -156,7 +156,7 @@ async fn every_kind() -> (
     assert!(ws.open_diff());
     let diff = ws.focused();
 
-    ws.open_worktree_diff();
+    ws.open_uncommitted_diff();
     let uncommitted = ws.focused();
 
     let diagnostics: Vec<Diagnostic> = (1..=LINES as u32)

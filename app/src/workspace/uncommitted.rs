@@ -1,8 +1,12 @@
 //! The project's uncommitted changes (`git` against HEAD, untracked files too) in a diff pane
-//! of their own: whatever changed them, an agent, the user or a build.
+//! of their own: whatever changed them, an agent, the user or a build. In a March worktree
+//! the pane shows all of the agent's work instead: the checkout against the commit it shares
+//! with its base branch, committed or not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::git::git;
 
 use march_panes::diff::{DiffView, FileDiff};
 
@@ -16,51 +20,57 @@ use super::pane::Pane;
 /// Files listed at most (a checkout of generated files should not stall anything).
 const MAX_FILES: usize = 500;
 
-/// Runs `git` in `dir`; its stdout, or what it said went wrong.
-fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        // No pager, no prompts, no locale surprises in what is parsed.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        let err = String::from_utf8_lossy(&out.stderr);
-        Err(err
-            .lines()
-            .next()
-            .unwrap_or("git failed")
-            .trim()
-            .to_string())
+/// What a project's changes are diffed against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Against {
+    /// The revision whose texts are the "before".
+    rev: String,
+    /// What it is, for people: `HEAD`, or a worktree's base branch.
+    pub name: String,
+}
+
+impl Against {
+    /// HEAD: the uncommitted changes.
+    fn head() -> Self {
+        Against {
+            rev: "HEAD".to_string(),
+            name: "HEAD".to_string(),
+        }
+    }
+
+    /// For `project`: the fork point with its base in a March worktree, else HEAD.
+    pub(crate) fn of(project: &Path) -> Self {
+        crate::git::worktree::Worktree::of(project)
+            .and_then(|w| Some((w.fork_point().ok()?, w.base)))
+            .map_or_else(Against::head, |(rev, name)| Against { rev, name })
+    }
+
+    fn is_head(&self) -> bool {
+        self.rev == "HEAD"
     }
 }
 
-/// The text of `path` (relative to the repository's top) in HEAD; `None` when it is not
+/// The text of `path` (relative to the repository's top) at `rev`; `None` when it is not
 /// there (a new file, or no commit yet).
-fn head_text(top: &Path, path: &str) -> Option<String> {
-    git(top, &["show", &format!("HEAD:{path}")])
+fn text_at(top: &Path, rev: &str, path: &str) -> Option<String> {
+    git(top, &["show", &format!("{rev}:{path}")])
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-/// The texts of `paths` (relative to the repository's top) in HEAD, in their order (`None`
+/// The texts of `paths` (relative to the repository's top) at `rev`, in their order (`None`
 /// where one is not there), read by one `git cat-file --batch` rather than a git per file.
-fn head_texts(top: &Path, paths: &[&str]) -> Vec<Option<String>> {
-    match batch_read(top, paths) {
+fn texts_at(top: &Path, rev: &str, paths: &[&str]) -> Vec<Option<String>> {
+    match batch_read(top, rev, paths) {
         Ok(texts) => texts,
         Err(e) => {
             tracing::debug!("git cat-file --batch: {e}; one git show per file");
-            paths.iter().map(|p| head_text(top, p)).collect()
+            paths.iter().map(|p| text_at(top, rev, p)).collect()
         }
     }
 }
 
-fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>> {
+fn batch_read(top: &Path, rev: &str, paths: &[&str]) -> std::io::Result<Vec<Option<String>>> {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::process::Stdio;
     if paths.is_empty() {
@@ -83,7 +93,7 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
     let requests: String = paths
         .iter()
         .filter(|p| !p.contains('\n'))
-        .map(|p| format!("HEAD:{p}\n"))
+        .map(|p| format!("{rev}:{p}\n"))
         .collect();
     // Written from a thread of its own: git answers as it reads, and both pipes are finite.
     let writer = std::thread::spawn(move || stdin.write_all(requests.as_bytes()));
@@ -92,7 +102,7 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
     let mut header = String::new();
     for path in paths {
         if path.contains('\n') {
-            texts.push(head_text(top, path));
+            texts.push(text_at(top, rev, path));
             continue;
         }
         header.clear();
@@ -120,22 +130,28 @@ fn batch_read(top: &Path, paths: &[&str]) -> std::io::Result<Vec<Option<String>>
     Ok(texts)
 }
 
-/// One line of `git status`: a file that differs from HEAD.
+/// One line of `git status`: a file that differs from what it is diffed against.
 struct StatusEntry {
     /// The two status letters (`??` for untracked).
     code: [u8; 2],
     /// Relative to the repository's top.
     path: String,
-    /// A rename's or copy's source, whose text in HEAD is the "before".
+    /// A rename's or copy's source, whose earlier text is the "before".
     source: Option<String>,
 }
 
-/// The repository's top and the files of `project` that differ from HEAD (at most
-/// [`MAX_FILES`]): two quick git runs, no file read.
-fn worktree_status(project: &Path) -> Result<(PathBuf, Vec<StatusEntry>), String> {
+/// The repository's top and the files of `project` that differ from `against` (at most
+/// [`MAX_FILES`]): quick git runs, no file read.
+fn uncommitted_status(
+    project: &Path,
+    against: &Against,
+) -> Result<(PathBuf, Vec<StatusEntry>), String> {
     let top = git(project, &["rev-parse", "--show-toplevel"])
         .map_err(|e| format!("not a git repository ({e})"))?;
     let top = PathBuf::from(String::from_utf8_lossy(&top).trim());
+    if !against.is_head() {
+        return Ok((top.clone(), changed_since(project, &top, &against.rev)?));
+    }
     let status = git(
         project,
         &[
@@ -174,7 +190,59 @@ fn worktree_status(project: &Path) -> Result<(PathBuf, Vec<StatusEntry>), String
     Ok((top, entries))
 }
 
-/// An entry's text on disk beside `before`, its text in HEAD, named as `project` sees it.
+/// The files of `project` that differ from `rev` (committed since, or not), untracked ones
+/// too, as status entries.
+fn changed_since(project: &Path, top: &Path, rev: &str) -> Result<Vec<StatusEntry>, String> {
+    let diff = git(
+        project,
+        &["diff", "--name-status", "-z", "-M", rev, "--", "."],
+    )?;
+    let mut fields = diff.split(|&b| b == 0).filter(|f| !f.is_empty());
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let mut entries = Vec::new();
+    while let Some(status) = fields.next() {
+        let letter = status.first().copied().unwrap_or(b'M');
+        let Some(first) = fields.next() else { break };
+        let (path, source) = if matches!(letter, b'R' | b'C') {
+            let Some(second) = fields.next() else { break };
+            (text(second), Some(text(first)))
+        } else {
+            (text(first), None)
+        };
+        entries.push(StatusEntry {
+            code: [letter, b' '],
+            path,
+            source,
+        });
+    }
+    let untracked = git(
+        project,
+        &[
+            "ls-files",
+            "--others",
+            "--exclude-standard",
+            "--full-name",
+            "-z",
+            "--",
+            ".",
+        ],
+    )?;
+    entries.extend(
+        untracked
+            .split(|&b| b == 0)
+            .filter(|f| !f.is_empty())
+            .map(|f| StatusEntry {
+                code: *b"??",
+                path: text(f),
+                source: None,
+            }),
+    );
+    entries.retain(|e| !top.join(&e.path).is_dir());
+    entries.truncate(MAX_FILES);
+    Ok(entries)
+}
+
+/// An entry's text on disk beside `before`, its earlier text, named as `project` sees it.
 fn entry_input(
     top: &Path,
     project: &Path,
@@ -210,14 +278,14 @@ fn entry_input(
     }
 }
 
-/// The entries' inputs: their texts in HEAD read in one go (untracked files have none).
-fn entry_inputs(top: &Path, project: &Path, entries: &[&StatusEntry]) -> Vec<DiffInput> {
+/// The entries' inputs: their texts at `rev` read in one go (untracked files have none).
+fn entry_inputs(top: &Path, rev: &str, project: &Path, entries: &[&StatusEntry]) -> Vec<DiffInput> {
     let tracked: Vec<&str> = entries
         .iter()
         .filter(|e| &e.code != b"??")
         .map(|e| e.source.as_deref().unwrap_or(&e.path))
         .collect();
-    let mut before = head_texts(top, &tracked).into_iter();
+    let mut before = texts_at(top, rev, &tracked).into_iter();
     entries
         .iter()
         .map(|entry| {
@@ -230,28 +298,35 @@ fn entry_inputs(top: &Path, project: &Path, entries: &[&StatusEntry]) -> Vec<Dif
         .collect()
 }
 
-/// The files of `project` that differ from HEAD, with their text in HEAD and on disk.
-pub fn worktree_inputs(project: &Path) -> Result<Vec<DiffInput>, String> {
-    let (top, entries) = worktree_status(project)?;
+/// The files of `project` that differ from what it is diffed against ([`Against::of`]),
+/// with their earlier text and their text on disk.
+pub fn uncommitted_inputs(project: &Path) -> Result<(Vec<DiffInput>, Against), String> {
+    let against = Against::of(project);
+    let (top, entries) = uncommitted_status(project, &against)?;
     let entries: Vec<&StatusEntry> = entries.iter().collect();
-    Ok(entry_inputs(&top, project, &entries))
+    Ok((entry_inputs(&top, &against.rev, project, &entries), against))
 }
 
-/// The uncommitted change of the one file `project` shows as `shown`, if it has one: its
-/// HEAD text and file alone are read.
-pub(super) fn worktree_input(project: &Path, shown: &str) -> Result<Option<DiffInput>, String> {
-    let (top, entries) = worktree_status(project)?;
+/// The change of the one file `project` shows as `shown`, if it has one (its earlier text
+/// and file alone are read), and what it is against.
+pub(super) fn uncommitted_input(
+    project: &Path,
+    shown: &str,
+) -> Result<(Option<DiffInput>, Against), String> {
+    let against = Against::of(project);
+    let (top, entries) = uncommitted_status(project, &against)?;
     let wanted = project.join(shown);
-    Ok(entries
+    let input = entries
         .iter()
         .find(|entry| top.join(&entry.path) == wanted)
-        .and_then(|entry| entry_inputs(&top, project, &[entry]).pop()))
+        .and_then(|entry| entry_inputs(&top, &against.rev, project, &[entry]).pop());
+    Ok((input, against))
 }
 
 impl Workspace {
     /// Opens the focused project's uncommitted changes in a diff pane to the right, or
     /// focuses the one already open (and brings it up to date).
-    pub fn open_worktree_diff(&mut self) {
+    pub fn open_uncommitted_diff(&mut self) {
         let project = self.focused_project();
         let existing =
             self.find_pane(|p| matches!(p, Pane::Uncommitted { project: p, .. } if *p == project));
@@ -260,11 +335,11 @@ impl Workspace {
             let project = project.clone();
             ws.panes.insert(pane, Pane::Uncommitted { project, view });
         });
-        self.refresh_worktree(&project);
+        self.refresh_uncommitted(&project);
     }
 
     /// Whether pane `id` shows a project's uncommitted changes.
-    pub fn is_worktree_diff(&self, id: PaneId) -> bool {
+    pub fn is_uncommitted_diff(&self, id: PaneId) -> bool {
         matches!(self.panes.get(&id), Some(Pane::Uncommitted { .. }))
     }
 
@@ -279,16 +354,18 @@ impl Workspace {
         project: &'a Path,
     ) -> impl Iterator<Item = &'a mut DiffView> + 'a {
         self.panes.values_mut().filter_map(move |p| match p {
-            Pane::Uncommitted { project: p, view } if p == project => Some(view),
+            Pane::Uncommitted {
+                project: p, view, ..
+            } if p == project => Some(view),
             _ => None,
         })
     }
 
     /// Diffs `project`'s uncommitted changes again for its panes, off the loop; they come
-    /// back as a [`JobDone::WorktreeDiffed`]. One diffing per project runs at a time (it runs
+    /// back as a [`JobDone::UncommittedDiffed`]. One diffing per project runs at a time (it runs
     /// git once per changed file): asked again meanwhile, it runs once more when it is done.
     /// Whether such a pane is in the active tab.
-    pub fn refresh_worktree(&mut self, project: &Path) -> bool {
+    pub fn refresh_uncommitted(&mut self, project: &Path) -> bool {
         if self.uncommitted_views(project).next().is_none() {
             return false;
         }
@@ -296,14 +373,16 @@ impl Workspace {
             view.set_pending(true);
         }
         let project = project.to_path_buf();
-        let shows = self.worktree_shows(&project);
+        let shows = self.uncommitted_shows(&project);
         let Some(generation) = self.reviews.project_asked(&project) else {
             return shows;
         };
         self.launcher.jobs.blocking(move || {
-            let result = worktree_inputs(&project)
-                .map(|inputs| inputs.into_iter().map(DiffInput::diff).collect());
-            JobDone::WorktreeDiffed {
+            let result = uncommitted_inputs(&project).map(|(inputs, against)| {
+                let files = inputs.into_iter().map(DiffInput::diff).collect();
+                (files, against.name)
+            });
+            JobDone::UncommittedDiffed {
                 project,
                 generation,
                 result,
@@ -314,21 +393,32 @@ impl Workspace {
 
     /// `project`'s uncommitted changes were diffed: its panes show them, unless newer ones
     /// were asked for since.
-    pub(super) fn worktree_diffed(
+    pub(super) fn uncommitted_diffed(
         &mut self,
         project: PathBuf,
         generation: u64,
-        result: Result<Vec<FileDiff>, String>,
+        result: Result<(Vec<FileDiff>, String), String>,
     ) -> bool {
         // Asked again while this ran: shown, and diffed once more.
         let Some(again) = self.reviews.project_answered(&project, generation) else {
             return false;
         };
+        let title = match &result {
+            Ok((_, base)) if base != "HEAD" => {
+                format!("changes since {base} · {}", super::project_name(&project))
+            }
+            _ => self.uncommitted_title(&project),
+        };
         for view in self.uncommitted_views(&project) {
+            view.set_title(&title);
             view.set_pending(again);
             match &result {
-                Ok(files) => {
-                    view.set_empty_note("no uncommitted changes");
+                Ok((files, against)) => {
+                    let note = match against.as_str() {
+                        "HEAD" => "no uncommitted changes".to_string(),
+                        base => format!("no changes since {base}"),
+                    };
+                    view.set_empty_note(&note);
                     view.set_files(files.clone());
                 }
                 Err(why) => {
@@ -338,12 +428,12 @@ impl Workspace {
             }
         }
         if again {
-            self.refresh_worktree(&project);
+            self.refresh_uncommitted(&project);
         }
-        self.worktree_shows(&project)
+        self.uncommitted_shows(&project)
     }
 
-    fn worktree_shows(&self, project: &Path) -> bool {
+    fn uncommitted_shows(&self, project: &Path) -> bool {
         self.shows(|p| matches!(p, Pane::Uncommitted { project: p, .. } if p == project))
     }
 
@@ -387,7 +477,7 @@ mod tests {
         for name in ["plain.txt", "two\nlines.txt", "with space.txt"] {
             std::fs::write(root.join(name), "new\n").unwrap();
         }
-        let mut inputs = worktree_inputs(&root).unwrap();
+        let mut inputs = uncommitted_inputs(&root).unwrap().0;
         inputs.sort_by(|a, b| a.shown.cmp(&b.shown));
         let befores: Vec<(&str, Option<&str>)> = inputs
             .iter()
@@ -414,7 +504,7 @@ mod tests {
         std::fs::remove_file(root.join("gone.txt")).unwrap();
         std::fs::create_dir(root.join("sub")).unwrap();
         std::fs::write(root.join("sub/fresh.txt"), "hi\n").unwrap();
-        let mut inputs = worktree_inputs(&root).unwrap();
+        let mut inputs = uncommitted_inputs(&root).unwrap().0;
         inputs.sort_by(|a, b| a.shown.cmp(&b.shown));
         let summary: Vec<(&str, bool, bool)> = inputs
             .iter()
@@ -434,7 +524,7 @@ mod tests {
         assert_eq!(renamed.before.as_deref(), Some("moved\n"));
 
         let plain = tempfile::tempdir().unwrap();
-        let err = worktree_inputs(plain.path()).unwrap_err();
+        let err = uncommitted_inputs(plain.path()).unwrap_err();
         assert!(err.starts_with("not a git repository"), "{err}");
     }
 
@@ -455,7 +545,7 @@ mod tests {
         std::fs::write(root.join("a.txt"), &changed).unwrap();
         std::fs::write(root.join("scratch.txt"), "tmp\n").unwrap();
         let (mut ws, mut bus) = test_workspace(&root);
-        ws.open_worktree_diff();
+        ws.open_uncommitted_diff();
         let pane = ws.focused();
         bus.settle(&mut ws).await;
         assert_eq!(ws.pane_kind(pane), Some(PaneKind::Uncommitted));
@@ -500,16 +590,19 @@ mod tests {
         let (_dir, root) = repo();
         std::fs::write(root.join("a.txt"), "changed\n").unwrap();
         let (mut ws, mut bus) = test_workspace(&root);
-        ws.open_worktree_diff();
+        ws.open_uncommitted_diff();
         let pane = ws.focused();
         // Three more asks while the first diffing runs.
         for _ in 0..3 {
-            ws.refresh_worktree(&root);
+            ws.refresh_uncommitted(&root);
         }
         let mut diffed = 0;
         while ws.jobs_running() > 0 {
             let done = bus.jobs.recv().await.unwrap();
-            assert!(matches!(done, JobDone::WorktreeDiffed { .. }), "{done:?}");
+            assert!(
+                matches!(done, JobDone::UncommittedDiffed { .. }),
+                "{done:?}"
+            );
             diffed += 1;
             ws.job_done(done);
         }
