@@ -15,6 +15,7 @@ mod mcp_cmd;
 mod models_cmd;
 mod nonblocking;
 mod reactor;
+mod remote;
 mod server;
 mod table;
 mod tty_reader;

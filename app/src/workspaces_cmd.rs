@@ -184,6 +184,17 @@ fn needs_terminal() -> Option<ExitCode> {
 fn canonical(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for dir in dirs {
+        // A project on another machine is named, not looked for here.
+        if let Some(url) = dir
+            .to_str()
+            .filter(|d| d.starts_with(crate::remote::SCHEME))
+        {
+            let remote = crate::remote::Remote::parse(url).map_err(anyhow::Error::msg)?;
+            if !out.contains(&remote.project()) {
+                out.push(remote.project());
+            }
+            continue;
+        }
         let dir = dir
             .canonicalize()
             .with_context(|| format!("cannot open {}", dir.display()))?;

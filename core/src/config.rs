@@ -75,6 +75,39 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     /// The `[worktrees]` table: where agents' git worktrees go.
     pub worktrees: WorktreesConfig,
+    /// The `[ssh]` table: how projects on other machines are reached.
+    pub ssh: SshConfig,
+    /// `[remotes.NAME]`: projects on other machines, by name.
+    pub remotes: std::collections::BTreeMap<String, RemoteProjectConfig>,
+}
+
+/// The `[ssh]` table: March reaches other machines with the user's own OpenSSH client.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SshConfig {
+    /// The OpenSSH client.
+    pub command: String,
+    /// Arguments before the host on every connection (e.g. `["-F", "other_config"]`).
+    pub args: Vec<String>,
+    /// March on the other machines (a name on their PATH, or a path there).
+    pub march: String,
+}
+
+impl Default for SshConfig {
+    fn default() -> Self {
+        SshConfig {
+            command: "ssh".to_string(),
+            args: Vec::new(),
+            march: "march".to_string(),
+        }
+    }
+}
+
+/// A `[remotes.NAME]` table: a project on another machine.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RemoteProjectConfig {
+    /// `ssh://HOST/PATH` (HOST as `ssh` takes it: a name from the SSH config, `user@host`).
+    pub url: String,
 }
 
 /// The `[worktrees]` table.

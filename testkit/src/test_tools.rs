@@ -38,6 +38,22 @@ pub fn mcp_everything() -> PathBuf {
     installed("mcp-everything/node_modules/.bin/mcp-server-everything")
 }
 
+/// OpenSSH's server (`/usr/sbin/sshd`, Debian's openssh-server, with the client beside it),
+/// installed when missing (panics as [`ruff`] does).
+pub fn sshd() -> PathBuf {
+    let sshd = PathBuf::from("/usr/sbin/sshd");
+    if sshd.exists() {
+        return sshd;
+    }
+    installed("venv/bin/ruff");
+    assert!(
+        sshd.exists(),
+        "the installer ran and {} is still missing",
+        sshd.display()
+    );
+    sshd
+}
+
 /// The test tools' directory's `path`, after the installer ran.
 fn installed(path: &str) -> PathBuf {
     let root = workspace_root();

@@ -80,6 +80,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             // `march usage` and the supervisor's project costs read the transcripts' usage.
             "march_core::usage",
             "march_core::session::march_session_dir",
+            // Agents' worktrees are grouped per repository as sessions are per project.
+            "march_core::session::session_dir",
         ],
         why: "the app uses core for config, paths, credentials, the model registry, atomic \
               writes, the history index and usage reports only (docs/ARCHITECTURE.md)",

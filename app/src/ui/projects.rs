@@ -24,16 +24,21 @@ pub(super) struct ProjectPicker {
 }
 
 fn entry(id: u64, dir: &Path, state: &str) -> SwitcherEntry {
+    let (title, project) = match crate::remote::Remote::of(dir) {
+        Some(remote) => (remote.name(), format!("{} over ssh", remote.path)),
+        None => (
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| dir.display().to_string()),
+            dir.parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ),
+    };
     SwitcherEntry {
         id,
-        title: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| dir.display().to_string()),
-        project: dir
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        title,
+        project,
         glyph: ("▸", Slot::Info),
         state: state.to_string(),
         activity: None,
@@ -47,14 +52,27 @@ impl ProjectPicker {
     pub(super) fn open(ws: &Workspace, data_dir: &Path, near: &Path) -> Self {
         // What is on disk is listed off the loop and comes in `listed`.
         ws.list_projects(data_dir, near);
-        let open = ws.tabs().0.iter().map(|t| t.project.clone()).collect();
-        let entries = Vec::new();
+        let open: Vec<PathBuf> = ws.tabs().0.iter().map(|t| t.project.clone()).collect();
+        // The projects on other machines named in config.toml's [remotes], first.
+        let mut dirs = Vec::new();
+        let mut entries = Vec::new();
+        for (name, project) in ws.remote_projects() {
+            let state = if open.contains(project) {
+                "open".to_string()
+            } else {
+                format!("[remotes.{name}]")
+            };
+            entries.push(entry(dirs.len() as u64, project, &state));
+            dirs.push(project.clone());
+        }
         let mut view = Switcher::new(entries);
         view.set_title("Open a project");
-        view.set_footer(" type a name or a path · enter opens it in a tab · esc close");
+        view.set_footer(
+            " type a name, a path or ssh://HOST/PATH · enter opens it in a tab · esc close",
+        );
         ProjectPicker {
             view,
-            dirs: Vec::new(),
+            dirs,
             open,
             base: near.to_path_buf(),
             typed: None,
@@ -84,6 +102,9 @@ impl ProjectPicker {
     /// The directory the query names as a path, if it is one.
     fn typed_dir(&self) -> Option<PathBuf> {
         let q = self.view.query().trim();
+        if q.starts_with(crate::remote::SCHEME) {
+            return crate::remote::Remote::parse(q).ok().map(|r| r.project());
+        }
         if !(q.starts_with('/') || q.starts_with('~') || q.starts_with('.')) {
             return None;
         }

@@ -143,6 +143,14 @@ impl SupervisorView {
                     rows.len(),
                     plural(rows.len())
                 );
+                let hosts = {
+                    let mut h: Vec<&Option<String>> = rows.iter().map(|r| &r.host).collect();
+                    h.dedup();
+                    h.len()
+                };
+                if rows.iter().any(|r| r.host.is_some()) {
+                    title.push_str(&format!(" · {hosts} machine{}", plural(hosts)));
+                }
                 if today.calls > 0 {
                     title.push_str(&format!(" · today {}", dollars(today.cost)));
                 }
@@ -199,17 +207,38 @@ impl SupervisorView {
         let dim = theme.style(Slot::TextDim);
         let mut lines = Vec::new();
         let mut project: Option<&PathBuf> = None;
+        let mut host: Option<Option<&String>> = None;
+        // Hosts are named once another machine is in the list.
+        let many_hosts = rows.iter().any(|r| r.host.is_some());
         if rows.is_empty() {
             lines.push(Line::styled(" No sessions.", dim));
         }
         for (i, row) in rows.iter().enumerate() {
+            if many_hosts && host != Some(row.host.as_ref()) {
+                host = Some(row.host.as_ref());
+                let on_host: Vec<&SessionRow> =
+                    rows.iter().filter(|r| r.host == row.host).collect();
+                let (name, (state, slot)) = match &row.host {
+                    None => (
+                        "this machine".to_string(),
+                        ("local".to_string(), Slot::TextDim),
+                    ),
+                    Some(h) => (h.clone(), connection(&on_host)),
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(
+                        format!(" ▣ {} ", sanitize_line(&name)),
+                        body.patch(theme.style(Slot::TitleFocused)),
+                    ),
+                    Span::styled(
+                        clip(&state, width.saturating_sub(name.len() + 4)),
+                        theme.style(slot),
+                    ),
+                ]));
+            }
             if project != Some(&row.project) {
                 project = Some(&row.project);
-                let name = row
-                    .project
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+                let name = crate::workspace::project_name(&row.project);
                 // The project's cost over all its sessions (open or not), from the transcripts.
                 let cost = costs
                     .of(&row.project)
@@ -397,6 +426,35 @@ fn dollars(amount: f64) -> String {
         format!("${amount:.4}")
     } else {
         format!("${amount:.2}")
+    }
+}
+
+/// A host's connection, from its runners: connected while one runs, connecting while one
+/// starts, else why the last one ended.
+fn connection(rows: &[&SessionRow]) -> (String, Slot) {
+    let states = || rows.iter().map(|r| &r.runner.state);
+    let ready = states().filter(|s| **s == RunnerState::Ready).count();
+    if ready > 0 {
+        return (
+            format!("connected · {ready} runner{}", plural(ready)),
+            Slot::Success,
+        );
+    }
+    if states().any(|s| matches!(s, RunnerState::Starting | RunnerState::Restarting)) {
+        return ("connecting…".to_string(), Slot::Warning);
+    }
+    match states().find_map(|s| match s {
+        RunnerState::Crashed(why) => Some(why),
+        _ => None,
+    }) {
+        Some(why) => (
+            format!(
+                "disconnected: {}",
+                sanitize_line(why.lines().next().unwrap_or_default())
+            ),
+            Slot::Error,
+        ),
+        None => ("not connected".to_string(), Slot::TextDim),
     }
 }
 

@@ -26,6 +26,7 @@ pub mod pane;
 pub mod persist;
 pub mod project_files;
 pub mod prompt_history;
+mod remote_changes;
 mod revert;
 pub mod reviews;
 pub mod router;
@@ -61,7 +62,8 @@ use router::{Attention, Notify, SessionKey};
 use shells::ShellSource;
 use supervisor::Sessions;
 pub use tabs::Tab;
-use tabs::{PaneRemoved, Tabs, project_name};
+pub use tabs::project_name;
+use tabs::{PaneRemoved, Tabs};
 use terminals::CommandTerminal;
 
 /// A session: what is drawn and the connection behind it.
@@ -121,6 +123,10 @@ pub struct AgentLauncher {
     pub shell: ShellConfig,
     /// Where agents' git worktrees are made (`[worktrees] dir`).
     pub worktrees: PathBuf,
+    /// How other machines are reached (`[ssh]`).
+    pub ssh: march_core::config::SshConfig,
+    /// The projects on other machines `[remotes.NAME]` names, by name.
+    pub remotes: Vec<(String, PathBuf)>,
 }
 
 /// A notification for the terminal: why, and the session's title.
@@ -637,6 +643,11 @@ impl Workspace {
         });
     }
 
+    /// The projects on other machines config.toml names (`[remotes.NAME]`), by name.
+    pub fn remote_projects(&self) -> &[(String, PathBuf)] {
+        &self.launcher.remotes
+    }
+
     /// Projects listed since the last call, if any.
     pub fn take_projects_listed(&mut self) -> Option<jobs::ProjectsListed> {
         self.projects_listed.take()
@@ -726,6 +737,8 @@ pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
         shell_events,
         shell: march_core::config::ShellConfig::default(),
         worktrees: std::env::temp_dir().join("march-test-worktrees"),
+        ssh: march_core::config::SshConfig::default(),
+        remotes: Vec::new(),
         jobs,
         setup_needed: None,
         setup_providers: Vec::new(),

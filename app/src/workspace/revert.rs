@@ -15,6 +15,17 @@ use super::layout::PaneId;
 use super::pane::Pane;
 use super::uncommitted::uncommitted_input;
 
+/// Undo writes this machine's files: a remote project's are refused, saying where they are.
+fn local_only(project: &std::path::Path) -> Result<(), String> {
+    match crate::remote::Remote::of(project) {
+        Some(remote) => Err(format!(
+            "undo works on this machine's files only: these are on {}",
+            remote.host
+        )),
+        None => Ok(()),
+    }
+}
+
 impl Workspace {
     /// Reverts the hunk at the top of diff pane `id` (or its whole file), off the loop: the
     /// file goes back to what it was before the session changed it there, if it is still as
@@ -34,6 +45,7 @@ impl Workspace {
             .ok_or("no file to revert")?;
         let slot = self.sessions.get(&key);
         let project = slot.map(|s| s.project.clone()).unwrap_or_default();
+        local_only(&project)?;
         let session = slot
             .and_then(|s| s.session_id.as_ref())
             .map(|s| s.0.to_string())
@@ -123,6 +135,7 @@ impl Workspace {
         let Some(Pane::Uncommitted { project, view, .. }) = self.panes.get(&id) else {
             return Err("not a diff pane".to_string());
         };
+        local_only(project)?;
         let undo = WorktreeUndo {
             project: project.clone(),
             shown_diff: view.selected().cloned().ok_or("no file to revert")?,

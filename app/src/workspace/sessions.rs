@@ -34,12 +34,25 @@ impl Workspace {
             Some((name, spec)) => (Some(name.to_string()), spec),
             None => (None, &l.spec),
         };
+        // A project on another machine runs March's runner there, over ssh.
+        let remote = crate::remote::Remote::of(project);
+        let over_ssh;
+        let (agent, spec) = match &remote {
+            Some(remote) => {
+                over_ssh = super::agent::AgentSpec {
+                    name: "march".to_string(),
+                    command: remote.runner_command(&l.ssh),
+                };
+                (None, &over_ssh)
+            }
+            None => (agent, spec),
+        };
         let mut view = AgentPane::new(format!("{} · {}", spec.name, project_name(project)));
         view.set_search_case(super::shells::search_case(&l.shell));
         // March's runner with no model to use is set up first (known since March started,
         // or since the last setup, so opening a pane reads no file).
         let needs_setup = match &l.paths {
-            Some(_) if spec.name == "march" => l.setup_needed.clone(),
+            Some(_) if spec.name == "march" && remote.is_none() => l.setup_needed.clone(),
             _ => None,
         };
         let (driver, setup) = match (&l.paths, needs_setup) {

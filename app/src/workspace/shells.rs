@@ -77,6 +77,7 @@ impl Workspace {
         project: &Path,
         spec: ShellSpec,
     ) -> Result<ShellSlot, String> {
+        let spec = crate::remote::over_ssh(spec, &self.launcher.ssh);
         let events = self.launcher.shell_events.clone();
         let wake: Wake = Arc::new(move |notice| {
             // A closed channel means March is quitting.

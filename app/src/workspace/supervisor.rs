@@ -19,6 +19,8 @@ pub struct SessionRow {
     pub key: SessionKey,
     /// Its project directory.
     pub project: PathBuf,
+    /// The machine its runner runs on: `None` for this one, else the SSH host.
+    pub host: Option<String>,
     /// Its title.
     pub title: String,
     /// What it wants from the user.
@@ -180,6 +182,7 @@ impl Workspace {
             .map(|(key, slot)| SessionRow {
                 key: *key,
                 project: slot.project.clone(),
+                host: crate::remote::Remote::of(&slot.project).map(|r| r.host),
                 title: slot.view.title().to_string(),
                 attention: self.sessions.attention(*key),
                 runner: slot.driver.status(),
@@ -188,14 +191,25 @@ impl Workspace {
                 question: slot.view.pending_question().map(str::to_string),
             })
             .collect();
-        // Sessions are in key order, so a project's first row says when it was opened.
+        // Sessions are in key order, so a project's first row says when it was opened; this
+        // machine's projects come first, then each host's, in the order they were opened.
         let mut projects: Vec<PathBuf> = Vec::new();
+        let mut hosts: Vec<Option<String>> = vec![None];
         for row in &rows {
             if !projects.contains(&row.project) {
                 projects.push(row.project.clone());
             }
+            if !hosts.contains(&row.host) {
+                hosts.push(row.host.clone());
+            }
         }
-        rows.sort_by_key(|r| (projects.iter().position(|p| *p == r.project), r.key));
+        rows.sort_by_key(|r| {
+            (
+                hosts.iter().position(|h| *h == r.host),
+                projects.iter().position(|p| *p == r.project),
+                r.key,
+            )
+        });
         rows
     }
 

@@ -167,6 +167,9 @@ impl Tabs {
 
 /// The last component of the project path, for titles.
 pub fn project_name(cwd: &Path) -> String {
+    if let Some(remote) = crate::remote::Remote::of(cwd) {
+        return remote.name();
+    }
     cwd.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| cwd.display().to_string())

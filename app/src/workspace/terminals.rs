@@ -221,6 +221,7 @@ impl Workspace {
             .collect();
         // The agent reads the clipboard of no one.
         spec.osc52 = false;
+        let spec = crate::remote::over_ssh(spec, &self.launcher.ssh);
         let serial = self.next_id();
         let events = self.launcher.shell_events.clone();
         let wake: Wake = Arc::new(move |notice: ShellNotice| {

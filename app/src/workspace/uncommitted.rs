@@ -31,7 +31,7 @@ pub(crate) struct Against {
 
 impl Against {
     /// HEAD: the uncommitted changes.
-    fn head() -> Self {
+    pub(super) fn head() -> Self {
         Against {
             rev: "HEAD".to_string(),
             name: "HEAD".to_string(),
@@ -131,13 +131,13 @@ fn batch_read(top: &Path, rev: &str, paths: &[&str]) -> std::io::Result<Vec<Opti
 }
 
 /// One line of `git status`: a file that differs from what it is diffed against.
-struct StatusEntry {
+pub(super) struct StatusEntry {
     /// The two status letters (`??` for untracked).
-    code: [u8; 2],
+    pub(super) code: [u8; 2],
     /// Relative to the repository's top.
-    path: String,
+    pub(super) path: String,
     /// A rename's or copy's source, whose earlier text is the "before".
-    source: Option<String>,
+    pub(super) source: Option<String>,
 }
 
 /// The repository's top and the files of `project` that differ from `against` (at most
@@ -163,6 +163,14 @@ fn uncommitted_status(
             ".",
         ],
     )?;
+    let mut entries = parse_status(&status);
+    // A submodule or nested repository: not a file to diff.
+    entries.retain(|e| !top.join(&e.path).is_dir());
+    Ok((top, entries))
+}
+
+/// The entries of `git status --porcelain=v1 -z` (at most [`MAX_FILES`]).
+pub(super) fn parse_status(status: &[u8]) -> Vec<StatusEntry> {
     let mut fields = status.split(|&b| b == 0).filter(|e| !e.is_empty());
     let mut entries = Vec::new();
     while let Some(entry) = fields.next() {
@@ -181,13 +189,9 @@ fn uncommitted_status(
         if entries.len() == MAX_FILES {
             break;
         }
-        if top.join(&path).is_dir() {
-            // A submodule or nested repository: not a file to diff.
-            continue;
-        }
         entries.push(StatusEntry { code, path, source });
     }
-    Ok((top, entries))
+    entries
 }
 
 /// The files of `project` that differ from `rev` (committed since, or not), untracked ones
@@ -258,6 +262,15 @@ fn entry_input(
         .unwrap_or(&absolute)
         .to_string_lossy()
         .into_owned();
+    sized_input(shown, before, after)
+}
+
+/// A file's input from its two texts, which are dropped when too large to diff.
+pub(super) fn sized_input(
+    shown: String,
+    before: Option<String>,
+    after: Option<String>,
+) -> DiffInput {
     let sizes = (
         before.as_ref().map_or(0, String::len),
         after.as_ref().map_or(0, String::len),
@@ -377,8 +390,13 @@ impl Workspace {
         let Some(generation) = self.reviews.project_asked(&project) else {
             return shows;
         };
+        let ssh = self.launcher.ssh.clone();
         self.launcher.jobs.blocking(move || {
-            let result = uncommitted_inputs(&project).map(|(inputs, against)| {
+            let inputs = match crate::remote::Remote::of(&project) {
+                Some(remote) => super::remote_changes::remote_inputs(&remote, &ssh),
+                None => uncommitted_inputs(&project),
+            };
+            let result = inputs.map(|(inputs, against)| {
                 let files = inputs.into_iter().map(DiffInput::diff).collect();
                 (files, against.name)
             });

@@ -177,7 +177,8 @@ os.execv(sys.argv[2], sys.argv[2:])\n";
         self.spawn_runner_as(command)
     }
 
-    fn spawn_runner_as(&self, mut command: Command) -> Runner {
+    /// Start `command` (a runner, or something that execs one) as [`Self::spawn_runner`] does.
+    pub fn spawn_runner_as(&self, mut command: Command) -> Runner {
         let stderr = std::fs::File::create(self.dir.path().join("runner-stderr.txt"))
             .unwrap_or_else(|e| panic!("stderr file: {e}"));
         let mut child = command

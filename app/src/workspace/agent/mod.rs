@@ -259,7 +259,9 @@ impl AgentDriver {
             let send = |e: AgentEvent| {
                 let _ = events.send((key, e));
             };
-            if !cwd.is_dir() {
+            // A remote project's directory is on its host: the runner says if it is gone.
+            let remote = crate::remote::Remote::of(&cwd);
+            if remote.is_none() && !cwd.is_dir() {
                 let text = format!(
                     "cannot start {}: the project directory {} is gone",
                     spec.name,
@@ -269,15 +271,20 @@ impl AgentDriver {
                 send(AgentEvent::Failed(text));
                 return;
             }
-            let command = spec.command.clone().cwd(&cwd);
-            // Commands run in terminals March owns, shown live in the agent shell pane.
+            let (command, cwd) = match &remote {
+                Some(remote) => (spec.command.clone(), PathBuf::from(&remote.path)),
+                None => (spec.command.clone().cwd(&cwd), cwd),
+            };
+            // Commands run in terminals March owns, shown live in the agent shell pane; a
+            // remote runner runs its commands and writes its files on its own host.
+            let local = remote.is_none();
             let options = ConnectOptions {
                 capabilities: agent_client_protocol::v1::schema::ClientCapabilities::new()
-                    .terminal(true)
+                    .terminal(local)
                     // Writes come through March, so every change is recorded for the diff pane.
                     .fs(
                         agent_client_protocol::v1::schema::FileSystemCapabilities::new()
-                            .write_text_file(true),
+                            .write_text_file(local),
                     )
                     // The pane shows notices (an MCP server that failed, was restarted) and
                     // compaction as a block of its own.
