@@ -36,6 +36,12 @@ pub fn quote(s: &str) -> String {
     }
 }
 
+/// `line` run by `sh` whatever the user's login shell on the host is (ssh hands the command
+/// to that shell, which may be fish or csh).
+pub fn posix(line: &str) -> String {
+    format!("sh -c {}", quote(line))
+}
+
 impl Remote {
     /// `ssh://HOST/PATH`.
     pub fn parse(url: &str) -> Result<Remote, String> {
@@ -91,7 +97,7 @@ impl Remote {
         }
         args.push("--".to_string());
         args.push(self.host.clone());
-        args.push(command.to_string());
+        args.push(posix(command));
         args
     }
 
@@ -219,7 +225,7 @@ mod tests {
                 "-t",
                 "--",
                 "box",
-                "cd '/srv/my app/sub' && exec \"${SHELL:-sh}\" -l"
+                "sh -c 'cd '\\''/srv/my app/sub'\\'' && exec \"${SHELL:-sh}\" -l'"
             ]
         );
         let mut command = ShellSpec::user_shell(&remote.project());
@@ -228,7 +234,7 @@ mod tests {
         let command = over_ssh(command, &ssh);
         assert_eq!(
             command.args.last().unwrap(),
-            r"cd '/srv/my app' && exec bash -c 'echo '\''hi'\'''"
+            &posix(r"cd '/srv/my app' && exec bash -c 'echo '\''hi'\'''")
         );
         // A local directory is left alone.
         let local = over_ssh(ShellSpec::user_shell(Path::new("/tmp")), &ssh);

@@ -2,7 +2,7 @@
 //! SSH (`ssh marchtest march runner`, a real OpenSSH server on 127.0.0.1, as March starts a
 //! remote project's runner) against a local `march runner`, interleaved in one run, both
 //! answered by the same scripted model server; and the start (spawn to `session/new`
-//! answered) of each, where the SSH handshake shows.
+//! answered) of each, where the SSH handshake shows, against `ssh HOST true` alone.
 //!
 //! Run: `cargo bench -p march-e2e --bench remote_prompt` (needs OpenSSH's server, which
 //! `.ci/install-test-tools` installs; about a minute).
@@ -55,7 +55,10 @@ fn ssh_runner(h: &Harness, server: &sshd::Sshd) -> Runner {
         .arg("-F")
         .arg(&server.client_config)
         .args(["-T", "-o", "BatchMode=yes", "--", sshd::HOST])
-        .arg(format!("{} runner", march_e2e::march_bin().display()));
+        .arg(format!(
+            "sh -c 'exec {} runner'",
+            march_e2e::march_bin().display()
+        ));
     h.spawn_runner_as(command)
 }
 
@@ -98,9 +101,25 @@ async fn main() {
     let server = sshd::Sshd::start(&h.dir.path().join("sshd"), &h.march_home());
     let local = || h.spawn_runner();
     let remote = || ssh_runner(&h, &server);
+    // Built (when needed) and in the page cache before anything is timed.
+    march_e2e::march_bin();
+    for spawn in [&local as &dyn Fn() -> Runner, &remote] {
+        let (_r, c, _s, _) = start(&h, spawn).await;
+        c.close().await;
+    }
 
-    let (mut local_starts, mut remote_starts) = (Vec::new(), Vec::new());
+    let (mut local_starts, mut remote_starts, mut bare_ssh) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..STARTS {
+        // The floor: OpenSSH connecting and running `true`, nothing of March's.
+        let began = Instant::now();
+        let ok = std::process::Command::new("ssh")
+            .arg("-F")
+            .arg(&server.client_config)
+            .args(["-T", "-o", "BatchMode=yes", "--", sshd::HOST, "true"])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        bare_ssh.push(began.elapsed());
         let (_r, c, _s, took) = start(&h, local).await;
         local_starts.push(took);
         c.close().await;
@@ -127,6 +146,11 @@ async fn main() {
     println!(
         "  ssh adds {:.2} ms",
         (r.as_secs_f64() - l.as_secs_f64()) * 1e3
+    );
+    let b = report("`ssh marchtest true` (the floor)", bare_ssh);
+    println!(
+        "  the ssh runner's start over the floor: {:.2} ms",
+        (r.as_secs_f64() - b.as_secs_f64()) * 1e3
     );
     lc.close().await;
     rc.close().await;

@@ -20,8 +20,8 @@ mod outer;
 mod term;
 
 use std::path::Path;
-use std::process::Command;
 
+use march_e2e::git;
 use outer::{Outer, describe, quantile};
 use term::{kill_servers, march_command, ms};
 
@@ -30,17 +30,6 @@ const FILES: usize = 600;
 const CHANGED: usize = 500;
 /// Loaded samples: each reverts one file.
 const REVERTS: usize = 60;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// A repository of `FILES` files of 200 lines, `CHANGED` of them changed in one line.
 fn repository(dir: &Path) {

@@ -25,6 +25,18 @@ pub fn fixture(name: &str) -> PathBuf {
 ///
 /// Cargo only builds binaries of the package under test, so this runs `$CARGO build`.
 /// Panics with cargo's output if the build fails: nothing can be tested without the binary.
+/// Runs git with `args` in `dir`, which must succeed; its stdout.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("git: {e}"));
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 pub fn march_bin() -> PathBuf {
     workspace_bin("march")
 }

@@ -3,7 +3,8 @@
 //! the test) with the user's own `ssh`. The runner runs on the "remote" side: a scripted turn
 //! writes a file there (March's side never writes it: it offers no file writes or terminals
 //! to a remote runner), the diff pane shows the change from the runner's reports, a command
-//! runs there; killing the ssh connection is a runner crash: reconnected, session reloaded.
+//! runs there, a shell pane is a shell there, the supervisor groups the session under its
+//! host; killing the ssh connection is a runner crash: reconnected, session reloaded.
 
 #![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
 
@@ -35,13 +36,24 @@ fn ssh_clients(march: u32) -> Vec<u32> {
                     .iter()
                     .rev()
                     .find(|w| !w.is_empty())
-                    .is_some_and(|w| w.ends_with(b" runner"));
+                    .is_some_and(|w| w.windows(7).any(|x| x == b" runner"));
                 words.first().is_some_and(|w| w.ends_with(b"ssh"))
                     && words.iter().any(|w| *w == b"marchtest")
                     && runs_runner
             })
         })
         .collect()
+}
+
+/// An sshd for the harness, and March's config made to reach it and run `march` there.
+fn reach(h: &Harness, march: &std::path::Path) -> Sshd {
+    let server = Sshd::start(&h.dir.path().join("sshd"), &h.march_home());
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push('\n');
+    text.push_str(&server.march_config(march));
+    std::fs::write(&config, text).unwrap();
+    server
 }
 
 #[test]
@@ -69,16 +81,11 @@ fn a_remote_project_runs_its_agent_over_ssh_and_survives_a_dropped_connection() 
             .unwrap();
         assert!(ok.success(), "git {args:?}");
     }
-    let server = Sshd::start(&h.dir.path().join("sshd"), &h.march_home());
+    let server = reach(&h, &march_e2e::march_bin());
     assert_eq!(
         server.run("echo $MARCH_HOME").trim(),
         h.march_home().to_str().unwrap()
     );
-    let config = h.march_home().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push('\n');
-    text.push_str(&server.march_config(&march_e2e::march_bin()));
-    std::fs::write(&config, text).unwrap();
     let_commands_run_unasked(&h);
 
     let url = format!("ssh://{}{}", sshd::HOST, remote_project.display());
@@ -120,6 +127,22 @@ fn a_remote_project_runs_its_agent_over_ssh_and_survives_a_dropped_connection() 
         remote_project.to_str().unwrap()
     );
 
+    // A shell pane on the project is a shell there, in its directory.
+    m.send(PREFIX);
+    m.send(b"t");
+    m.wait_text("marchtest:remote-project");
+    m.type_line("echo shell-in-$(basename \"$PWD\")");
+    m.wait_text("shell-in-remote-project");
+    m.send(PREFIX);
+    m.send(b"x");
+    // The supervisor groups the session under its host, connected.
+    m.send(PREFIX);
+    m.send(b"S");
+    m.wait_for("the host and its connection", |t| {
+        t.contains("▣ marchtest") && t.contains("connected · 1 runner")
+    });
+    m.send(ESC);
+
     // The connection drops: the runner is restarted over a new one and reloads the session.
     let server_pid = m.server_pid();
     let clients = ssh_clients(server_pid);
@@ -151,12 +174,7 @@ fn a_host_without_march_says_so() {
     let h: Harness = tokio_harness(vec![]);
     let remote_project = h.dir.path().canonicalize().unwrap().join("elsewhere");
     std::fs::create_dir_all(&remote_project).unwrap();
-    let server = Sshd::start(&h.dir.path().join("sshd"), &h.march_home());
-    let config = h.march_home().join("config.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push('\n');
-    text.push_str(&server.march_config(std::path::Path::new("/nonexistent/march")));
-    std::fs::write(&config, text).unwrap();
+    let _server = reach(&h, std::path::Path::new("/nonexistent/march"));
     let url = format!("ssh://{}{}", sshd::HOST, remote_project.display());
     let home = h.dir.path().join("home");
     let mut m = PtyMarch::spawn_clean(&[&url], &h.project(), &home, &h.march_home(), &[]);

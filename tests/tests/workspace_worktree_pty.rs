@@ -14,22 +14,15 @@ mod pty;
 mod workspace;
 
 use std::path::Path;
-use std::process::Command;
 
 use acp_client::{Harness, write_call};
 use march_testkit::Turn;
 use workspace::*;
 
 /// Runs git in `dir`; its output, which must say it succeeded.
+/// git's answer, trimmed.
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    march_e2e::git(dir, args).trim().to_string()
 }
 
 #[test]

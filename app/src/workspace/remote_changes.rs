@@ -6,13 +6,20 @@ use march_core::config::SshConfig;
 
 use super::diffs::DiffInput;
 use super::uncommitted::{Against, StatusEntry, parse_status, sized_input};
-use crate::remote::{Remote, quote};
+use crate::remote::{Remote, posix, quote};
 
 /// Runs `line` on the host (no terminal, never prompting); its stdout, or what went wrong.
 fn run(remote: &Remote, ssh: &SshConfig, line: &str) -> Result<Vec<u8>, String> {
     let out = std::process::Command::new(&ssh.command)
         .args(&ssh.args)
-        .args(["-T", "-o", "BatchMode=yes", "--", &remote.host, line])
+        .args([
+            "-T",
+            "-o",
+            "BatchMode=yes",
+            "--",
+            &remote.host,
+            &posix(line),
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", ssh.command))?;

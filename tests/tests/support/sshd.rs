@@ -65,7 +65,7 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nPidFile {pid}\n\
                  AuthorizedKeysFile {keys}\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\n\
-                 StrictModes no\nPermitRootLogin prohibit-password\nLogLevel ERROR\n\
+                 StrictModes no\nPermitRootLogin prohibit-password\nLogLevel ERROR\nMaxStartups 64\n\
                  SetEnv MARCH_HOME={home} XDG_RUNTIME_DIR={runtime}\n",
                 host = host_key.display(),
                 pid = dir.join("sshd.pid").display(),
