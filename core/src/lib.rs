@@ -22,6 +22,7 @@ pub mod partial_json;
 pub mod paths;
 pub mod plan;
 pub mod project_settings;
+pub mod prompt_templates;
 pub mod provider;
 pub mod restart;
 pub mod session;

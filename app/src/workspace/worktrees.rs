@@ -259,6 +259,12 @@ fn in_worktree(project: &Path) -> Result<Worktree, String> {
 /// Makes a worktree for `project` under `root`: the directory the new pane works in (the
 /// worktree's copy of `project`, which may be below the repository's top).
 pub fn make_for(project: &Path, branch: Option<&str>, root: &Path) -> Result<PathBuf, String> {
+    if let Some(remote) = crate::remote::Remote::of(project) {
+        return Err(format!(
+            "worktrees are made for projects on this machine; {} is on {}",
+            remote.path, remote.host
+        ));
+    }
     let project = project
         .canonicalize()
         .map_err(|e| format!("{}: {e}", project.display()))?;

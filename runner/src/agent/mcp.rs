@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::client_fs::ClientCaps;
-use super::commands;
+use super::commands::SlashCommands;
 use super::port::ClientPort;
 
 const TRUST: &str = "trust";
@@ -43,8 +43,8 @@ pub(crate) struct SessionMcp {
     /// at a time, so a second run (or `/mcp`) waits for the answer instead of going on
     /// without the project's servers.
     project_seen: tokio::sync::Mutex<bool>,
-    /// The prompt commands the client was last told of.
-    announced: Mutex<Vec<String>>,
+    /// The session's slash commands, told to the client when the prompts change.
+    commands: Arc<SlashCommands>,
 }
 
 impl SessionMcp {
@@ -57,6 +57,7 @@ impl SessionMcp {
         trust_file: PathBuf,
         port: Arc<dyn ClientPort>,
         caps: ClientCaps,
+        commands: Arc<SlashCommands>,
     ) -> SessionMcp {
         let env = |var: &str| std::env::var(var).ok();
         let mut problems = Vec::new();
@@ -92,7 +93,7 @@ impl SessionMcp {
             trust_file,
             notices,
             project_seen: tokio::sync::Mutex::new(!config.project_servers),
-            announced: Mutex::new(Vec::new()),
+            commands,
         }
     }
 
@@ -137,12 +138,7 @@ impl SessionMcp {
 
     /// Tell the client the slash commands when the servers' prompts changed.
     fn announce(&self, port: &Arc<dyn ClientPort>, prompts: &[McpPrompt]) {
-        let names: Vec<String> = prompts.iter().map(|p| p.command.clone()).collect();
-        let mut announced = self.announced.lock();
-        if *announced != names {
-            *announced = names;
-            port.notify(commands::update(prompts));
-        }
+        self.commands.announce(port.as_ref(), prompts, false);
     }
 
     /// The servers of the project's `.mcp.json` the user lets run: asked in the client the

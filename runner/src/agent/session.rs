@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_fs::ClientCaps;
 use super::client_terminal::ClientTerminals;
+use super::commands::SlashCommands;
 use super::compaction::{self, Outcome, Trigger};
 use super::gate::PermissionMemory;
 use super::history::History;
@@ -67,6 +68,8 @@ pub(crate) struct SessionSetup {
     pub mcp: SessionMcp,
     /// The sandbox its commands run in (shared with their executors).
     pub sandbox: Sandbox,
+    /// Its slash commands (prompt templates among them; shared with its MCP servers').
+    pub commands: Arc<SlashCommands>,
 }
 
 /// A session held in memory by the runner.
@@ -92,6 +95,8 @@ pub(crate) struct Session {
     /// The sandbox its commands run in; the config option switches it, the gate lets one
     /// call out of it.
     pub(super) sandbox: Sandbox,
+    /// Its slash commands: the prompt templates a prompt may name.
+    pub(super) commands: Arc<SlashCommands>,
     /// Messages typed while a turn runs, handed to its agent (`_march/session/queue`).
     pub(super) queue: Arc<TurnQueue>,
     /// Held by the running turn; waiting prompts queue on it in arrival order (tokio's mutex
@@ -125,6 +130,7 @@ impl Session {
             state: setup.state,
             mcp: setup.mcp,
             sandbox: setup.sandbox,
+            commands: setup.commands,
             queue: Arc::new(TurnQueue::default()),
             turns: tokio::sync::Mutex::new(()),
             epoch: Mutex::new(CancellationToken::new()),
@@ -366,6 +372,27 @@ impl Session {
                     // Not a prompt of a running server: sent as typed.
                     None => {}
                 }
+            }
+            // A prompt template's command is its text, expanded (as pi records it).
+            if let Some(expanded) = march_core::prompt_templates::expand(
+                turn::user_text(&user).trim_start(),
+                self.commands.templates(),
+            ) {
+                use march_core::message::{UserBody, UserContent};
+                // Pictures sent with it stay; the text is the template's.
+                user.content =
+                    match std::mem::replace(&mut user.content, UserBody::Text(String::new())) {
+                        UserBody::Text(_) => UserBody::Text(expanded),
+                        UserBody::Blocks(blocks) => {
+                            let mut out = vec![UserContent::text(expanded)];
+                            out.extend(
+                                blocks
+                                    .into_iter()
+                                    .filter(|b| !matches!(b, UserContent::Text(_))),
+                            );
+                            UserBody::Blocks(out)
+                        }
+                    };
             }
             if let Some(title) = self.state.prompt_started(&user).await {
                 // Clients learn the title as ACP says: a session info update.

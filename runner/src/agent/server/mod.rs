@@ -524,7 +524,9 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// Tell the client which slash commands work.
 fn announce_commands(cx: &ConnectionTo<Client>, session: &Session) {
     let port = AcpPort::new(cx.clone(), session.id().to_string());
-    port.notify(crate::agent::commands::update(&session.mcp.hub().prompts()));
+    session
+        .commands
+        .announce(&port, &session.mcp.hub().prompts(), true);
 }
 
 #[cfg(test)]

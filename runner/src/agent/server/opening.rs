@@ -243,6 +243,13 @@ impl Server {
             ctx = ctx.with_workspace(socket.clone());
         }
         let tools = ToolRegistry::available(&ctx).tools().to_vec();
+        let templates =
+            march_core::prompt_templates::load(&march_core::prompt_templates::template_dirs(
+                &self.paths.config_dir,
+                std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+                &opened.cwd,
+            ));
+        let commands = Arc::new(crate::agent::commands::SlashCommands::new(templates));
         let mcp = crate::agent::mcp::SessionMcp::new(
             &opened.cwd,
             &opened.config.mcp,
@@ -250,6 +257,7 @@ impl Server {
             self.paths.mcp_trust_file(),
             Arc::new(AcpPort::new(cx.clone(), opened.id.clone())),
             client,
+            commands.clone(),
         );
         let session = Session::new(SessionSetup {
             id: opened.id,
@@ -271,6 +279,7 @@ impl Server {
             state: Arc::new(opened.state),
             mcp,
             sandbox,
+            commands,
         });
         self.sessions
             .lock()
