@@ -56,7 +56,8 @@ async fn a_tool_call_runs_only_after_permission_is_granted() {
             "thinking",
             "permissions",
             "max_turns",
-            "tool_timeout"
+            "tool_timeout",
+            "sandbox"
         ]
     );
     assert_eq!(options[0]["currentValue"], "scripted/m");

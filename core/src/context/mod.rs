@@ -9,7 +9,7 @@
 mod injections;
 mod memory;
 mod profiles;
-mod project_context;
+pub(crate) mod project_context;
 mod recent_chat;
 mod session_identity;
 mod system_core;
@@ -46,6 +46,8 @@ pub struct ContextRequest<'a> {
     pub tools: &'a [Arc<dyn Tool>],
     /// Extension instructions.
     pub extensions: Vec<Injection>,
+    /// The skills the model may read (listed only when the read tool is active).
+    pub skills: &'a [crate::skills::Skill],
     /// The session's transcript so far (already compacted where the store says so).
     pub transcript: Vec<Message>,
 }
@@ -63,6 +65,8 @@ pub struct ContextLayers {
     pub project_context: ProjectContext,
     /// Agent and user profiles, and memory.
     pub profiles: Profiles,
+    /// The skills block (empty without skills or without the read tool).
+    pub skills: String,
     /// The turns that open the transcript.
     pub recent_chat: RecentChat,
 }
@@ -107,6 +111,12 @@ impl ContextEngine {
                     .map(Profiles::load)
                     .unwrap_or_default()
             },
+            // The model reads a skill with the read tool: without it the list is noise.
+            skills: if req.tools.iter().any(|t| t.name() == "read") {
+                crate::skills::prompt_block(req.skills)
+            } else {
+                String::new()
+            },
             recent_chat: RecentChat::select(req.transcript, budget),
         }
     }
@@ -118,6 +128,7 @@ impl ContextEngine {
             layers.system_core.render(),
             layers.injections.render(),
             layers.project_context.render(),
+            layers.skills.clone(),
             layers.profiles.render(),
             layers.session_identity.render(),
         ];
@@ -167,6 +178,7 @@ mod tests {
             config_dir: Some(cfg),
             memory: Some(memory),
             tools: &[],
+            skills: &[],
             extensions: vec![Injection {
                 source: "mcp:docs".into(),
                 text: "EXTENSION-RULE".into(),

@@ -351,6 +351,12 @@ impl Session {
                     .await;
                 return Ok(PromptResponse::new(stop));
             }
+            if turn::user_text(&user).trim() == "/skills" {
+                port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::Text(TextContent::new(self.commands.skills_listing())),
+                )));
+                return Ok(PromptResponse::new(StopReason::EndTurn));
+            }
             if let Some((command, rest)) = mcp_prompt_command(&user) {
                 self.mcp.prepare(&port, &mine).await;
                 let hub = self.mcp.hub();
@@ -373,11 +379,30 @@ impl Session {
                     None => {}
                 }
             }
-            // A prompt template's command is its text, expanded (as pi records it).
-            if let Some(expanded) = march_core::prompt_templates::expand(
-                turn::user_text(&user).trim_start(),
-                self.commands.templates(),
-            ) {
+            // A skill's or a prompt template's command is its text, expanded (as pi records
+            // it); a skill's file is read again, off the async threads.
+            let typed = turn::user_text(&user).trim_start().to_string();
+            let commands = self.commands.clone();
+            let skill = tokio::task::spawn_blocking(move || {
+                march_core::skills::expand(&typed, commands.skills())
+            })
+            .await
+            .ok()
+            .flatten();
+            let expanded = match skill {
+                Some(Err(e)) => {
+                    port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                        ContentBlock::Text(TextContent::new(e)),
+                    )));
+                    return Ok(PromptResponse::new(StopReason::EndTurn));
+                }
+                Some(Ok(text)) => Some(text),
+                None => march_core::prompt_templates::expand(
+                    turn::user_text(&user).trim_start(),
+                    self.commands.templates(),
+                ),
+            };
+            if let Some(expanded) = expanded {
                 use march_core::message::{UserBody, UserContent};
                 // Pictures sent with it stay; the text is the template's.
                 user.content =

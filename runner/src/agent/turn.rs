@@ -293,6 +293,7 @@ pub(super) async fn run(
         memory: session.notes.clone(),
         tools: &tools,
         extensions: mcp.instructions(),
+        skills: session.commands.skills(),
         transcript,
     });
     let hooks = Arc::new(RunHooks {

@@ -249,7 +249,16 @@ impl Server {
                 std::env::var_os("HOME").map(PathBuf::from).as_deref(),
                 &opened.cwd,
             ));
-        let commands = Arc::new(crate::agent::commands::SlashCommands::new(templates));
+        let (skills, skill_problems) = march_core::skills::load(&march_core::skills::skill_dirs(
+            &self.paths.config_dir,
+            std::env::var_os("HOME").map(PathBuf::from).as_deref(),
+            &opened.cwd,
+        ));
+        let commands = Arc::new(crate::agent::commands::SlashCommands::new(
+            templates,
+            skills,
+            skill_problems,
+        ));
         let mcp = crate::agent::mcp::SessionMcp::new(
             &opened.cwd,
             &opened.config.mcp,

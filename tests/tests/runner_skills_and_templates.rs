@@ -1,7 +1,9 @@
-//! Prompt templates through a real runner: found in the project's `.march/prompts/`, the
-//! config directory's `prompts/` and Claude Code's `~/.claude/commands/`, announced as slash
-//! commands with their descriptions and argument hints, and a prompt naming one reaches the
-//! model expanded with pi's argument rules (and is recorded so in the session file).
+//! Prompt templates and skills through a real runner. Templates: found in the project's
+//! `.march/prompts/`, the config directory's `prompts/` and Claude Code's
+//! `~/.claude/commands/`, announced as slash commands with their descriptions and argument
+//! hints, and a prompt naming one reaches the model expanded with pi's argument rules (and is
+//! recorded so in the session file). Skills: listed in the system prompt, put into the prompt
+//! by `/skill:NAME`, listed by `/skills` with the invalid one reported.
 
 #[path = "support/acp_client.rs"]
 mod acp_client;
@@ -41,7 +43,10 @@ async fn templates_are_announced_and_expanded_before_the_model_sees_them() {
     };
     let commands = &update.available_commands;
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["compact", "review", "explain", "component"]);
+    assert_eq!(
+        names,
+        ["compact", "skills", "review", "explain", "component"]
+    );
     let component = commands
         .iter()
         .find(|c| c.name == "component")
@@ -82,5 +87,62 @@ async fn templates_are_announced_and_expanded_before_the_model_sees_them() {
         file.contains("Create Button with: click handler disabled"),
         "{file}"
     );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_listed_to_the_model_and_put_into_a_prompt_by_name() {
+    let h = Harness::new(vec![Turn::text("Hello."), Turn::text("Extracted.")]).await;
+    write(
+        h.project().join(".march/skills/pdf/SKILL.md"),
+        "---\nname: pdf\ndescription: Work with PDF files\n---\nUse pdftotext -layout.\n",
+    );
+    write(
+        h.project().join(".claude/skills/broken/SKILL.md"),
+        "---\nname: broken\n---\nno description\n",
+    );
+    let (_runner, mut client) = h.connect().await;
+    let id = client.new_session(&h.project()).await.session_id;
+    let announced = client
+        .wait_update(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
+        .await;
+    let SessionUpdate::AvailableCommandsUpdate(update) = announced else {
+        unreachable!()
+    };
+    let names: Vec<&str> = update
+        .available_commands
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(names, ["compact", "skills", "skill:pdf"]);
+
+    // The system prompt lists it (the read tool is on).
+    prompt_ok(&client, &id, "hello").await;
+    let first = h.server.requests()[0].body.to_string();
+    assert!(
+        first.contains("<available_skills>") && first.contains("<name>pdf</name>"),
+        "{first}"
+    );
+
+    // `/skills` answers without the model, naming the one skipped.
+    prompt_ok(&client, &id, "/skills").await;
+    let said: String = client.drain().iter().filter_map(chunk_text).collect();
+    assert!(
+        said.contains("- pdf: Work with PDF files (project"),
+        "{said}"
+    );
+    assert!(
+        said.contains("broken") && said.contains("no description"),
+        "{said}"
+    );
+    assert_eq!(h.server.requests().len(), 1);
+
+    prompt_ok(&client, &id, "/skill:pdf page 2 only").await;
+    let second = h.server.requests()[1].body.to_string();
+    assert!(
+        second.contains("<skill name=\\\"pdf\\\"") && second.contains("Use pdftotext -layout."),
+        "{second}"
+    );
+    assert!(second.contains("page 2 only"), "{second}");
     client.close().await;
 }
