@@ -24,15 +24,32 @@ pub struct Remote {
     pub path: String,
 }
 
-/// `s` quoted for a POSIX shell (the remote command is one line its login shell reads).
+/// `s` quoted for a shell: single quotes, with each `'` and `\\` written outside them
+/// (escaped), which sh, bash, fish and csh all read the same way.
 pub fn quote(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:@,+%".contains(c));
     if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        return s.to_string();
+    }
+    let mut out = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str(r"'\''"),
+            '\\' => out.push_str(r"'\\'"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The remote `march` as a shell word: a leading `~/` stays the home directory there.
+fn march_word(march: &str) -> String {
+    match march.strip_prefix("~/") {
+        Some(rest) => format!("\"$HOME\"/{}", quote(rest)),
+        None => quote(march),
     }
 }
 
@@ -107,13 +124,16 @@ impl Remote {
     pub fn runner_command(&self, ssh: &SshConfig) -> RunnerCommand {
         let ours = format!("march {}", env!("CARGO_PKG_VERSION"));
         let host = quote(&self.host);
-        let march = quote(&ssh.march);
+        let march = march_word(&ssh.march);
+        // The messages are printf's arguments, never parsed by the shell again.
         let check = format!(
-            "v=$({march} --version 2>/dev/null) || {{ echo \"march is not installed on \
-             {host} (ran: {march} --version); install {ours} there\" >&2; exit {MISSING}; }}; \
-             [ \"$v\" = {} ] || {{ echo \"{host} has $v, this is {ours}: install the same \
-             version there\" >&2; exit {MISSING}; }}; exec {march} runner",
-            quote(&ours)
+            "v=$({march} --version 2>/dev/null) || {{ printf 'march is not installed on %s \
+             (ran: %s --version); install %s there\\n' {host} {shown} {ours_q} >&2; exit \
+             {MISSING}; }}; [ \"$v\" = {ours_q} ] || {{ printf '%s has %s, this is %s: \
+             install the same version there\\n' {host} \"$v\" {ours_q} >&2; exit {MISSING}; \
+             }}; exec {march} runner",
+            shown = quote(&ssh.march),
+            ours_q = quote(&ours)
         );
         let mut command = RunnerCommand::new(&ssh.command).args(self.ssh_args(ssh, false, &check));
         // The local end of the connection runs anywhere: the home directory.
@@ -203,6 +223,8 @@ mod tests {
         assert_eq!(quote("plain/path-1.txt"), "plain/path-1.txt");
         assert_eq!(quote("two words"), "'two words'");
         assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(r"a\b"), r"'a'\\'b'");
+        assert_eq!(march_word("~/bin/march"), "\"$HOME\"/bin/march");
         assert_eq!(quote(""), "''");
         assert_eq!(quote("$HOME"), "'$HOME'");
     }

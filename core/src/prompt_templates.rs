@@ -11,6 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// How deep below a prompts directory templates are looked for (symlinks are followed, so a
+/// loop must end somewhere).
+const MAX_DEPTH: usize = 6;
+
 /// A description longer than this (taken from the first line) is cut.
 const FIRST_LINE_DESCRIPTION: usize = 60;
 
@@ -197,7 +201,7 @@ pub fn load(dirs: &[(PathBuf, TemplateScope)]) -> Vec<PromptTemplate> {
     let mut out: Vec<PromptTemplate> = Vec::new();
     for (dir, scope) in dirs {
         let mut found = Vec::new();
-        read_dir(dir, *scope, "", &mut found);
+        read_dir(dir, *scope, "", MAX_DEPTH, &mut found);
         found.sort_by(|a, b| a.path.cmp(&b.path));
         for template in found {
             if !out.iter().any(|t| t.name == template.name) {
@@ -208,7 +212,16 @@ pub fn load(dirs: &[(PathBuf, TemplateScope)]) -> Vec<PromptTemplate> {
     out
 }
 
-fn read_dir(dir: &Path, scope: TemplateScope, subdir: &str, out: &mut Vec<PromptTemplate>) {
+fn read_dir(
+    dir: &Path,
+    scope: TemplateScope,
+    subdir: &str,
+    depth: usize,
+    out: &mut Vec<PromptTemplate>,
+) {
+    let Some(depth) = depth.checked_sub(1) else {
+        return;
+    };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
@@ -226,7 +239,7 @@ fn read_dir(dir: &Path, scope: TemplateScope, subdir: &str, out: &mut Vec<Prompt
             } else {
                 format!("{subdir}:{name}")
             };
-            read_dir(&path, scope, &sub, out);
+            read_dir(&path, scope, &sub, depth, out);
             continue;
         }
         let Some(command) = name.strip_suffix(".md") else {

@@ -21,6 +21,9 @@ const MAX_NAME: usize = 64;
 const MAX_DESCRIPTION: usize = 1024;
 /// Longest `compatibility`.
 const MAX_COMPATIBILITY: usize = 500;
+/// How deep below a skills directory a `SKILL.md` is looked for (symlinks are followed, so
+/// a loop must end somewhere).
+const MAX_DEPTH: usize = 6;
 
 /// A skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +149,7 @@ pub fn load(dirs: &[SkillDir]) -> (Vec<Skill>, Vec<String>) {
     let mut problems = Vec::new();
     for dir in dirs {
         let mut files = Vec::new();
-        find(&dir.path, dir.loose_files, &mut files);
+        find(&dir.path, dir.loose_files, MAX_DEPTH, &mut files);
         files.sort();
         for (path, base_dir, fallback) in files {
             match parse(&path, &base_dir, &fallback, dir.scope) {
@@ -163,7 +166,10 @@ pub fn load(dirs: &[SkillDir]) -> (Vec<Skill>, Vec<String>) {
 
 /// The skill files under `dir`: each `SKILL.md` with its directory, and (`loose`) the
 /// top's plain `.md` files; as (file, base directory, name when the file gives none).
-fn find(dir: &Path, loose: bool, out: &mut Vec<(PathBuf, PathBuf, String)>) {
+fn find(dir: &Path, loose: bool, depth: usize, out: &mut Vec<(PathBuf, PathBuf, String)>) {
+    let Some(depth) = depth.checked_sub(1) else {
+        return;
+    };
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -179,7 +185,7 @@ fn find(dir: &Path, loose: bool, out: &mut Vec<(PathBuf, PathBuf, String)>) {
             if skill.is_file() {
                 out.push((skill, path.clone(), name_of(&path)));
             } else {
-                find(&path, false, out);
+                find(&path, false, depth, out);
             }
         } else if loose
             && let Some(stem) = name_of(&path).strip_suffix(".md")
@@ -316,6 +322,12 @@ mod tests {
             cwd.join(".claude/skills/quiet/SKILL.md"),
             "---\ndescription: Only when asked\ndisable-model-invocation: true\n---\n",
         );
+        // A link back up makes a loop, which ends.
+        std::os::unix::fs::symlink(
+            home.join(".agents/skills"),
+            home.join(".agents/skills/cycle"),
+        )
+        .unwrap();
         // Above the git root: not the project's.
         write(
             dir.path().join(".march/skills/outside/SKILL.md"),

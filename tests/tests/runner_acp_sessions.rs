@@ -123,7 +123,7 @@ async fn load_replays_the_whole_conversation_in_a_new_runner() {
     )
     .await
     .unwrap();
-    assert_eq!(loaded.config_options.map(|o| o.len()), Some(5));
+    assert_eq!(loaded.config_options.map(|o| o.len()), Some(6));
     // Everything was replayed before the answer arrived.
     let replayed = conversation(client.drain());
     let kinds: Vec<String> = replayed.iter().map(describe).collect();
@@ -228,7 +228,7 @@ async fn config_options_change_the_model_of_the_next_request() {
     let options = set_option(&client, &session, "model", "scripted/n")
         .await
         .unwrap();
-    assert_eq!(options.as_array().map(Vec::len), Some(5));
+    assert_eq!(options.as_array().map(Vec::len), Some(6));
     assert_eq!(options[0]["currentValue"], "scripted/n");
     let options = set_option(&client, &session, "thinking", "high")
         .await

@@ -9,13 +9,24 @@
 mod acp_client;
 
 use acp_client::*;
-use agent_client_protocol::v1::schema::{AvailableCommandInput, SessionUpdate};
+use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandInput, SessionUpdate};
 use march_testkit::Turn;
 
 fn write(path: std::path::PathBuf, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap_or_else(|| panic!("no parent")))
         .unwrap_or_else(|e| panic!("mkdir: {e}"));
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
+/// The commands the session announces first.
+async fn announced(client: &mut AcpClient) -> Vec<AvailableCommand> {
+    let update = client
+        .wait_update(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
+        .await;
+    match update {
+        SessionUpdate::AvailableCommandsUpdate(update) => update.available_commands,
+        _ => unreachable!(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -35,13 +46,7 @@ async fn templates_are_announced_and_expanded_before_the_model_sees_them() {
     );
     let (_runner, mut client) = h.connect().await;
     let id = client.new_session(&h.project()).await.session_id;
-    let announced = client
-        .wait_update(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
-        .await;
-    let SessionUpdate::AvailableCommandsUpdate(update) = announced else {
-        unreachable!()
-    };
-    let commands = &update.available_commands;
+    let commands = &announced(&mut client).await;
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(
         names,
@@ -103,17 +108,8 @@ async fn skills_are_listed_to_the_model_and_put_into_a_prompt_by_name() {
     );
     let (_runner, mut client) = h.connect().await;
     let id = client.new_session(&h.project()).await.session_id;
-    let announced = client
-        .wait_update(|u| matches!(u, SessionUpdate::AvailableCommandsUpdate(_)))
-        .await;
-    let SessionUpdate::AvailableCommandsUpdate(update) = announced else {
-        unreachable!()
-    };
-    let names: Vec<&str> = update
-        .available_commands
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    let commands = announced(&mut client).await;
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["compact", "skills", "skill:pdf"]);
 
     // The system prompt lists it (the read tool is on).

@@ -198,7 +198,9 @@ async fn a_refused_command_runs_outside_the_sandbox_once_the_user_allows_it() {
     // The model asks to run it outside: the user is asked that, and lets it out.
     let (request, responder) = client.wait_permission().await;
     assert_eq!(request.tool_call.tool_call_id.0.as_ref(), "call_2");
-    let first = &request.options[0];
+    // Answering by kind alone keeps it in: the first allow is the sandbox's.
+    assert_eq!(request.options[0].option_id.0.as_ref(), "allow-once");
+    let first = &request.options[1];
     assert_eq!(first.option_id.0.as_ref(), "allow-outside-sandbox");
     assert_eq!(first.name, "Allow once, outside the sandbox");
     assert!(

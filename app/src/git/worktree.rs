@@ -249,9 +249,12 @@ impl Worktree {
             &self.path,
             &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
         )?;
-        let mut fields = status.split(|&b| b == 0).filter(|e| e.len() > 3);
+        let mut fields = status.split(|&b| b == 0).filter(|e| !e.is_empty());
         let mut uncommitted = 0;
         while let Some(entry) = fields.next() {
+            if entry.len() < 4 {
+                continue;
+            }
             uncommitted += 1;
             // A rename or copy names its source in the next field.
             if entry[..2].contains(&b'R') || entry[..2].contains(&b'C') {
@@ -307,6 +310,14 @@ impl Worktree {
                 self.base
             )));
         }
+        // The merge goes through the main checkout's index: what the user staged there is
+        // theirs, never swept into (or reset with) the worktree's work.
+        if !git_ok(&self.repo, &["diff", "--cached", "--quiet"]) {
+            return Err(MergeError::Refused(format!(
+                "{} has staged changes: commit or unstage them before merging",
+                self.repo.display()
+            )));
+        }
         let committed = self.commit_all(message).map_err(refused)?;
         let pending = self.pending().map_err(refused)?;
         if pending.unmerged == 0 {
@@ -329,7 +340,10 @@ impl Worktree {
                     return Err(self.undo(&self.repo, &["reset", "--merge"], said));
                 }
                 let msg = format!("{message} (squashed from {branch})");
-                git_text(&self.repo, &["commit", "-q", "-m", &msg]).map_err(refused)?;
+                if let Err(said) = git_text(&self.repo, &["commit", "-q", "-m", &msg]) {
+                    // Not left staged: the main checkout is as it was.
+                    return Err(self.undo(&self.repo, &["reset", "--merge"], said));
+                }
                 let tip = git_text(&self.path, &["rev-parse", "HEAD"]).map_err(refused)?;
                 let key = format!("branch.{branch}.{SQUASHED_KEY}");
                 git_text(&self.repo, &["config", &key, &tip]).map_err(refused)?;
@@ -458,7 +472,9 @@ pub struct Found {
 /// Every directory under `root` that March made a worktree in (`<root>/<repo>/<name>`).
 pub fn list(root: &Path) -> Vec<Found> {
     let mut found = Vec::new();
-    let Ok(repos) = std::fs::read_dir(root) else {
+    // Git names checkouts by their real paths.
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let Ok(repos) = std::fs::read_dir(&root) else {
         return found;
     };
     for repo in repos.flatten() {

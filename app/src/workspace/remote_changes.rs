@@ -6,23 +6,28 @@ use march_core::config::SshConfig;
 
 use super::diffs::DiffInput;
 use super::uncommitted::{Against, StatusEntry, parse_status, sized_input};
-use crate::remote::{Remote, posix, quote};
+use crate::remote::{Remote, quote};
 
-/// Runs `line` on the host (no terminal, never prompting); its stdout, or what went wrong.
-fn run(remote: &Remote, ssh: &SshConfig, line: &str) -> Result<Vec<u8>, String> {
-    let out = std::process::Command::new(&ssh.command)
+/// Runs the shell `script` on the host, sent on stdin (`sh -s`: no limit on its length, no
+/// login shell reading it); its stdout, or what went wrong.
+fn run(remote: &Remote, ssh: &SshConfig, script: &str) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(&ssh.command)
         .args(&ssh.args)
-        .args([
-            "-T",
-            "-o",
-            "BatchMode=yes",
-            "--",
-            &remote.host,
-            &posix(line),
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
+        .args(["-T", "-o", "BatchMode=yes", "--", &remote.host, "sh -s"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| format!("cannot run {}: {e}", ssh.command))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let script = script.to_string();
+        // Written from a thread of its own: ssh reads it while the output comes back.
+        std::thread::spawn(move || stdin.write_all(script.as_bytes()));
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{}: {e}", ssh.command))?;
     if out.status.success() {
         Ok(out.stdout)
     } else {
@@ -54,18 +59,18 @@ fn blob(stream: &mut &[u8]) -> Option<Option<String>> {
 /// The shell line that prints, for each entry, its text in HEAD then on disk, as blobs.
 fn texts_script(top: &str, entries: &[StatusEntry]) -> String {
     let mut line = format!(
-        "cd {} || exit 3; head() {{ n=$(git cat-file -s \"HEAD:$1\" 2>/dev/null) && \
-         echo \"$n\" && git cat-file blob \"HEAD:$1\" || echo -1; }}; disk() {{ if [ -f \"$1\" \
-         ]; then wc -c < \"$1\" && cat -- \"$1\"; else echo -1; fi; }}",
+        "cd {} || exit 3; at_head() {{ n=$(git cat-file -s \"HEAD:$1\" 2>/dev/null) && \
+         echo \"$n\" && git cat-file blob \"HEAD:$1\" || echo -1; }}; on_disk() {{ n=$(wc -c < \
+         \"$1\" 2>/dev/null) && [ -f \"$1\" ] && echo $n && head -c \"$n\" -- \"$1\" || echo -1; }}",
         quote(top)
     );
     for e in entries {
         let before = match (&e.code == b"??", &e.source) {
             (true, _) => "echo -1".to_string(),
-            (false, Some(source)) => format!("head {}", quote(source)),
-            (false, None) => format!("head {}", quote(&e.path)),
+            (false, Some(source)) => format!("at_head {}", quote(source)),
+            (false, None) => format!("at_head {}", quote(&e.path)),
         };
-        line.push_str(&format!("; {before}; disk {}", quote(&e.path)));
+        line.push_str(&format!("; {before}; on_disk {}", quote(&e.path)));
     }
     line
 }

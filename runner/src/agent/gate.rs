@@ -97,14 +97,16 @@ fn options(tool: &str, escape: Escape) -> Vec<PermissionOption> {
         PermissionOptionKind::AllowOnce,
     );
     if escape == Escape::Asked {
-        // Never remembered: each command that leaves the sandbox is the user's decision.
+        // Never remembered: each command that leaves the sandbox is the user's decision, and
+        // an answer by kind alone (headless, `march answer`, the supervisor's y) takes the
+        // first allow, which keeps it in the sandbox.
         return vec![
-            outside,
             PermissionOption::new(
                 ALLOW_ONCE,
                 "Allow once, in the sandbox",
                 PermissionOptionKind::AllowOnce,
             ),
+            outside,
             PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
         ];
     }
@@ -565,11 +567,13 @@ mod tests {
             gate.sandbox.policy_for(Some("id-bash")).mode,
             SandboxMode::Full
         );
-        // Only that call: the next runs confined again.
-        assert_eq!(
-            gate.sandbox.policy_for(Some("id-other")).mode,
-            SandboxMode::WorkspaceWrite
-        );
+        // Only that call, once: its id again, or the next, runs confined.
+        for id in ["id-bash", "id-other"] {
+            assert_eq!(
+                gate.sandbox.policy_for(Some(id)).mode,
+                SandboxMode::WorkspaceWrite
+            );
+        }
         let second = ToolCall {
             id: "id-second".into(),
             ..first.clone()
@@ -620,9 +624,10 @@ mod tests {
         {
             let asked = port.asked.lock();
             assert_eq!(asked.len(), 2);
+            // Answered by kind alone, the first allow keeps it in the sandbox.
             assert_eq!(
                 option_ids(&asked[1]),
-                [ALLOW_OUTSIDE, ALLOW_ONCE, REJECT_ONCE]
+                [ALLOW_ONCE, ALLOW_OUTSIDE, REJECT_ONCE]
             );
         }
         // With no sandbox there is nothing to leave: remembered, no question, no option.

@@ -249,7 +249,7 @@ fn sandbox_select(sandbox: &Sandbox) -> SessionConfigOption {
             SessionConfigSelectOption::new(mode.as_str(), name).description(description)
         })
         .collect::<Vec<_>>();
-    let network = if sandbox.policy_for(None).network {
+    let network = if sandbox.network() {
         "network allowed"
     } else {
         "network off"

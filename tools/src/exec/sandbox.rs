@@ -127,9 +127,12 @@ pub struct Sandbox {
 #[derive(Debug)]
 struct SandboxShared {
     policy: RwLock<SandboxPolicy>,
-    /// Ids of calls let out. Kept after the call ran: its failure note is made afterwards, and
-    /// a session lets out few.
+    /// Ids of calls let out and not yet run: a release is used up by the call's command, so
+    /// an id the model repeats later is confined again.
     released: Mutex<HashSet<String>>,
+    /// Ids of calls whose command ran outside (their failure note must not blame the
+    /// sandbox); read once, by the note.
+    ran_outside: Mutex<HashSet<String>>,
 }
 
 impl From<SandboxPolicy> for Sandbox {
@@ -138,6 +141,7 @@ impl From<SandboxPolicy> for Sandbox {
             shared: Arc::new(SandboxShared {
                 policy: RwLock::new(policy),
                 released: Mutex::new(HashSet::new()),
+                ran_outside: Mutex::new(HashSet::new()),
             }),
         }
     }
@@ -154,28 +158,41 @@ impl Sandbox {
         self.shared.policy.write().mode = mode;
     }
 
-    /// Let the tool call `call_id` run its command outside the sandbox (the user allowed it).
+    /// Let the tool call `call_id` run its command outside the sandbox, once (the user
+    /// allowed it). A call without an id cannot be told apart from another: never let out.
     pub fn release(&self, call_id: &str) {
-        self.shared.released.lock().insert(call_id.to_string());
+        if !call_id.is_empty() {
+            self.shared.released.lock().insert(call_id.to_string());
+        }
     }
 
-    /// The policy a command of the tool call `call_id` runs under: `full` for a call let out.
+    /// The policy a command of the tool call `call_id` runs under: `full` for a call let
+    /// out, whose release this uses up.
     pub fn policy_for(&self, call_id: Option<&str>) -> SandboxPolicy {
         let mut policy = self.shared.policy.read().clone();
-        if call_id.is_some_and(|id| self.shared.released.lock().contains(id)) {
+        if let Some(id) = call_id.filter(|id| self.shared.released.lock().remove(*id)) {
             policy.mode = SandboxMode::Full;
+            self.shared.ran_outside.lock().insert(id.to_string());
         }
         policy
     }
 
     /// Why the current mode cannot be enforced here, if it cannot.
     pub fn unenforceable(&self) -> Option<SandboxError> {
-        self.policy_for(None).prepare().err()
+        self.shared.policy.read().prepare().err()
+    }
+
+    /// Whether commands may open TCP connections.
+    pub fn network(&self) -> bool {
+        self.shared.policy.read().network
     }
 
     /// The note for a failed command of the call `call_id` (see [`denial_note`]).
     pub fn failure_note(&self, call_id: Option<&str>, output: &str) -> Option<String> {
-        let policy = self.policy_for(call_id);
+        if call_id.is_some_and(|id| self.shared.ran_outside.lock().remove(id)) {
+            return None;
+        }
+        let policy = self.shared.policy.read().clone();
         denial_note(policy.mode, policy.network, output)
     }
 }
