@@ -82,12 +82,24 @@ impl Workspace {
     /// Closes pane `id`; a pane whose session works in a March worktree first has its
     /// worktree looked at (off the loop), and the user is asked to keep or remove it.
     pub fn close_pane_asking(&mut self, id: PaneId) -> UiRequest {
-        let project = match self.panes.get(&id) {
-            Some(Pane::Agent(key)) => self.sessions.get(key).map(|s| s.project.clone()),
-            _ => None,
+        let (key, project) = match self.panes.get(&id) {
+            Some(Pane::Agent(key)) => (
+                Some(*key),
+                self.sessions.get(key).map(|s| s.project.clone()),
+            ),
+            _ => (None, None),
+        };
+        // Another session still works there (shown or not): the worktree is not this
+        // pane's to remove.
+        let shared = |project: &Path| {
+            self.sessions
+                .iter()
+                .any(|(k, s)| Some(*k) != key && s.project.starts_with(project))
         };
         match project {
-            Some(project) if under_root(&project, &self.launcher.worktrees) => {
+            Some(project)
+                if under_root(&project, &self.launcher.worktrees) && !shared(&project) =>
+            {
                 self.launcher.jobs.blocking(move || {
                     let found =
                         Worktree::of(&project).and_then(|w| w.pending().ok().map(|p| (w, p)));
