@@ -181,6 +181,23 @@ impl Remote {
     }
 }
 
+/// The projects `[remotes.NAME]` names, by name, as the workspace names them; a URL that is
+/// not `ssh://HOST/PATH` is logged and left out.
+pub fn named_projects(
+    remotes: &std::collections::BTreeMap<String, march_core::config::RemoteProjectConfig>,
+) -> Vec<(String, PathBuf)> {
+    remotes
+        .iter()
+        .filter_map(|(name, r)| match Remote::parse(&r.url) {
+            Ok(remote) => Some((name.clone(), remote.project())),
+            Err(e) => {
+                tracing::warn!(remote = %name, "[remotes.{name}] is not used: {e}");
+                None
+            }
+        })
+        .collect()
+}
+
 /// `spec` as it must run: unchanged for a local directory, through `ssh -t` for a remote
 /// project's.
 pub fn over_ssh(mut spec: ShellSpec, ssh: &SshConfig) -> ShellSpec {

@@ -183,17 +183,7 @@ pub async fn serve(
         shell: config.shell.clone(),
         worktrees: config.worktrees.root(&paths),
         ssh: config.ssh.clone(),
-        remotes: config
-            .remotes
-            .iter()
-            .filter_map(|(name, r)| match crate::remote::Remote::parse(&r.url) {
-                Ok(remote) => Some((name.clone(), remote.project())),
-                Err(e) => {
-                    tracing::warn!(remote = %name, "[remotes.{name}] is not used: {e}");
-                    None
-                }
-            })
-            .collect(),
+        remotes: crate::remote::named_projects(&config.remotes),
     };
 
     // The layout saved for these directories, unless another march has them open.

@@ -5,10 +5,10 @@
 
 #![allow(dead_code)] // Each test binary uses a different part.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The host name the client config gives the server.
 pub const HOST: &str = "marchtest";
@@ -65,7 +65,7 @@ impl Sshd {
                 "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nPidFile {pid}\n\
                  AuthorizedKeysFile {keys}\nPasswordAuthentication no\n\
                  KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\n\
-                 StrictModes no\nPermitRootLogin prohibit-password\nLogLevel ERROR\nMaxStartups 64\n\
+                 StrictModes no\nPermitRootLogin prohibit-password\nLogLevel INFO\nMaxStartups 64\n\
                  SetEnv MARCH_HOME={home} XDG_RUNTIME_DIR={runtime}\n",
                 host = host_key.display(),
                 pid = dir.join("sshd.pid").display(),
@@ -94,25 +94,41 @@ impl Sshd {
             ),
         )
         .unwrap();
-        let child = Command::new(&sshd)
+        let mut child = Command::new(&sshd)
             .args(["-D", "-e", "-f"])
             .arg(&config)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("{}: {e}", sshd.display()));
-        let server = Sshd {
+        // Ready when it says it listens; its log is then passed on to the test's stderr.
+        let stderr = child.stderr.take().unwrap();
+        let (ready, listening) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            let mut ready = Some(ready);
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if line.contains("Server listening") {
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(());
+                    }
+                } else {
+                    eprintln!("sshd: {line}");
+                }
+            }
+        });
+        listening
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("sshd never listened on {port}: {e}"));
+        Sshd {
             child,
             port,
             client_config,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "sshd never listened on {port}");
-            std::thread::sleep(Duration::from_millis(20));
         }
-        server
     }
 
     /// `ssh -F CONFIG marchtest COMMAND`'s output, which must succeed.
