@@ -235,7 +235,7 @@ pub fn prepare_compaction<E: Borrow<SessionEntry>>(
 
 /// The message an entry adds to the material to summarise: messages themselves, extension
 /// messages and branch summaries. A compaction's summary is passed separately.
-fn summarizable(entry: &SessionEntry) -> Option<Arc<SessionMessage>> {
+pub(super) fn summarizable(entry: &SessionEntry) -> Option<Arc<SessionMessage>> {
     let timestamp = parse_iso_ms(&entry.timestamp).unwrap_or(0);
     match &entry.kind {
         EntryKind::Message(m) => Some(Arc::clone(m)),

@@ -28,9 +28,15 @@ impl FileOperations {
         if compaction.from_hook == Some(true) {
             return ops;
         }
-        let Some(details) = &compaction.details else {
-            return ops;
-        };
+        if let Some(details) = &compaction.details {
+            ops.add_details(details);
+        }
+        ops
+    }
+
+    /// Take in an earlier summary's `details`: its read files as read, its modified files
+    /// as edited.
+    pub fn add_details(&mut self, details: &Value) {
         let strings = |key: &str| -> Vec<String> {
             details
                 .get(key)
@@ -43,9 +49,8 @@ impl FileOperations {
                 })
                 .unwrap_or_default()
         };
-        ops.read.extend(strings("readFiles"));
-        ops.edited.extend(strings("modifiedFiles"));
-        ops
+        self.read.extend(strings("readFiles"));
+        self.edited.extend(strings("modifiedFiles"));
     }
 
     /// Record the file tool calls of an assistant message (others are ignored): the

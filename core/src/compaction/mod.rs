@@ -7,6 +7,8 @@
 //! - [`prepare_compaction`] (with [`find_cut_point`]): what to summarise and what to keep,
 //!   from the entries of one session path. Pure; no I/O.
 //! - [`compact`]: the summary request(s) over a [`crate::provider::StreamFn`].
+//! - [`entries_left_behind`], [`summarize_branch`]: the summary of a branch `/tree` leaves,
+//!   stored with [`SessionStore::branch_with_summary`].
 //! - [`apply`]: append the result to a [`SessionStore`] as pi's `compaction` entry; context
 //!   building ([`SessionStore::context`]) then starts with the summary.
 //!
@@ -25,6 +27,7 @@
 //! - [`apply`] refuses a result whose first kept entry is no longer on the store's current
 //!   branch, instead of writing a compaction that would drop the whole history.
 
+mod branch;
 mod cut;
 mod files;
 mod overflow;
@@ -39,14 +42,19 @@ mod tests;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use branch::{
+    BRANCH_SUMMARY_MAX_TOKENS, BranchPreparation, BranchSummaryResult, NO_CONTENT_TO_SUMMARIZE,
+    entries_left_behind, holds_conversation, prepare_branch_entries, summarize_branch,
+};
 pub use cut::{
     CompactionPreparation, CutPoint, find_cut_point, find_turn_start, prepare_compaction,
 };
 pub use files::{FileOperations, format_file_operations};
 pub use overflow::is_context_overflow;
 pub use prompts::{
-    SPLIT_TURN_SEPARATOR, SUMMARIZATION_SYSTEM_PROMPT, SUMMARY_PROMPT, TURN_PREFIX_PROMPT,
-    UPDATE_SUMMARY_PROMPT, summary_request_text, turn_prefix_request_text,
+    BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT, SPLIT_TURN_SEPARATOR,
+    SUMMARIZATION_SYSTEM_PROMPT, SUMMARY_PROMPT, TURN_PREFIX_PROMPT, UPDATE_SUMMARY_PROMPT,
+    branch_summary_request_text, summary_request_text, turn_prefix_request_text,
 };
 pub use serialize::{TOOL_RESULT_MAX_CHARS, serialize_conversation};
 pub use summarize::{NO_PRIOR_HISTORY, compact, summary_max_tokens, turn_prefix_max_tokens};

@@ -106,6 +106,63 @@ so the part that follows it makes sense:
 
 Be brief and keep to what the retained part depends on.";
 
+/// Instructions for summarising a branch the user left (`/tree`).
+pub const BRANCH_SUMMARY_PROMPT: &str = "\
+The text inside <conversation> is a branch of a session that the user has now left to \
+continue from an earlier point. Summarize it so that, back on the other path, the work \
+done and learned here is not lost.
+
+Use exactly these sections, in this order:
+
+## Goal
+[What the user was trying to achieve in this branch]
+
+## Constraints & Preferences
+- [Constraints, preferences and requirements that came up]
+- [\"(none)\" if there were none]
+
+## Progress
+### Done
+- [x] [Work finished in this branch]
+
+### In Progress
+- [ ] [Work started and not finished]
+
+### Blocked
+- [What stood in the way, if anything]
+
+## Key Decisions
+- **[Decision]**: [Why it was made, briefly]
+
+## Next Steps
+1. [What would continue this work]
+
+Be brief in every section, but keep file paths, function names and error messages exactly \
+as they appeared.";
+
+/// Put before a branch summary, so the model knows what it reads.
+pub const BRANCH_SUMMARY_PREAMBLE: &str = "\
+Before coming back to this point, the user took the conversation down another branch. \
+What happened there:
+
+";
+
+/// The user message of a branch summary request: the transcript, then the instructions
+/// with the user's focus added (or, with `replace`, the focus instead of them).
+pub fn branch_summary_request_text(
+    conversation: &str,
+    focus: Option<&str>,
+    replace: bool,
+) -> String {
+    let focus = focus.map(str::trim).filter(|f| !f.is_empty());
+    let instructions = match focus {
+        Some(focus) if replace => focus.to_string(),
+        Some(focus) => format!("{BRANCH_SUMMARY_PROMPT}\n\nAdditional focus: {focus}"),
+        None => BRANCH_SUMMARY_PROMPT.to_string(),
+    };
+    format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}")
+}
+
 /// Joins the history summary and the turn-prefix summary of a split turn.
 pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
@@ -162,6 +219,17 @@ mod tests {
             assert!(UPDATE_SUMMARY_PROMPT.contains(heading), "{heading}");
         }
         for heading in [
+            "## Goal",
+            "## Constraints & Preferences",
+            "### Done\n- [x]",
+            "### In Progress\n- [ ]",
+            "### Blocked",
+            "## Key Decisions",
+            "## Next Steps",
+        ] {
+            assert!(BRANCH_SUMMARY_PROMPT.contains(heading), "{heading}");
+        }
+        for heading in [
             "## Original Request",
             "## Early Progress",
             "## Context for Suffix",
@@ -184,6 +252,13 @@ mod tests {
         assert!(update.contains(UPDATE_SUMMARY_PROMPT));
         assert!(update.ends_with("\n\nAdditional focus: the parser"));
         assert!(!summary_request_text("c", None, Some(" ")).contains("Additional focus"));
+
+        let branch = branch_summary_request_text("[User]: a", Some(" tests "), false);
+        assert!(branch.starts_with("<conversation>\n[User]: a\n</conversation>\n\n"));
+        assert!(branch.ends_with("\n\nAdditional focus: tests"));
+        let replaced = branch_summary_request_text("c", Some("only the API"), true);
+        assert!(replaced.ends_with("</conversation>\n\nonly the API"));
+        assert!(branch_summary_request_text("c", None, true).ends_with(BRANCH_SUMMARY_PROMPT));
 
         let prefix = turn_prefix_request_text("[User]: go");
         assert!(prefix.starts_with("<conversation>\n[User]: go\n</conversation>\n\n"));

@@ -94,7 +94,7 @@ pub async fn compact(
 }
 
 /// Why one summary request produced no summary.
-enum RequestError {
+pub(super) enum RequestError {
     /// Cancelled by the caller.
     Aborted,
     /// Failed, or answered with nothing.
@@ -102,7 +102,7 @@ enum RequestError {
 }
 
 impl RequestError {
-    fn into_error(self, failed: fn(String) -> CompactionError) -> CompactionError {
+    pub(super) fn into_error(self, failed: fn(String) -> CompactionError) -> CompactionError {
         match self {
             RequestError::Aborted => CompactionError::Aborted,
             RequestError::Failed(message) => failed(message),
@@ -112,7 +112,7 @@ impl RequestError {
 
 /// One summary request: the summariser's system prompt and `text` as the only message, no
 /// tools. Returns the answer's text blocks joined by newlines.
-async fn request(
+pub(super) async fn request(
     provider: &dyn StreamFn,
     model: &Model,
     options: &StreamOptions,

@@ -23,6 +23,8 @@ pub struct SessionContext {
     pub thinking_level: String,
     /// `(provider, model id)` from the last model change or assistant message on the path.
     pub model: Option<(String, String)>,
+    /// The tools of the last `active_tools_change` on the path (`None`: never recorded).
+    pub active_tools: Option<Vec<String>>,
 }
 
 impl SessionContext {
@@ -41,6 +43,7 @@ impl SessionContext {
             messages: Vec::new(),
             thinking_level: "off".to_string(),
             model: None,
+            active_tools: None,
         }
     }
 }
@@ -119,6 +122,9 @@ pub(crate) fn build_context(
                 }
             }
             EntryKind::Compaction(c) => compaction = Some((pos, c, entry)),
+            EntryKind::ActiveToolsChange(t) => {
+                ctx.active_tools = Some(t.active_tool_names.clone());
+            }
             _ => {}
         }
     }

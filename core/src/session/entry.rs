@@ -181,6 +181,25 @@ pub struct Label {
     pub label: Option<String>,
 }
 
+/// Moves the leaf without adding to the conversation (pi's harness `leaf` entry): written as
+/// a child of the leaf being left, it makes `target_id` the leaf, so a session closed right
+/// after `/tree` reopens where the user went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeafMove {
+    /// The new leaf; `None` (written as `null`) is before the first entry.
+    #[serde(default)]
+    pub target_id: Option<String>,
+}
+
+/// The tools the model had from here on (pi's harness `active_tools_change`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveToolsChange {
+    /// The tools' names, as the model saw them.
+    pub active_tool_names: Vec<String>,
+}
+
 /// Session metadata: the display name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -222,6 +241,10 @@ pub enum EntryKind {
     Label(Label),
     /// `session_info`.
     SessionInfo(SessionInfo),
+    /// `leaf`: a move of the leaf.
+    Leaf(LeafMove),
+    /// `active_tools_change`.
+    ActiveToolsChange(ActiveToolsChange),
     /// Anything else, preserved.
     Unknown(UnknownEntry),
 }
@@ -239,6 +262,8 @@ impl EntryKind {
             EntryKind::CustomMessage(_) => "custom_message",
             EntryKind::Label(_) => "label",
             EntryKind::SessionInfo(_) => "session_info",
+            EntryKind::Leaf(_) => "leaf",
+            EntryKind::ActiveToolsChange(_) => "active_tools_change",
             EntryKind::Unknown(u) => &u.entry_type,
         }
     }
@@ -404,6 +429,8 @@ fn parse_kind(kind: &str, line: &str) -> Result<EntryKind, serde_json::Error> {
         "custom_message" => EntryKind::CustomMessage(from_str(line)?),
         "label" => EntryKind::Label(from_str(line)?),
         "session_info" => EntryKind::SessionInfo(from_str(line)?),
+        "leaf" => EntryKind::Leaf(from_str(line)?),
+        "active_tools_change" => EntryKind::ActiveToolsChange(from_str(line)?),
         other => EntryKind::Unknown(unknown_entry(other, line)?),
     })
 }
@@ -451,6 +478,8 @@ impl Serialize for Body<'_> {
             EntryKind::CustomMessage(e) => e.serialize(s),
             EntryKind::Label(e) => e.serialize(s),
             EntryKind::SessionInfo(e) => e.serialize(s),
+            EntryKind::Leaf(e) => e.serialize(s),
+            EntryKind::ActiveToolsChange(e) => e.serialize(s),
             EntryKind::Unknown(u) => {
                 // Base keys come from the entry itself; a copy in `fields` would duplicate them.
                 let mut map = s.serialize_map(None)?;

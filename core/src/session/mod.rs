@@ -49,8 +49,9 @@ use std::path::PathBuf;
 
 pub use context::{SessionContext, SessionTree};
 pub use entry::{
-    BranchSummary, CURRENT_VERSION, Compaction, CustomEntry, CustomMessageEntry, EntryKind, Label,
-    ModelChange, SessionEntry, SessionHeader, SessionInfo, ThinkingLevelChange, UnknownEntry,
+    ActiveToolsChange, BranchSummary, CURRENT_VERSION, Compaction, CustomEntry, CustomMessageEntry,
+    EntryKind, Label, LeafMove, ModelChange, SessionEntry, SessionHeader, SessionInfo,
+    ThinkingLevelChange, UnknownEntry,
 };
 pub use ids::{is_valid_session_id, new_session_id};
 pub use location::{march_session_dir, session_dir, session_file_name};

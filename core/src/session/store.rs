@@ -11,8 +11,9 @@ use serde_json::Value;
 use super::SessionError;
 use super::context::{SessionContext, SessionTree, build_context, build_tree};
 use super::entry::{
-    BranchSummary, CURRENT_VERSION, Compaction, CustomEntry, CustomMessageEntry, EntryKind, Label,
-    ModelChange, SessionEntry, SessionHeader, SessionInfo, ThinkingLevelChange,
+    ActiveToolsChange, BranchSummary, CURRENT_VERSION, Compaction, CustomEntry, CustomMessageEntry,
+    EntryKind, Label, LeafMove, ModelChange, SessionEntry, SessionHeader, SessionInfo,
+    ThinkingLevelChange,
 };
 use super::ids::{is_valid_session_id, new_entry_id};
 use super::lines::{LineReader, LineRef};
@@ -90,7 +91,8 @@ impl SessionStore {
     }
 
     /// Load a session file. The file is never modified; pi v1/v2 files are migrated in
-    /// memory. The leaf is the last entry in file order.
+    /// memory. The leaf is the last entry in file order, or where a last `leaf` entry moved
+    /// it (pi's harness reopens the same way).
     pub fn open(path: &Path) -> Result<(Self, LoadReport), SessionError> {
         let file = File::open(path).map_err(|source| SessionError::Read {
             path: path.to_path_buf(),
@@ -114,7 +116,14 @@ impl SessionStore {
         for index in 0..store.entries.len() {
             store.track(index);
         }
-        store.leaf = store.entries.last().map(|e| e.id.clone());
+        store.leaf = store.entries.last().and_then(|last| match &last.kind {
+            EntryKind::Leaf(moved) => match &moved.target_id {
+                // A target lost with a damaged line: stay where the move was made from.
+                Some(target) if !store.by_id.contains_key(target) => last.parent_id.clone(),
+                target => target.clone(),
+            },
+            _ => Some(last.id.clone()),
+        });
         Ok((store, loaded.report))
     }
 
@@ -227,6 +236,25 @@ impl SessionStore {
     /// Move the leaf before the first entry; the next append makes a new root.
     pub fn reset_leaf(&mut self) {
         self.leaf = None;
+    }
+
+    /// Move the leaf to `target` (`None`: before the first entry) and record the move as a
+    /// `leaf` entry under the leaf being left, so the session reopens at `target`. Nothing
+    /// is written when the leaf is already there.
+    pub fn move_leaf(&mut self, target: Option<&str>) -> Result<(), SessionError> {
+        if let Some(id) = target
+            && !self.by_id.contains_key(id)
+        {
+            return Err(SessionError::EntryNotFound(id.to_string()));
+        }
+        if self.leaf.as_deref() == target {
+            return Ok(());
+        }
+        self.append(EntryKind::Leaf(LeafMove {
+            target_id: target.map(str::to_string),
+        }))?;
+        self.leaf = target.map(str::to_string);
+        Ok(())
     }
 
     /// Move the leaf to `from` (`None`: before the first entry) and append a
@@ -363,6 +391,13 @@ impl SessionStore {
         self.append(EntryKind::Label(Label {
             target_id: target_id.to_string(),
             label: label.map(str::to_string),
+        }))
+    }
+
+    /// Record the tools the model has from here on (`active_tools_change`).
+    pub fn append_active_tools(&mut self, names: &[String]) -> Result<&SessionEntry, SessionError> {
+        self.append(EntryKind::ActiveToolsChange(ActiveToolsChange {
+            active_tool_names: names.to_vec(),
         }))
     }
 

@@ -9,14 +9,14 @@ use crate::model::Api;
 use crate::provider::{HttpProvider, RetryPolicy, StreamOptions};
 use crate::session::{COMPACTION_SUMMARY_PREFIX, EntryKind};
 
-fn server_model(server: &ScriptedServer, api: Api) -> Model {
+pub(super) fn server_model(server: &ScriptedServer, api: Api) -> Model {
     match api {
         Api::OpenAiCompletions => Model::openai_compatible("scripted", "m1", &server.base_url()),
         Api::AnthropicMessages => Model::anthropic("scripted", "m1", &server.base_url()),
     }
 }
 
-fn options() -> StreamOptions {
+pub(super) fn options() -> StreamOptions {
     StreamOptions {
         api_key: Some("test-key".into()),
         retry: RetryPolicy::none(),
@@ -25,7 +25,7 @@ fn options() -> StreamOptions {
 }
 
 /// The system prompt and the single user message of a summary request, either wire.
-fn request_parts(req: &RecordedRequest) -> (String, String) {
+pub(super) fn request_parts(req: &RecordedRequest) -> (String, String) {
     let body = &req.body;
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),

@@ -1,6 +1,7 @@
 //! Compaction tests over real session stores (in temporary directories) and, for the
 //! summary requests, a scripted model server on loopback.
 
+mod branch;
 mod compact;
 mod cut;
 

@@ -4,6 +4,7 @@ mod context;
 mod lines;
 mod load;
 mod time;
+mod tree;
 mod write;
 
 use std::path::{Path, PathBuf};
