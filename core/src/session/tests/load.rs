@@ -326,8 +326,8 @@ fn unknown_entry_types_are_preserved_and_ignored_for_context() {
     let lines = [
         r#"{"type":"session","version":3,"id":"s3","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
         r#"{"type":"message","id":"00000001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
-        r#"{"type":"active_tools_change","id":"00000002","parentId":"00000001","timestamp":"2025-01-01T00:00:02.000Z","activeToolNames":["read","bash"]}"#,
-        r#"{"type":"leaf","id":"00000003","parentId":"00000002","timestamp":"2025-01-01T00:00:03.000Z","targetId":"00000001"}"#,
+        r#"{"type":"future_entry","id":"00000002","parentId":"00000001","timestamp":"2025-01-01T00:00:02.000Z","payload":["read","bash"]}"#,
+        r#"{"type":"compaction_v9","id":"00000003","parentId":"00000002","timestamp":"2025-01-01T00:00:03.000Z","targetId":"00000001"}"#,
         r#"{"type":"model_change","id":"00000004","parentId":"00000003","timestamp":"2025-01-01T00:00:04.000Z","provider":5}"#,
         r#"{"type":"message","id":"00000005","parentId":"00000004","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"user","content":"again","timestamp":5,"future":{"x":1}}}"#,
     ];
@@ -343,9 +343,9 @@ fn unknown_entry_types_are_preserved_and_ignored_for_context() {
     let EntryKind::Unknown(tools) = &e[1].kind else {
         panic!("{:?}", e[1].kind)
     };
-    assert_eq!(tools.entry_type, "active_tools_change");
-    assert_eq!(tools.fields.keys().collect::<Vec<_>>(), ["activeToolNames"]);
-    assert!(matches!(&e[2].kind, EntryKind::Unknown(u) if u.entry_type == "leaf"));
+    assert_eq!(tools.entry_type, "future_entry");
+    assert_eq!(tools.fields.keys().collect::<Vec<_>>(), ["payload"]);
+    assert!(matches!(&e[2].kind, EntryKind::Unknown(u) if u.entry_type == "compaction_v9"));
     assert!(matches!(&e[3].kind, EntryKind::Unknown(u) if u.entry_type == "model_change"));
     assert_eq!(store.to_jsonl(), std::fs::read_to_string(&path).unwrap());
 
