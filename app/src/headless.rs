@@ -336,8 +336,8 @@ fn handle_event(event: RunnerEvent, printer: &mut Printer, yolo: bool) {
         RunnerEvent::Restarted { .. }
         | RunnerEvent::SessionReopened { .. }
         | RunnerEvent::GaveUp { .. } => {}
-        // Not asked for in initialize.
-        RunnerEvent::Diagnostics(_) => {}
+        // Not asked for in initialize; headless never moves in the session tree.
+        RunnerEvent::Diagnostics(_) | RunnerEvent::Branch(_) => {}
     }
 }
 

@@ -7,6 +7,7 @@ pub mod diagnostics;
 pub mod mcp_check;
 pub mod mcp_status;
 pub mod sandbox_exec;
+pub mod session_tree;
 pub mod steering;
 pub mod user_shell;
 pub mod wire;

@@ -30,6 +30,7 @@ mod remote_changes;
 mod revert;
 pub mod reviews;
 pub mod router;
+mod session_tree;
 mod sessions;
 pub mod setup;
 mod shell_output;

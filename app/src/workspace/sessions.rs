@@ -364,6 +364,19 @@ impl Workspace {
                 }
                 Err(e) => tracing::warn!("sessions not listed for the switcher: {e}"),
             },
+            AgentEvent::Tree { purpose, result } => {
+                self.tree_arrived(key, purpose, result);
+                return true;
+            }
+            // The new path's replay follows: the view is rebuilt from it.
+            AgentEvent::Branch(moved) => {
+                tracing::info!(key = key.0, leaf = ?moved.leaf_id, "the session's leaf moved");
+                view.branch_moved();
+            }
+            AgentEvent::Navigated(result) => {
+                self.navigated(key, result);
+                return true;
+            }
             // Taken above.
             AgentEvent::Terminal(_) | AgentEvent::Diagnostics(_) => {}
         }
@@ -529,6 +542,8 @@ impl Workspace {
                     self.replace_in_pane(pane, Some(session));
                 }
             }
+            PaneEvent::Navigate(chosen) => self.navigate_chosen(key, chosen),
+            PaneEvent::LabelEntry { entry_id, label } => slot.driver.label_entry(entry_id, label),
             PaneEvent::Copy(text) => return UiRequest::Copy(text),
             PaneEvent::ListFiles => self.list_files(key),
             PaneEvent::AttachImage { path, pasted } => self.attach_file(key, path, pasted),

@@ -127,6 +127,8 @@ impl Workspace {
                     }
                 }
             }
+            "tree" => self.ask_tree(key, super::agent::TreePurpose::Tree),
+            "rewind" => self.ask_tree(key, super::agent::TreePurpose::Rewind),
             "merge" => self.merge_worktree(key, args),
             "pr" => self.worktree_pull_request(key),
             "new" => self.replace_in_pane(pane, None),

@@ -125,24 +125,32 @@ pub struct BranchSummaryResult {
     pub details: Value,
 }
 
-/// Summarise `entries` (oldest first) with `model`. `instructions` add a focus to the
-/// request, or replace its instructions when `replace_instructions`. Nothing to summarise
-/// gives [`NO_CONTENT_TO_SUMMARIZE`] without asking the model.
+/// How a branch summary is asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BranchSummaryAsk<'a> {
+    /// Tokens of the model's window kept free of the branch's messages.
+    pub reserve_tokens: u64,
+    /// A focus added to the instructions.
+    pub instructions: Option<&'a str>,
+    /// The focus replaces the instructions instead.
+    pub replace_instructions: bool,
+}
+
+/// Summarise `entries` (oldest first) with `model`, as `ask` says. Nothing to summarise gives
+/// [`NO_CONTENT_TO_SUMMARIZE`] without asking the model.
 pub async fn summarize_branch(
     provider: &dyn StreamFn,
     model: &Model,
     options: &StreamOptions,
     entries: &[&SessionEntry],
-    reserve_tokens: u64,
-    instructions: Option<&str>,
-    replace_instructions: bool,
+    ask: BranchSummaryAsk<'_>,
     cancel: CancellationToken,
 ) -> Result<BranchSummaryResult, CompactionError> {
     let window = match model.context_window {
         0 => 128_000,
         w => w,
     };
-    let prep = prepare_branch_entries(entries, window.saturating_sub(reserve_tokens));
+    let prep = prepare_branch_entries(entries, window.saturating_sub(ask.reserve_tokens));
     if prep.messages.is_empty() {
         return Ok(BranchSummaryResult {
             summary: NO_CONTENT_TO_SUMMARIZE.to_string(),
@@ -150,7 +158,8 @@ pub async fn summarize_branch(
         });
     }
     let conversation = serialize_conversation(&convert_to_llm(&prep.messages));
-    let text = branch_summary_request_text(&conversation, instructions, replace_instructions);
+    let text =
+        branch_summary_request_text(&conversation, ask.instructions, ask.replace_instructions);
     let max_tokens = match model.max_tokens {
         0 => BRANCH_SUMMARY_MAX_TOKENS,
         max => BRANCH_SUMMARY_MAX_TOKENS.min(max),

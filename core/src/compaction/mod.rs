@@ -43,8 +43,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use branch::{
-    BRANCH_SUMMARY_MAX_TOKENS, BranchPreparation, BranchSummaryResult, NO_CONTENT_TO_SUMMARIZE,
-    entries_left_behind, holds_conversation, prepare_branch_entries, summarize_branch,
+    BRANCH_SUMMARY_MAX_TOKENS, BranchPreparation, BranchSummaryAsk, BranchSummaryResult,
+    NO_CONTENT_TO_SUMMARIZE, entries_left_behind, holds_conversation, prepare_branch_entries,
+    summarize_branch,
 };
 pub use cut::{
     CompactionPreparation, CutPoint, find_cut_point, find_turn_start, prepare_compaction,

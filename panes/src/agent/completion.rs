@@ -23,6 +23,14 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
     ),
     ("compact", "Summarise the conversation to free context"),
     (
+        "tree",
+        "Show the session as a tree and continue from any point of it",
+    ),
+    (
+        "rewind",
+        "Go back to one of your messages (Esc Esc on an empty prompt)",
+    ),
+    (
         "merge",
         "Merge this worktree's work into its base branch: /merge [squash|rebase]",
     ),

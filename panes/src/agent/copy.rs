@@ -474,6 +474,7 @@ impl AgentPane {
         let area = self.scroll.area();
         if !area.contains(ratatui::layout::Position::new(x, y))
             || self.picker.is_some()
+            || self.tree.is_some()
             || !self.permissions.is_empty()
         {
             return PaneEvent::Click { x, y };

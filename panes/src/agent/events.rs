@@ -70,6 +70,15 @@ pub enum PaneEvent {
         /// The text pasted, when it was a paste.
         pasted: Option<String>,
     },
+    /// Move the session's leaf to an entry chosen in the tree or the rewind list.
+    Navigate(super::TreeMove),
+    /// Set (or with `None`, clear) a tree entry's label.
+    LabelEntry {
+        /// The entry.
+        entry_id: String,
+        /// The label.
+        label: Option<String>,
+    },
     /// A click at screen position `x`, `y` that the pane did not take (no selection
     /// was made): the app may act on what is there.
     Click {

@@ -93,7 +93,8 @@ impl AgentPane {
             state.mode.remap(|line| scroll.relocate(&before, line));
             self.draw_copy_marks(transcript_area, buf, theme);
         }
-        let modal_open = !self.permissions.is_empty() || self.picker.is_some();
+        let modal_open =
+            !self.permissions.is_empty() || self.picker.is_some() || self.tree.is_some();
         let sep_y = inner.y + transcript_rows;
         if prompt_rows > 0 {
             self.render_separator(Rect::new(inner.x, sep_y, inner.width, 1), buf, theme);
@@ -137,6 +138,8 @@ impl AgentPane {
         }
         if let Some(modal) = self.permissions.front() {
             modal.render(inner, buf, theme, self.permissions.len() - 1);
+        } else if let Some(tree) = &self.tree {
+            tree.render(inner, buf, theme);
         } else if let Some(picker) = &self.picker {
             picker.render(inner, buf, theme);
         }

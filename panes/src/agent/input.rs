@@ -23,6 +23,9 @@ impl AgentPane {
         if self.copy.is_some() {
             return self.copy_key(key);
         }
+        if let Some(event) = self.tree_key(key) {
+            return event;
+        }
         if self.picker.is_none() && self.permissions.is_empty() && self.prompt.search_key(key) {
             return PaneEvent::Redraw;
         }
@@ -139,6 +142,9 @@ impl AgentPane {
     /// Submit: the highlighted choice of an open modal or picker, else the prompt (a slash
     /// command when it names one).
     pub fn submit(&mut self) -> PaneEvent {
+        if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Enter)) {
+            return event;
+        }
         if let Some(picker) = &self.picker {
             let key = picker.accept();
             return self.close_picker(key);
@@ -198,6 +204,9 @@ impl AgentPane {
     /// Alt-Enter: while a turn runs, queue the prompt as a follow-up (run when the agent
     /// would stop); otherwise break the line.
     pub fn follow_up(&mut self) -> PaneEvent {
+        if self.tree.is_some() {
+            return PaneEvent::None;
+        }
         if !self.busy || self.picker.is_some() || !self.permissions.is_empty() {
             return self.newline();
         }
@@ -219,6 +228,9 @@ impl AgentPane {
 
     /// Completes the highlighted `@` path or slash command.
     pub fn complete(&mut self) -> PaneEvent {
+        if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Tab)) {
+            return event;
+        }
         if self.accept_mention() {
             self.refresh_completion();
             return PaneEvent::Redraw;
@@ -232,6 +244,9 @@ impl AgentPane {
 
     /// Breaks the prompt's line.
     pub fn newline(&mut self) -> PaneEvent {
+        if self.tree.is_some() {
+            return PaneEvent::None;
+        }
         self.prompt.newline();
         self.refresh_completion();
         PaneEvent::Redraw
@@ -245,6 +260,9 @@ impl AgentPane {
 
     /// Up: the popup's previous entry, the line above, or the previous prompt.
     pub fn history_prev(&mut self) -> PaneEvent {
+        if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Up)) {
+            return event;
+        }
         self.end_history_search(KeyCode::Enter);
         if let Some(p) = self.picker.as_mut() {
             p.move_by(-1);
@@ -278,6 +296,9 @@ impl AgentPane {
 
     /// Down: the popup's next entry, the line below, or the next prompt.
     pub fn history_next(&mut self) -> PaneEvent {
+        if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Down)) {
+            return event;
+        }
         self.end_history_search(KeyCode::Enter);
         if let Some(p) = self.picker.as_mut() {
             p.move_by(1);
@@ -301,6 +322,9 @@ impl AgentPane {
     /// Esc: closes the picker or popup, cancels an open permission request (which cancels
     /// the turn), or cancels the running turn.
     pub fn cancel(&mut self) -> PaneEvent {
+        if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Esc)) {
+            return event;
+        }
         if self.picker.take().is_some() {
             return PaneEvent::Redraw;
         }
@@ -329,6 +353,9 @@ impl AgentPane {
 
     /// An edit of the prompt bound to a key (kill, yank, word motion, undo).
     pub fn edit_prompt(&mut self, edit: PromptEdit) -> PaneEvent {
+        if self.tree.is_some() {
+            return PaneEvent::None;
+        }
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;
         }
@@ -343,6 +370,9 @@ impl AgentPane {
     /// Ctrl-C: closes the open menu, clears the prompt (kept for yanking back), and on an
     /// empty prompt cancels the running turn.
     pub fn interrupt(&mut self) -> PaneEvent {
+        if self.tree.take().is_some() {
+            return PaneEvent::Redraw;
+        }
         if self.picker.is_some()
             || !self.permissions.is_empty()
             || self.completion.is_open()
@@ -362,6 +392,9 @@ impl AgentPane {
 
     /// Ctrl-R: searches the prompt history backwards (again: the next older match).
     pub fn history_search(&mut self) -> PaneEvent {
+        if self.tree.is_some() {
+            return PaneEvent::None;
+        }
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;
         }
@@ -374,6 +407,9 @@ impl AgentPane {
     /// dropped on the terminal) also asks the app to attach the picture, which then takes
     /// the path's text out ([`Self::attach_pasted`]).
     pub fn paste(&mut self, text: &str) -> PaneEvent {
+        if self.tree.is_some() {
+            return PaneEvent::None;
+        }
         self.leave_copy_mode();
         if self.picker.is_some() || !self.permissions.is_empty() {
             return PaneEvent::None;

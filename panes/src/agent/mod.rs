@@ -25,6 +25,7 @@ mod render;
 mod status;
 mod stream;
 mod transcript;
+mod tree;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -63,6 +64,7 @@ struct Queued {
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::{PaneStatus, SANDBOX_CATEGORY};
+pub use tree::{TreeMove, TreeNode, TreeNodeKind};
 
 /// An agent pane.
 #[derive(Debug)]
@@ -75,6 +77,8 @@ pub struct AgentPane {
     permissions: VecDeque<PermissionModal>,
     next_permission: u64,
     picker: Option<Picker>,
+    /// The session tree or rewind list, while open.
+    tree: Option<tree::TreeView>,
     tools_expanded: bool,
     thinking_expanded: bool,
     busy: bool,
@@ -121,6 +125,7 @@ impl AgentPane {
             permissions: VecDeque::new(),
             next_permission: 0,
             picker: None,
+            tree: None,
             tools_expanded: false,
             thinking_expanded: false,
             busy: false,
@@ -401,6 +406,7 @@ impl AgentPane {
         self.transcript.clear();
         self.permissions.clear();
         self.picker = None;
+        self.tree = None;
         self.busy = false;
         self.model_wait = None;
         self.error = None;

@@ -311,6 +311,14 @@ impl Transcript {
         };
     }
 
+    /// Empties the conversation but keeps what is known of the session (its title, usage,
+    /// commands and options): the session's leaf moved and its new path is replayed.
+    pub(crate) fn clear_conversation(&mut self) {
+        let facts = std::mem::take(&mut self.facts);
+        self.clear();
+        self.facts = facts;
+    }
+
     /// A prompt the user sent from this pane.
     pub(crate) fn push_user(&mut self, text: &str) {
         self.plan = None;

@@ -70,6 +70,15 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
         crate::mcp_status::EXTENSION_KEY.to_string(),
         serde_json::json!({ "status": crate::mcp_status::STATUS_METHOD }),
     );
+    march.insert(
+        crate::session_tree::EXTENSION_KEY.to_string(),
+        serde_json::json!({
+            "tree": crate::session_tree::TREE_METHOD,
+            "navigate": crate::session_tree::NAVIGATE_METHOD,
+            "label": crate::session_tree::LABEL_METHOD,
+            "notification": crate::session_tree::BRANCH_NOTIFICATION,
+        }),
+    );
     let mut meta = serde_json::Map::new();
     meta.insert("march".to_string(), serde_json::Value::Object(march));
     meta

@@ -23,6 +23,7 @@ mod replay;
 mod server;
 mod session;
 mod state;
+mod tree;
 mod turn;
 mod updates;
 

@@ -170,6 +170,11 @@ impl Session {
         updates::stored_usage(&self.store.lock(), window)
     }
 
+    /// Every entry of the session's tree (`_march/session/tree`).
+    pub(crate) fn tree(&self) -> crate::session_tree::SessionTreeResponse {
+        super::tree::tree(&self.store.lock())
+    }
+
     /// The conversation as updates, for `session/load`.
     pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
         replay::replay(&self.store.lock(), &self.tools, self.client.compaction)
@@ -297,6 +302,17 @@ impl Session {
             ContentBlock::Text(TextContent::new(text)),
         )));
         StopReason::EndTurn
+    }
+
+    /// The turn lock, when no turn runs or waits: work that must not interleave with a turn
+    /// (moving the leaf) holds it.
+    pub(super) fn try_hold_turns(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        self.turns.try_lock().ok()
+    }
+
+    /// A token cancelled with the session's current turns (`session/cancel`).
+    pub(super) fn cancel_token(&self) -> CancellationToken {
+        self.epoch.lock().child_token()
     }
 
     /// Stop the running turn and every queued prompt (`session/cancel`).

@@ -358,6 +358,48 @@ impl Connection {
         self.request(request).await
     }
 
+    /// Whether the agent shows and moves in its session tree (`_march/session/tree`).
+    pub fn offers_tree(&self) -> bool {
+        self.march_extension(crate::session_tree::EXTENSION_KEY)
+            .is_some()
+    }
+
+    /// `_march/session/tree`: every entry of the session (March's runner only).
+    pub async fn session_tree(
+        &self,
+        request: crate::session_tree::SessionTreeRequest,
+    ) -> Result<crate::session_tree::SessionTreeResponse, ClientError> {
+        if !self.offers_tree() {
+            return Err(ClientError::Unsupported(crate::session_tree::TREE_METHOD));
+        }
+        self.request(request).await
+    }
+
+    /// `_march/session/navigate`: move the leaf; a `_march/session/branch` notification and
+    /// the new path's replay arrive before the answer.
+    pub async fn navigate(
+        &self,
+        request: crate::session_tree::NavigateRequest,
+    ) -> Result<crate::session_tree::NavigateResponse, ClientError> {
+        if !self.offers_tree() {
+            return Err(ClientError::Unsupported(
+                crate::session_tree::NAVIGATE_METHOD,
+            ));
+        }
+        self.request(request).await
+    }
+
+    /// `_march/session/label`: set or clear an entry's label.
+    pub async fn label_entry(
+        &self,
+        request: crate::session_tree::LabelEntryRequest,
+    ) -> Result<crate::session_tree::LabelEntryResponse, ClientError> {
+        if !self.offers_tree() {
+            return Err(ClientError::Unsupported(crate::session_tree::LABEL_METHOD));
+        }
+        self.request(request).await
+    }
+
     /// `session/list`.
     pub async fn list_sessions(
         &self,
@@ -468,6 +510,7 @@ fn client_builder(
 {
     let updates = events.clone();
     let diagnostics = events.clone();
+    let branches = events.clone();
     let builder = Client
         .v1()
         .name("march-client")
@@ -481,6 +524,13 @@ fn client_builder(
         .on_receive_notification(
             async move |notification: crate::diagnostics::DiagnosticsNotification, _cx| {
                 let _ = diagnostics.send(RunnerEvent::Diagnostics(notification));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_notification(
+            async move |notification: crate::session_tree::BranchNotification, _cx| {
+                let _ = branches.send(RunnerEvent::Branch(notification));
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),

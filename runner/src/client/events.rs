@@ -60,6 +60,9 @@ pub enum RunnerEvent {
     /// `_march/diagnostics`: a project's diagnostics changed, or its language servers have
     /// news (only sent when the client asked for it in `initialize`).
     Diagnostics(crate::diagnostics::DiagnosticsNotification),
+    /// `_march/session/branch`: a session's leaf moved; its new path's replay follows as
+    /// [`RunnerEvent::Update`]s.
+    Branch(crate::session_tree::BranchNotification),
     /// The supervisor stopped restarting the runner.
     GaveUp {
         /// How many restarts were tried in a row.

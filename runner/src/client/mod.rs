@@ -30,6 +30,10 @@ pub use crate::diagnostics::{
     RefreshDiagnosticsResponse, Severity,
 };
 pub use crate::mcp_status::{McpStatusRequest, McpStatusResponse, ServerPhase, ServerStatus};
+pub use crate::session_tree::{
+    BranchNotification, LabelEntryRequest, NavigateRequest, NavigateResponse, SessionTreeRequest,
+    SessionTreeResponse, TreeEntry, TreeEntryKind,
+};
 pub use crate::steering::{
     QueueKind, QueueMessageRequest, QueueMessageResponse, UNSENT_KEY, UnqueueMessageRequest,
     UnqueueMessageResponse,

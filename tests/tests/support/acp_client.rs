@@ -269,6 +269,17 @@ pub struct MarchDiagnostics {
     pub params: serde_json::Map<String, Value>,
 }
 
+/// March's `_march/session/branch` notification, kept as plain JSON (seen as a
+/// [`Seen::Call`]).
+#[derive(
+    Debug, Clone, serde::Serialize, serde::Deserialize, agent_client_protocol::JsonRpcNotification,
+)]
+#[notification(method = "_march/session/branch")]
+pub struct MarchBranch {
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, Value>,
+}
+
 /// The client side of one runner connection.
 pub struct AcpClient {
     pub cx: ConnectionTo<Agent>,
@@ -424,6 +435,17 @@ impl AcpClient {
                         async move |n: MarchDiagnostics, _cx| {
                             let params = Value::Object(n.params);
                             let _ = tx.send(Seen::Call("_march/diagnostics".into(), params));
+                            Ok(())
+                        }
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_notification(
+                    {
+                        let tx = tx.clone();
+                        async move |n: MarchBranch, _cx| {
+                            let params = Value::Object(n.params);
+                            let _ = tx.send(Seen::Call("_march/session/branch".into(), params));
                             Ok(())
                         }
                     },

@@ -154,4 +154,85 @@ impl AgentDriver {
             }
         });
     }
+
+    /// Whether the agent shows and moves in its session tree.
+    pub fn offers_tree(&self) -> bool {
+        self.shared
+            .lock()
+            .runner
+            .as_ref()
+            .and_then(|r| r.current())
+            .is_some_and(|c| c.offers_tree())
+    }
+
+    /// Ask for the session's tree (`_march/session/tree`); [`AgentEvent::Tree`] follows.
+    /// False when the agent has no tree to show.
+    pub fn session_tree(&self, purpose: super::TreePurpose) -> bool {
+        if !self.offers_tree() {
+            return false;
+        }
+        let Some((runner, session)) = self.runner_and_session() else {
+            return false;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let request = march_runner::client::SessionTreeRequest {
+                session_id: session.0.to_string(),
+            };
+            let result = match runner.connection().await {
+                Ok(connection) => connection.session_tree(request).await.map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::Tree { purpose, result }));
+        });
+        true
+    }
+
+    /// Move the session's leaf (`_march/session/navigate`); the branch notification and the
+    /// new path's replay come first, then [`AgentEvent::Navigated`].
+    pub fn navigate(&self, mut request: march_runner::client::NavigateRequest) {
+        let (key, events) = (self.key, self.events.clone());
+        let Some((runner, session)) = self.runner_and_session() else {
+            let _ = events.send((
+                key,
+                AgentEvent::Navigated(Err("the agent is not ready".into())),
+            ));
+            return;
+        };
+        request.session_id = session.0.to_string();
+        tokio::spawn(async move {
+            let result = match runner.connection().await {
+                Ok(connection) => connection.navigate(request).await.map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::Navigated(result)));
+        });
+    }
+
+    /// Set or clear an entry's label (`_march/session/label`); a failure is said in the pane
+    /// (the open tree already shows the label).
+    pub fn label_entry(&self, entry_id: String, label: Option<String>) {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let request = march_runner::client::LabelEntryRequest {
+                session_id: session.0.to_string(),
+                entry_id,
+                label,
+            };
+            let connection = match runner.connection().await {
+                Ok(connection) => connection,
+                Err(e) => {
+                    let _ = events.send((key, AgentEvent::NotRecorded(describe(e))));
+                    return;
+                }
+            };
+            if let Err(e) = connection.label_entry(request).await {
+                let why = format!("the label was not set: {}", describe(e));
+                let _ = events.send((key, AgentEvent::NotRecorded(why)));
+            }
+        });
+    }
 }

@@ -41,6 +41,15 @@ pub enum ListPurpose {
     Switcher,
 }
 
+/// Why the session's tree is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreePurpose {
+    /// `/tree`: the whole tree.
+    Tree,
+    /// `/rewind` (or Esc Esc): the user messages of the current path.
+    Rewind,
+}
+
 /// Which session a driver opens once its agent runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionOpen {
@@ -117,6 +126,17 @@ pub enum AgentEvent {
         /// Whether the user asked (`/mcp`), so the answer is shown in the pane.
         show: bool,
     },
+    /// The session's tree (`_march/session/tree`), for `purpose`, or why it could not be had.
+    Tree {
+        /// What it was asked for.
+        purpose: TreePurpose,
+        /// The tree.
+        result: Result<march_runner::client::SessionTreeResponse, String>,
+    },
+    /// The leaf moved (`_march/session/branch`): the new path's replay follows.
+    Branch(march_runner::client::BranchNotification),
+    /// A move in the tree ended (`_march/session/navigate` answered), or failed.
+    Navigated(Result<march_runner::client::NavigateResponse, String>),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),
@@ -664,6 +684,7 @@ async fn forward(
                 AgentEvent::Reopened(error)
             }
             RunnerEvent::Diagnostics(n) => AgentEvent::Diagnostics(n),
+            RunnerEvent::Branch(n) => AgentEvent::Branch(n),
             RunnerEvent::GaveUp { attempts, reason } => {
                 let mut s = shared.lock();
                 let text = format!("stopped after {attempts} restarts: {reason}");

@@ -126,9 +126,11 @@ async fn a_branch_summary_is_asked_for_over_http_and_stored_where_the_path_conti
         &model,
         &options(),
         &left,
-        16_384,
-        Some("the parser"),
-        false,
+        BranchSummaryAsk {
+            reserve_tokens: 16_384,
+            instructions: Some("the parser"),
+            replace_instructions: false,
+        },
         CancellationToken::new(),
     )
     .await
@@ -208,9 +210,7 @@ async fn a_branch_without_messages_is_not_sent_to_the_model() {
         &model(),
         &options(),
         &left,
-        16_384,
-        None,
-        false,
+        BranchSummaryAsk::default(),
         CancellationToken::new(),
     )
     .await

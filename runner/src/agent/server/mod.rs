@@ -44,6 +44,9 @@ use super::state::{self, SessionState};
 use super::{errors, listing};
 use crate::diagnostics::RefreshDiagnosticsRequest;
 use crate::mcp_status::{McpStatusRequest, McpStatusResponse};
+use crate::session_tree::{
+    BranchNotification, LabelEntryRequest, LabelEntryResponse, NavigateRequest, SessionTreeRequest,
+};
 use crate::steering::{
     QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest, UnqueueMessageResponse,
 };
@@ -227,6 +230,42 @@ pub async fn serve_on(
                 }
                 let servers = session.mcp.hub().status();
                 Ok::<_, Error>(McpStatusResponse { servers })
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: SessionTreeRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                Ok::<_, Error>(session.tree())
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: NavigateRequest, cx| {
+                let session = s.session_or_error(&req.session_id)?;
+                let moved = session.navigate(req).await?;
+                // The client clears the conversation, then gets the new path as a replay.
+                let note = BranchNotification {
+                    session_id: session.id().to_string(),
+                    leaf_id: moved.leaf_id.clone(),
+                    summary_id: moved.summary_id.clone(),
+                };
+                if let Err(e) = cx.send_notification(note) {
+                    tracing::debug!("branch notification not sent: {e}");
+                }
+                let port = AcpPort::new(cx, session.id().to_string());
+                for update in session.replay() {
+                    port.notify(update);
+                }
+                Ok::<_, Error>(moved)
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: LabelEntryRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                session.label(req).await?;
+                Ok::<_, Error>(LabelEntryResponse {})
             }),
             agent_client_protocol::on_receive_request!(),
         )

@@ -1,0 +1,118 @@
+//! `/tree` and `/rewind` in an agent pane: the session's tree asked of the agent, shown in the
+//! pane, and the move the user chose made (`_march/session/navigate`).
+
+use march_panes::agent::{TreeMove, TreeNode, TreeNodeKind};
+use march_runner::client::{NavigateRequest, NavigateResponse, TreeEntry, TreeEntryKind};
+
+use super::Workspace;
+use super::agent::TreePurpose;
+use super::router::SessionKey;
+
+impl Workspace {
+    /// `/tree` or `/rewind`: ask the agent for the session's tree; it opens when it arrives.
+    pub(super) fn ask_tree(&mut self, key: SessionKey, purpose: TreePurpose) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        if slot.view.status().busy {
+            slot.view.notice(
+                "A turn is running: wait for it to end, or stop it, to move in the session.",
+            );
+            return;
+        }
+        if !slot.driver.session_tree(purpose) {
+            slot.view
+                .notice("This agent does not show its session tree to March.");
+        }
+    }
+
+    /// The tree arrived: show it, or why it cannot be shown.
+    pub(super) fn tree_arrived(
+        &mut self,
+        key: SessionKey,
+        purpose: TreePurpose,
+        result: Result<march_runner::client::SessionTreeResponse, String>,
+    ) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        let tree = match result {
+            Ok(tree) => tree,
+            Err(e) => {
+                slot.view
+                    .set_error(format!("the session tree was not listed: {e}"));
+                return;
+            }
+        };
+        let nodes: Vec<TreeNode> = tree.entries.into_iter().map(node).collect();
+        let rewind = purpose == TreePurpose::Rewind;
+        if !slot.view.open_tree(nodes, tree.leaf_id.as_deref(), rewind) {
+            slot.view.notice(if rewind {
+                "No message of yours to go back to yet."
+            } else {
+                "Nothing in this session yet."
+            });
+        }
+    }
+
+    /// A move chosen in the tree: made by the agent, which replays the new path first.
+    pub(super) fn navigate_chosen(&mut self, key: SessionKey, chosen: TreeMove) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        if chosen.summarize {
+            slot.view.notice("Summarizing the branch you leave…");
+        }
+        slot.driver.navigate(NavigateRequest {
+            session_id: String::new(),
+            entry_id: chosen.entry_id,
+            summarize: chosen.summarize,
+            instructions: chosen.instructions,
+            replace_instructions: false,
+            label: None,
+        });
+    }
+
+    /// The agent moved the leaf (or could not): the chosen message back in the editor.
+    pub(super) fn navigated(&mut self, key: SessionKey, result: Result<NavigateResponse, String>) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        match result {
+            Ok(moved) => {
+                if let Some(text) = moved.editor_text {
+                    slot.view.set_prompt_text(&text);
+                }
+                slot.view.notice(match moved.summary_id {
+                    Some(_) => {
+                        "Moved in the session; the branch you left is summarized for the model."
+                    }
+                    None => "Moved in the session.",
+                });
+            }
+            Err(e) => slot.view.set_error(format!("not moved: {e}")),
+        }
+    }
+}
+
+/// A tree entry as the pane shows it.
+fn node(entry: TreeEntry) -> TreeNode {
+    TreeNode {
+        id: entry.id,
+        parent_id: entry.parent_id,
+        kind: match entry.kind {
+            TreeEntryKind::User => TreeNodeKind::User,
+            TreeEntryKind::Assistant => TreeNodeKind::Assistant,
+            TreeEntryKind::ToolResult => TreeNodeKind::ToolResult,
+            TreeEntryKind::Bash => TreeNodeKind::Bash,
+            TreeEntryKind::CustomMessage => TreeNodeKind::CustomMessage,
+            TreeEntryKind::BranchSummary => TreeNodeKind::BranchSummary,
+            TreeEntryKind::Compaction => TreeNodeKind::Compaction,
+            TreeEntryKind::Settings => TreeNodeKind::Settings,
+            TreeEntryKind::Meta => TreeNodeKind::Meta,
+            TreeEntryKind::Other => TreeNodeKind::Other,
+        },
+        text: entry.text,
+        label: entry.label,
+    }
+}

@@ -1,0 +1,679 @@
+//! The session tree in the pane (`/tree`, pi's tree selector) and the rewind list (`/rewind`,
+//! Esc Esc: the user messages of the current path). Choosing an entry moves the session's
+//! leaf there; leaving a branch that holds conversation first asks whether to summarise it.
+
+use std::collections::HashMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+
+use crate::chrome::draw_modal;
+use crate::sanitize::sanitize_line;
+use crate::theme::{Slot, Theme};
+use crate::wrap::{self, LineBuilder};
+
+/// What a tree entry records, as the pane shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeNodeKind {
+    /// A user message (choosing it puts its text back in the editor).
+    User,
+    /// The model's answer.
+    Assistant,
+    /// A tool's result.
+    ToolResult,
+    /// A command the user ran.
+    Bash,
+    /// An extension's message (chosen like a user message).
+    CustomMessage,
+    /// The summary of a branch left.
+    BranchSummary,
+    /// A compaction.
+    Compaction,
+    /// A model, thinking level or tools change.
+    Settings,
+    /// A label, leaf move, name or extension state.
+    Meta,
+    /// Anything else.
+    Other,
+}
+
+impl TreeNodeKind {
+    /// Whether leaving it loses conversation.
+    fn is_conversation(self) -> bool {
+        matches!(
+            self,
+            Self::User
+                | Self::Assistant
+                | Self::Bash
+                | Self::CustomMessage
+                | Self::BranchSummary
+                | Self::Compaction
+        )
+    }
+
+    /// Whether choosing it puts the leaf on its parent and its text in the editor.
+    fn resubmits(self) -> bool {
+        matches!(self, Self::User | Self::CustomMessage)
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Self::User => "you",
+            Self::Assistant => "agent",
+            Self::ToolResult => "tool",
+            Self::Bash => "shell",
+            Self::CustomMessage => "note",
+            Self::BranchSummary => "summary",
+            Self::Compaction => "compacted",
+            Self::Settings | Self::Meta | Self::Other => "·",
+        }
+    }
+}
+
+/// One entry of a session's tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeNode {
+    /// The entry id.
+    pub id: String,
+    /// Its parent; `None` for a root.
+    pub parent_id: Option<String>,
+    /// What it records.
+    pub kind: TreeNodeKind,
+    /// One line of its text (sanitised when drawn).
+    pub text: String,
+    /// Its label, if any.
+    pub label: Option<String>,
+}
+
+/// A move chosen in the tree, for the app to make (`_march/session/navigate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeMove {
+    /// The chosen entry.
+    pub entry_id: String,
+    /// Summarise the branch left.
+    pub summarize: bool,
+    /// The summary's focus.
+    pub instructions: Option<String>,
+    /// Chosen from the rewind list.
+    pub rewind: bool,
+}
+
+/// What a key did to the tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TreeKey {
+    Ignored,
+    Redraw,
+    Closed,
+    Chosen(TreeMove),
+    Label(String, Option<String>),
+}
+
+/// Which entries the tree shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filter {
+    /// The conversation: no tool results, settings or bookkeeping.
+    Default,
+    /// What the user said, and summaries.
+    UserOnly,
+    /// Entries with a label.
+    Labelled,
+    /// Everything.
+    All,
+}
+
+impl Filter {
+    fn next(self) -> Self {
+        match self {
+            Self::Default => Self::UserOnly,
+            Self::UserOnly => Self::Labelled,
+            Self::Labelled => Self::All,
+            Self::All => Self::Default,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Default => "conversation",
+            Self::UserOnly => "your messages",
+            Self::Labelled => "labelled",
+            Self::All => "everything",
+        }
+    }
+
+    fn shows(self, node: &TreeNode) -> bool {
+        use TreeNodeKind as K;
+        match self {
+            Self::Default => !matches!(node.kind, K::ToolResult | K::Settings | K::Meta),
+            Self::UserOnly => matches!(node.kind, K::User | K::CustomMessage | K::BranchSummary),
+            Self::Labelled => node.label.is_some(),
+            Self::All => true,
+        }
+    }
+}
+
+/// What the tree is doing.
+#[derive(Debug, Clone, PartialEq)]
+enum Stage {
+    Browse,
+    /// Leaving a branch with conversation: how to summarise it.
+    Summary {
+        target: usize,
+        choice: usize,
+    },
+    /// Typing the summary's focus.
+    Focus {
+        target: usize,
+        text: String,
+    },
+    /// Typing a label.
+    Label {
+        target: usize,
+        text: String,
+    },
+}
+
+const SUMMARY_CHOICES: [&str; 3] = [
+    "No summary",
+    "Summarize the branch you leave",
+    "Summarize, with a focus…",
+];
+
+/// One visible line: an entry, how deep, and its branch mark (last sibling or not).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Row {
+    node: usize,
+    depth: u16,
+    mark: Option<bool>,
+}
+
+/// The open tree (or rewind list).
+#[derive(Debug, Clone)]
+pub(crate) struct TreeView {
+    nodes: Vec<TreeNode>,
+    parent: Vec<Option<usize>>,
+    children: Vec<Vec<usize>>,
+    roots: Vec<usize>,
+    leaf: Option<usize>,
+    on_path: Vec<bool>,
+    rewind: bool,
+    filter: Filter,
+    rows: Vec<Row>,
+    selected: usize,
+    stage: Stage,
+}
+
+impl TreeView {
+    /// The tree of `nodes` (file order: parents first) with the leaf at `leaf`, or with
+    /// `rewind` the user messages of the current path; none when there is nothing to show.
+    pub(crate) fn new(nodes: Vec<TreeNode>, leaf: Option<&str>, rewind: bool) -> Option<Self> {
+        let index: HashMap<&str, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id.as_str(), i))
+            .collect();
+        let mut parent = vec![None; nodes.len()];
+        let mut children = vec![Vec::new(); nodes.len()];
+        let mut roots = Vec::new();
+        for (i, node) in nodes.iter().enumerate() {
+            let p = node
+                .parent_id
+                .as_deref()
+                .and_then(|p| index.get(p).copied())
+                .filter(|&p| p != i);
+            parent[i] = p;
+            match p.and_then(|p| children.get_mut(p)) {
+                Some(siblings) => siblings.push(i),
+                None => roots.push(i),
+            }
+        }
+        let leaf = leaf.and_then(|l| index.get(l).copied());
+        drop(index);
+        let mut view = TreeView {
+            on_path: vec![false; nodes.len()],
+            nodes,
+            parent,
+            children,
+            roots,
+            leaf,
+            rewind,
+            filter: Filter::Default,
+            rows: Vec::new(),
+            selected: 0,
+            stage: Stage::Browse,
+        };
+        for i in view.path(leaf) {
+            view.on_path[i] = true;
+        }
+        view.rebuild();
+        if view.rows.is_empty() {
+            return None;
+        }
+        if rewind {
+            // The newest message first under the cursor.
+            view.selected = view.rows.len() - 1;
+        }
+        Some(view)
+    }
+
+    /// Positions from the root down to `at`; stops at a cycle.
+    fn path(&self, at: Option<usize>) -> Vec<usize> {
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.nodes.len()];
+        let mut current = at;
+        while let Some(i) = current {
+            if seen.get(i).copied().unwrap_or(true) {
+                break;
+            }
+            seen[i] = true;
+            path.push(i);
+            current = self.parent.get(i).copied().flatten();
+        }
+        path.reverse();
+        path
+    }
+
+    /// The visible rows for the filter; the cursor stays on its entry, else goes to the
+    /// leaf's nearest visible ancestor.
+    fn rebuild(&mut self) {
+        let keep = self.rows.get(self.selected).map(|r| r.node);
+        self.rows.clear();
+        if self.rewind {
+            for i in self.path(self.leaf) {
+                if self.nodes[i].kind == TreeNodeKind::User {
+                    self.rows.push(Row {
+                        node: i,
+                        depth: 0,
+                        mark: None,
+                    });
+                }
+            }
+            return;
+        }
+        // Depth grows only at branch points, so a long conversation stays at the left.
+        let mut stack: Vec<(usize, u16, Option<bool>)> = Vec::new();
+        let many_roots = self.roots.len() > 1;
+        for (n, &root) in self.roots.iter().enumerate().rev() {
+            let mark = many_roots.then_some(n + 1 == self.roots.len());
+            stack.push((root, u16::from(many_roots), mark));
+        }
+        while let Some((i, depth, mark)) = stack.pop() {
+            let shown = self.filter.shows(&self.nodes[i]);
+            if shown {
+                self.rows.push(Row {
+                    node: i,
+                    depth,
+                    mark,
+                });
+            }
+            let kids = &self.children[i];
+            if kids.len() > 1 {
+                for (n, &child) in kids.iter().enumerate().rev() {
+                    stack.push((child, depth.saturating_add(1), Some(n + 1 == kids.len())));
+                }
+            } else if let Some(&child) = kids.first() {
+                // A hidden entry hands its branch mark to what follows it.
+                stack.push((child, depth, if shown { None } else { mark }));
+            }
+        }
+        let want = keep.or_else(|| {
+            self.path(self.leaf)
+                .into_iter()
+                .rev()
+                .find(|&i| self.filter.shows(&self.nodes[i]))
+        });
+        self.selected = want
+            .and_then(|w| self.rows.iter().position(|r| r.node == w))
+            .unwrap_or(self.rows.len().saturating_sub(1));
+    }
+
+    /// Handles a key.
+    pub(crate) fn key(&mut self, key: KeyEvent) -> TreeKey {
+        match self.stage.clone() {
+            Stage::Browse => self.browse_key(key),
+            Stage::Summary { target, choice } => match key.code {
+                KeyCode::Esc => self.back(),
+                KeyCode::Up | KeyCode::BackTab => self.choose(target, choice, -1),
+                KeyCode::Down | KeyCode::Tab => self.choose(target, choice, 1),
+                KeyCode::Enter => match choice {
+                    0 | 1 => TreeKey::Chosen(self.move_to(target, choice == 1, None)),
+                    _ => {
+                        self.stage = Stage::Focus {
+                            target,
+                            text: String::new(),
+                        };
+                        TreeKey::Redraw
+                    }
+                },
+                _ => TreeKey::Ignored,
+            },
+            Stage::Focus { target, text } => match edit(key, text) {
+                Edited::Back => self.back(),
+                Edited::Text(text) => {
+                    self.stage = Stage::Focus { target, text };
+                    TreeKey::Redraw
+                }
+                Edited::Done(text) => TreeKey::Chosen(self.move_to(target, true, Some(text))),
+                Edited::Ignored => TreeKey::Ignored,
+            },
+            Stage::Label { target, text } => match edit(key, text) {
+                Edited::Back => self.back(),
+                Edited::Text(text) => {
+                    self.stage = Stage::Label { target, text };
+                    TreeKey::Redraw
+                }
+                Edited::Done(text) => {
+                    let label = Some(text.trim().to_string()).filter(|l| !l.is_empty());
+                    self.nodes[target].label.clone_from(&label);
+                    self.stage = Stage::Browse;
+                    TreeKey::Label(self.nodes[target].id.clone(), label)
+                }
+                Edited::Ignored => TreeKey::Ignored,
+            },
+        }
+    }
+
+    fn browse_key(&mut self, key: KeyEvent) -> TreeKey {
+        let page = 10;
+        match key.code {
+            KeyCode::Esc => TreeKey::Closed,
+            KeyCode::Up | KeyCode::Char('k') => self.move_by(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_by(1),
+            KeyCode::PageUp => self.move_by(-page),
+            KeyCode::PageDown => self.move_by(page),
+            KeyCode::Home | KeyCode::Char('g') => self.move_by(-(self.rows.len() as isize)),
+            KeyCode::End | KeyCode::Char('G') => self.move_by(self.rows.len() as isize),
+            KeyCode::Tab if !self.rewind => {
+                self.filter = self.filter.next();
+                self.rebuild();
+                TreeKey::Redraw
+            }
+            KeyCode::Char('l') if !self.rewind && key.modifiers.is_empty() => {
+                let Some(row) = self.rows.get(self.selected) else {
+                    return TreeKey::Ignored;
+                };
+                let text = self.nodes[row.node].label.clone().unwrap_or_default();
+                self.stage = Stage::Label {
+                    target: row.node,
+                    text,
+                };
+                TreeKey::Redraw
+            }
+            KeyCode::Enter => self.enter(),
+            _ => TreeKey::Ignored,
+        }
+    }
+
+    fn move_by(&mut self, delta: isize) -> TreeKey {
+        let last = self.rows.len().saturating_sub(1) as isize;
+        self.selected = (self.selected as isize + delta).clamp(0, last) as usize;
+        TreeKey::Redraw
+    }
+
+    fn back(&mut self) -> TreeKey {
+        self.stage = Stage::Browse;
+        TreeKey::Redraw
+    }
+
+    fn choose(&mut self, target: usize, choice: usize, delta: isize) -> TreeKey {
+        let n = SUMMARY_CHOICES.len() as isize;
+        let choice = (choice as isize + delta).rem_euclid(n) as usize;
+        self.stage = Stage::Summary { target, choice };
+        TreeKey::Redraw
+    }
+
+    /// Enter on an entry: the move, or first the summary question.
+    fn enter(&mut self) -> TreeKey {
+        let Some(target) = self.rows.get(self.selected).map(|r| r.node) else {
+            return TreeKey::Ignored;
+        };
+        if self.rewind {
+            return TreeKey::Chosen(self.move_to(target, false, None));
+        }
+        let kind = self.nodes[target].kind;
+        let new_leaf = if kind.resubmits() {
+            self.parent[target]
+        } else {
+            Some(target)
+        };
+        if new_leaf == self.leaf && !kind.resubmits() {
+            return TreeKey::Closed;
+        }
+        if self.left_behind_holds_conversation(target) {
+            self.stage = Stage::Summary { target, choice: 0 };
+            TreeKey::Redraw
+        } else {
+            TreeKey::Chosen(self.move_to(target, false, None))
+        }
+    }
+
+    /// Whether the entries from the leaf back to where its path meets `target`'s hold
+    /// conversation (what a summary would be made of).
+    fn left_behind_holds_conversation(&self, target: usize) -> bool {
+        let mut on_target = vec![false; self.nodes.len()];
+        for i in self.path(Some(target)) {
+            on_target[i] = true;
+        }
+        self.path(self.leaf)
+            .into_iter()
+            .filter(|&i| !on_target[i])
+            .any(|i| self.nodes[i].kind.is_conversation())
+    }
+
+    fn move_to(&self, target: usize, summarize: bool, instructions: Option<String>) -> TreeMove {
+        TreeMove {
+            entry_id: self.nodes[target].id.clone(),
+            summarize,
+            instructions: instructions.filter(|t| !t.trim().is_empty()),
+            rewind: self.rewind,
+        }
+    }
+
+    /// Draws the tree over most of `area`.
+    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let width = area.width.saturating_sub(2).min(120);
+        let height = area.height.saturating_sub(2);
+        if width < 20 || height < 5 {
+            return;
+        }
+        let rect = Rect::new(area.x + (area.width - width) / 2, area.y + 1, width, height);
+        let title = if self.rewind {
+            "Rewind to one of your messages".to_string()
+        } else {
+            format!("Session tree · {}", self.filter.name())
+        };
+        let inner = draw_modal(rect, &title, buf, theme);
+        let body = theme.style(Slot::Modal);
+        let w = usize::from(inner.width);
+        let list_rows = usize::from(inner.height.saturating_sub(1));
+        let first = self
+            .selected
+            .saturating_sub(list_rows / 2)
+            .min(self.rows.len().saturating_sub(list_rows));
+        for (line, (i, row)) in self
+            .rows
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(list_rows)
+            .enumerate()
+        {
+            let b = self.row_line(row, i == self.selected, w, body, theme);
+            buf.set_line(inner.x, inner.y + line as u16, &b.finish(), inner.width);
+        }
+        let hint = match &self.stage {
+            Stage::Browse if self.rewind => {
+                "Enter: go back to this message · Esc: close".to_string()
+            }
+            Stage::Browse => "Enter: go here · l: label · Tab: filter · Esc: close".to_string(),
+            Stage::Summary { .. } => "Enter: choose · Esc: back".to_string(),
+            Stage::Focus { text, .. } => format!("Focus of the summary: {text}▏"),
+            Stage::Label { text, .. } => format!("Label (empty clears): {text}▏"),
+        };
+        let mut b = LineBuilder::new(&[]);
+        b.push(
+            &wrap::truncate(&sanitize_line(&hint), w),
+            body.patch(theme.style(Slot::Hint)),
+        );
+        b.pad_to(w, body);
+        let bottom = inner.y + inner.height.saturating_sub(1);
+        buf.set_line(inner.x, bottom, &b.finish(), inner.width);
+        if let Stage::Summary { choice, .. } = self.stage {
+            self.render_summary_question(inner, choice, buf, theme);
+        }
+    }
+
+    fn row_line(
+        &self,
+        row: &Row,
+        selected: bool,
+        w: usize,
+        body: Style,
+        theme: &Theme,
+    ) -> LineBuilder {
+        let node = &self.nodes[row.node];
+        let mut style = if self.on_path[row.node] {
+            body
+        } else {
+            body.patch(theme.style(Slot::TextDim))
+        };
+        if selected {
+            style = style.patch(theme.style(Slot::Selection));
+        }
+        let mut b = LineBuilder::new(&[]);
+        let indent = usize::from(row.depth.min(16)) * 2;
+        let mut lead = " ".repeat(indent.saturating_sub(if row.mark.is_some() { 2 } else { 0 }));
+        match row.mark {
+            Some(true) => lead.push_str("└ "),
+            Some(false) => lead.push_str("├ "),
+            None => {}
+        }
+        b.push(&lead, style.patch(theme.style(Slot::Hint)));
+        let tag_slot = match node.kind {
+            TreeNodeKind::User => Slot::User,
+            TreeNodeKind::Assistant => Slot::Agent,
+            TreeNodeKind::BranchSummary | TreeNodeKind::Compaction => Slot::Info,
+            _ => Slot::Hint,
+        };
+        b.push(
+            &format!("{} ", node.kind.tag()),
+            style.patch(theme.style(tag_slot)),
+        );
+        let mut tail = String::new();
+        if let Some(label) = &node.label {
+            tail.push_str(&format!(" [{}]", sanitize_line(label)));
+        }
+        if Some(row.node) == self.leaf {
+            tail.push_str(" ◀ here");
+        }
+        let used = lead.chars().count() + node.kind.tag().chars().count() + 1;
+        let room = w.saturating_sub(used + tail.chars().count());
+        b.push(&wrap::truncate(&sanitize_line(&node.text), room), style);
+        b.push(&tail, style.patch(theme.style(Slot::Warning)));
+        b.pad_to(w, style);
+        b
+    }
+
+    fn render_summary_question(&self, inner: Rect, choice: usize, buf: &mut Buffer, theme: &Theme) {
+        let width = inner.width.min(44);
+        let height = SUMMARY_CHOICES.len() as u16 + 2;
+        if inner.height < height + 1 {
+            return;
+        }
+        let rect = Rect::new(
+            inner.x + (inner.width - width) / 2,
+            inner.y + (inner.height - height) / 2,
+            width,
+            height,
+        );
+        let area = draw_modal(rect, "Leave this branch", buf, theme);
+        let body = theme.style(Slot::Modal);
+        let w = usize::from(area.width);
+        for (i, text) in SUMMARY_CHOICES.iter().enumerate() {
+            let style = if i == choice {
+                body.patch(theme.style(Slot::Selection))
+            } else {
+                body
+            };
+            let mut b = LineBuilder::new(&[]);
+            b.push(
+                &format!(" {}", wrap::truncate(text, w.saturating_sub(1))),
+                style,
+            );
+            b.pad_to(w, style);
+            buf.set_line(area.x, area.y + i as u16, &b.finish(), area.width);
+        }
+    }
+}
+
+/// What a key did to a line being typed.
+enum Edited {
+    Ignored,
+    Back,
+    Text(String),
+    Done(String),
+}
+
+fn edit(key: KeyEvent, mut text: String) -> Edited {
+    match key.code {
+        KeyCode::Esc => Edited::Back,
+        KeyCode::Enter => Edited::Done(text),
+        KeyCode::Backspace => {
+            text.pop();
+            Edited::Text(text)
+        }
+        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+            Edited::Text(String::new())
+        }
+        KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+            text.push(c);
+            Edited::Text(text)
+        }
+        _ => Edited::Ignored,
+    }
+}
+
+impl super::AgentPane {
+    /// Shows the session's tree (or, with `rewind`, the user messages of its current path);
+    /// false when there is nothing to show.
+    pub fn open_tree(&mut self, nodes: Vec<TreeNode>, leaf: Option<&str>, rewind: bool) -> bool {
+        self.picker = None;
+        self.tree = TreeView::new(nodes, leaf, rewind);
+        self.tree.is_some()
+    }
+
+    /// The session's leaf moved: the conversation is shown again from the replay that
+    /// follows (the session's title, usage, commands and options stay).
+    pub fn branch_moved(&mut self) {
+        self.leave_copy_mode();
+        self.expanded.clear();
+        self.transcript.clear_conversation();
+        self.tree = None;
+        self.error = None;
+    }
+
+    /// Whether the tree (or rewind list) is open.
+    pub fn tree_open(&self) -> bool {
+        self.tree.is_some()
+    }
+
+    /// A key for the open tree; `None` when no tree is open.
+    pub(crate) fn tree_key(&mut self, key: KeyEvent) -> Option<super::PaneEvent> {
+        use super::PaneEvent;
+        let tree = self.tree.as_mut()?;
+        Some(match tree.key(key) {
+            TreeKey::Ignored => PaneEvent::None,
+            TreeKey::Redraw => PaneEvent::Redraw,
+            TreeKey::Closed => {
+                self.tree = None;
+                PaneEvent::Redraw
+            }
+            TreeKey::Chosen(chosen) => {
+                self.tree = None;
+                PaneEvent::Navigate(chosen)
+            }
+            TreeKey::Label(entry_id, label) => PaneEvent::LabelEntry { entry_id, label },
+        })
+    }
+}

@@ -1,0 +1,158 @@
+//! March's extension for the session tree: `_march/session/tree` lists a session's entries,
+//! `_march/session/navigate` moves its leaf (writing pi's `branch_summary` of the branch left
+//! when asked), `_march/session/label` bookmarks an entry, and the `_march/session/branch`
+//! notification tells the client the leaf moved, before the new path's replay. Advertised as
+//! `agentCapabilities._meta.march.tree`. See `docs/PROTOCOL.md`.
+
+use agent_client_protocol::{JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
+use serde::{Deserialize, Serialize};
+
+/// The extension's key under `_meta.march` in the agent's capabilities.
+pub const EXTENSION_KEY: &str = "tree";
+/// The method listing the tree.
+pub const TREE_METHOD: &str = "_march/session/tree";
+/// The method moving the leaf.
+pub const NAVIGATE_METHOD: &str = "_march/session/navigate";
+/// The method setting or clearing a label.
+pub const LABEL_METHOD: &str = "_march/session/label";
+/// The notification of a leaf move.
+pub const BRANCH_NOTIFICATION: &str = "_march/session/branch";
+
+/// `_march/session/tree`: every entry of a session's tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_march/session/tree", response = SessionTreeResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTreeRequest {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `_march/session/tree` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTreeResponse {
+    /// The current leaf; `None` before the first entry.
+    pub leaf_id: Option<String>,
+    /// Every entry, in file order (a parent before its children).
+    pub entries: Vec<TreeEntry>,
+}
+
+/// One entry of the tree, as a client shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeEntry {
+    /// The entry id.
+    pub id: String,
+    /// Its parent; `None` for a root.
+    pub parent_id: Option<String>,
+    /// What it records.
+    pub kind: TreeEntryKind,
+    /// A one-line preview (at most a few hundred characters; not sanitised).
+    pub text: String,
+    /// The label set on it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// When it was written (ISO 8601).
+    pub timestamp: String,
+}
+
+/// What a tree entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeEntryKind {
+    /// A user message: choosing it puts its text back in the editor.
+    User,
+    /// The model's answer.
+    Assistant,
+    /// A tool's result.
+    ToolResult,
+    /// A command the user ran (`!`).
+    Bash,
+    /// An extension's message in the context: chosen like a user message.
+    CustomMessage,
+    /// The summary of a branch left.
+    BranchSummary,
+    /// A compaction's summary.
+    Compaction,
+    /// A model, thinking level or tools change.
+    Settings,
+    /// A label, leaf move, name or extension state: not conversation.
+    Meta,
+    /// A kind this client does not know.
+    #[serde(other)]
+    Other,
+}
+
+/// `_march/session/navigate`: move the session's leaf to an entry (pi's `/tree`). A user
+/// message (or extension message) chosen puts the leaf on its parent and its text in the
+/// answer, to edit and send again; any other entry becomes the leaf. Refused while a turn
+/// runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_march/session/navigate", response = NavigateResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateRequest {
+    /// The session.
+    pub session_id: String,
+    /// The chosen entry.
+    pub entry_id: String,
+    /// Summarise the branch left (a `branch_summary` entry where the path continues).
+    #[serde(default)]
+    pub summarize: bool,
+    /// A focus for the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// `instructions` replace the summary's instructions instead of adding to them.
+    #[serde(default)]
+    pub replace_instructions: bool,
+    /// A label for the summary entry (or, without a summary, the chosen entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// `_march/session/navigate` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct NavigateResponse {
+    /// The new leaf; `None` before the first entry.
+    pub leaf_id: Option<String>,
+    /// The chosen message's text, for the editor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_text: Option<String>,
+    /// The `branch_summary` entry written, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_id: Option<String>,
+}
+
+/// `_march/session/label`: set (or with no label, clear) an entry's label.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_march/session/label", response = LabelEntryResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntryRequest {
+    /// The session.
+    pub session_id: String,
+    /// The entry.
+    pub entry_id: String,
+    /// The label; `None` or empty clears it.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// `_march/session/label` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntryResponse {}
+
+/// `_march/session/branch`: the session's leaf moved. A client showing the conversation
+/// clears it: the new path's replay follows as `session/update`s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcNotification)]
+#[notification(method = "_march/session/branch")]
+#[serde(rename_all = "camelCase")]
+pub struct BranchNotification {
+    /// The session.
+    pub session_id: String,
+    /// The new leaf; `None` before the first entry.
+    pub leaf_id: Option<String>,
+    /// The `branch_summary` entry written, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_id: Option<String>,
+}
