@@ -543,7 +543,8 @@ impl TreeView {
         }
         let mut b = LineBuilder::new(&[]);
         let indent = usize::from(row.depth.min(16)) * 2;
-        let mut lead = " ".repeat(indent.saturating_sub(if row.mark.is_some() { 2 } else { 0 }));
+        let mut lead =
+            " ".repeat(1 + indent.saturating_sub(if row.mark.is_some() { 2 } else { 0 }));
         match row.mark {
             Some(true) => lead.push_str("└ "),
             Some(false) => lead.push_str("├ "),

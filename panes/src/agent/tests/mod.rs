@@ -3,6 +3,7 @@
 mod behaviour;
 mod copying;
 mod pictures;
+mod tree;
 mod views;
 mod virtualisation;
 

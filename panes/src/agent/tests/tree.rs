@@ -1,0 +1,229 @@
+//! The session tree and the rewind list in the pane: what they draw, how keys move in them,
+//! and the moves and labels they hand the app.
+
+use super::*;
+use crate::agent::{PaneEvent, TreeMove, TreeNode, TreeNodeKind};
+use crate::test_support::{dark, rows};
+
+fn node(id: &str, parent: Option<&str>, kind: TreeNodeKind, text: &str) -> TreeNode {
+    TreeNode {
+        id: id.to_string(),
+        parent_id: parent.map(str::to_string),
+        kind,
+        text: text.to_string(),
+        label: None,
+    }
+}
+
+/// u1 · a1 · {branch A: u2 · t2 (tool result) · a2 · u3 (leaf's branch: a3)}, {branch B: u4 · a4}.
+fn forked() -> Vec<TreeNode> {
+    use TreeNodeKind as K;
+    let mut labelled = node("a4", Some("u4"), K::Assistant, "tried an index");
+    labelled.label = Some("index".into());
+    vec![
+        node("u1", None, K::User, "make the parser fast"),
+        node("a1", Some("u1"), K::Assistant, "I will profile it first"),
+        node("u2", Some("a1"), K::User, "cache the tokens"),
+        node("t2", Some("u2"), K::ToolResult, "read: src/lexer.rs"),
+        node("a2", Some("t2"), K::Assistant, "cached them \x1b[31mred"),
+        node("u4", Some("a1"), K::User, "try an index instead"),
+        labelled,
+        node("u3", Some("a2"), K::User, "now measure it"),
+        node("a3", Some("u3"), K::Assistant, "2.1x faster"),
+    ]
+}
+
+fn open(nodes: Vec<TreeNode>, leaf: &str, rewind: bool) -> AgentPane {
+    let mut pane = AgentPane::new("agent 1");
+    assert!(pane.open_tree(nodes, Some(leaf), rewind));
+    pane
+}
+
+fn screen(pane: &mut AgentPane) -> Vec<String> {
+    let t = draw(pane, &dark(), 70, 18);
+    rows(t.backend().buffer())
+}
+
+#[test]
+fn the_tree_shows_branches_the_path_and_labels() {
+    let mut pane = open(forked(), "a3", false);
+    let t = draw(&mut pane, &dark(), 70, 18);
+    insta::assert_snapshot!(t.backend());
+    let text = rows(t.backend().buffer()).join("\n");
+    assert!(!text.contains('\x1b'), "sanitised");
+    assert!(
+        !text.contains("src/lexer.rs"),
+        "tool results are filtered out"
+    );
+    assert!(text.contains("◀ here") && text.contains("[index]"));
+}
+
+#[test]
+fn tab_cycles_the_filters() {
+    let mut pane = open(forked(), "a3", false);
+    pane.handle_key(key(KeyCode::Tab));
+    let users = screen(&mut pane).join("\n");
+    assert!(users.contains("your messages"));
+    assert!(users.contains("try an index instead") && !users.contains("2.1x faster"));
+    pane.handle_key(key(KeyCode::Tab));
+    let labelled = screen(&mut pane).join("\n");
+    assert!(labelled.contains("tried an index") && !labelled.contains("make the parser"));
+    pane.handle_key(key(KeyCode::Tab));
+    assert!(
+        screen(&mut pane).join("\n").contains("src/lexer.rs"),
+        "everything"
+    );
+}
+
+/// Moves the cursor to the row showing `text`.
+fn select(pane: &mut AgentPane, text: &str) {
+    pane.handle_key(key(KeyCode::Home));
+    for _ in 0..20 {
+        let screen = screen(pane);
+        // The selected row is the one drawn with the selection style; find by moving until
+        // the row under the cursor holds `text` (rows are drawn with the cursor centred).
+        if let Some(line) = screen.iter().find(|l| l.contains(text))
+            && pane_selected_text(pane).is_some_and(|s| line.contains(&s))
+        {
+            return;
+        }
+        pane.handle_key(key(KeyCode::Down));
+    }
+    panic!("no row `{text}`");
+}
+
+/// The text of the selected row, read from the selection style of the drawn buffer.
+fn pane_selected_text(pane: &mut AgentPane) -> Option<String> {
+    let t = draw(pane, &dark(), 70, 18);
+    let buf = t.backend().buffer();
+    let selection = dark().style(crate::theme::Slot::Selection).bg;
+    (0..buf.area.height).find_map(|y| {
+        let cells: Vec<_> = (0..buf.area.width).map(|x| &buf[(x, y)]).collect();
+        let selected = cells.iter().filter(|c| Some(c.bg) == selection).count();
+        (selected > 30).then(|| cells.iter().map(|c| c.symbol()).collect::<String>())
+    })
+}
+
+#[test]
+fn leaving_a_branch_with_conversation_asks_about_a_summary() {
+    let mut pane = open(forked(), "a3", false);
+    select(&mut pane, "tried an index");
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), PaneEvent::Redraw);
+    let asked = screen(&mut pane).join("\n");
+    assert!(asked.contains("Leave this branch") && asked.contains("No summary"));
+    pane.handle_key(key(KeyCode::Down));
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Navigate(TreeMove {
+            entry_id: "a4".into(),
+            summarize: true,
+            instructions: None,
+            rewind: false,
+        })
+    );
+    assert!(!pane.tree_open());
+
+    // With a focus typed.
+    let mut pane = open(forked(), "a3", false);
+    select(&mut pane, "tried an index");
+    pane.handle_key(key(KeyCode::Enter));
+    pane.handle_key(key(KeyCode::Up));
+    pane.handle_key(key(KeyCode::Enter));
+    type_text(&mut pane, "perf");
+    assert!(
+        screen(&mut pane)
+            .join("\n")
+            .contains("Focus of the summary: perf")
+    );
+    let PaneEvent::Navigate(chosen) = pane.handle_key(key(KeyCode::Enter)) else {
+        panic!("no move")
+    };
+    assert_eq!(chosen.instructions.as_deref(), Some("perf"));
+    assert!(chosen.summarize);
+}
+
+#[test]
+fn going_up_the_same_path_moves_without_asking_when_nothing_is_left() {
+    // The leaf is a user message with no answer: choosing the answer before it leaves only
+    // that message, which is conversation; choosing the leaf's own entry changes nothing.
+    let mut pane = open(forked(), "a3", false);
+    select(&mut pane, "2.1x faster");
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), PaneEvent::Redraw);
+    assert!(!pane.tree_open(), "already there: the tree closes");
+
+    let mut nodes = forked();
+    nodes.truncate(2);
+    let mut pane = open(nodes, "a1", false);
+    select(&mut pane, "make the parser fast");
+    // Re-editing the first message leaves the answer: asked.
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), PaneEvent::Redraw);
+    assert!(pane.tree_open());
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Navigate(TreeMove {
+            entry_id: "u1".into(),
+            summarize: false,
+            instructions: None,
+            rewind: false,
+        })
+    );
+}
+
+#[test]
+fn l_sets_a_label_and_esc_closes() {
+    let mut pane = open(forked(), "a3", false);
+    select(&mut pane, "I will profile");
+    pane.handle_key(key(KeyCode::Char('l')));
+    type_text(&mut pane, "start");
+    assert_eq!(
+        pane.handle_key(key(KeyCode::Enter)),
+        PaneEvent::LabelEntry {
+            entry_id: "a1".into(),
+            label: Some("start".into())
+        }
+    );
+    assert!(screen(&mut pane).join("\n").contains("[start]"));
+    assert_eq!(pane.cancel(), PaneEvent::Redraw);
+    assert!(!pane.tree_open());
+}
+
+#[test]
+fn the_rewind_list_holds_the_paths_user_messages_newest_selected() {
+    let mut pane = open(forked(), "a3", true);
+    let text = screen(&mut pane).join("\n");
+    assert!(text.contains("Rewind to one of your messages"));
+    assert!(text.contains("make the parser fast") && text.contains("now measure it"));
+    assert!(!text.contains("try an index"), "another branch");
+    assert!(!text.contains("2.1x faster"), "answers are not listed");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Navigate(TreeMove {
+            entry_id: "u3".into(),
+            summarize: false,
+            instructions: None,
+            rewind: true,
+        })
+    );
+    assert!(!AgentPane::new("x").open_tree(Vec::new(), None, true));
+}
+
+#[test]
+fn a_deep_linear_session_opens_without_recursion_and_at_the_leaf() {
+    let mut nodes = Vec::new();
+    for i in 0..20_000 {
+        let parent = (i > 0).then(|| format!("n{}", i - 1));
+        let kind = if i % 2 == 0 {
+            TreeNodeKind::User
+        } else {
+            TreeNodeKind::Assistant
+        };
+        nodes.push(node(
+            &format!("n{i}"),
+            parent.as_deref(),
+            kind,
+            &format!("message {i}"),
+        ));
+    }
+    let mut pane = open(nodes, "n19999", false);
+    assert!(screen(&mut pane).join("\n").contains("message 19999"));
+}
