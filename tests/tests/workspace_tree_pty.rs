@@ -72,3 +72,54 @@ fn tree_moves_the_leaf_and_the_next_request_carries_the_summary_not_the_branch()
     assert!(!sent.contains("Added an index."), "the branch left: {sent}");
     m.quit();
 }
+
+#[test]
+fn esc_esc_rewinds_to_a_message_and_restores_the_files_changed_since() {
+    let edit = serde_json::json!({
+        "path": "notes.txt",
+        "edits": [{"oldText": "first", "newText": "second"}]
+    });
+    let h = tokio_harness(vec![
+        Turn::text("Noted."),
+        Turn::stream(vec![march_testkit::Event::tool_call(
+            "e1",
+            "edit",
+            &[&edit.to_string()],
+        )]),
+        Turn::text("Changed it."),
+        Turn::text("Kept it."),
+    ]);
+    let_commands_run_unasked(&h);
+    let notes = h.project().join("notes.txt");
+    std::fs::write(&notes, "first\n").unwrap();
+    let mut m = start(&h);
+    m.type_line("remember the notes");
+    m.wait_text("Noted.");
+    m.type_line("change the notes");
+    m.wait_text("Changed it.");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "second\n");
+
+    m.send(ESC);
+    m.wait_text("Esc again: go back");
+    m.send(ESC);
+    m.wait_text("Rewind to one of your messages");
+    // The newest message is under the cursor.
+    m.send(ENTER);
+    m.wait_text("The session changed files since");
+    m.wait_text("notes.txt: put back as it was");
+    m.send(ENTER);
+    m.wait_text("Restored 1 file.");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "first\n");
+    m.wait_for("the message back in the editor, its turn gone", |t| {
+        t.contains("› change the notes") && !t.contains("Changed it.")
+    });
+
+    // Sent again as it is: the model sees the conversation before it, once.
+    m.send(ENTER);
+    m.wait_text("Kept it.");
+    let sent = last_request(&h);
+    assert!(sent.contains("remember the notes"), "{sent}");
+    assert_eq!(sent.matches("change the notes").count(), 1, "{sent}");
+    assert!(!sent.contains("Changed it."), "{sent}");
+    m.quit();
+}

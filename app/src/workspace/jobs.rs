@@ -40,6 +40,17 @@ pub enum JobDone {
     },
     /// A revert from a diff pane ran.
     Reverted(Reverted),
+    /// The files a rewind would restore were checked against the disk.
+    RewindChecked {
+        /// The session.
+        session: SessionKey,
+        /// The message chosen.
+        chosen: march_panes::agent::TreeMove,
+        /// What restoring each file would do.
+        lines: Vec<march_panes::agent::RestoreLine>,
+    },
+    /// A rewind's files were restored.
+    Restored(super::rewind::Restored),
     /// Projects to offer in the project picker were listed.
     ProjectsListed(ProjectsListed),
     /// A session's recorded changes were read from the data dir.
@@ -289,6 +300,12 @@ impl super::Workspace {
                 result,
             } => self.uncommitted_diffed(project, generation, result),
             J::Reverted(reverted) => self.reverted(reverted),
+            J::RewindChecked {
+                session,
+                chosen,
+                lines,
+            } => self.rewind_checked(session, chosen, lines),
+            J::Restored(done) => self.restored(done),
             J::Worktree(done) => self.worktree_done(done),
             J::ChangesRead { session, changes } => self.changes_read(session, changes),
             J::ModelsDiscovered { session, models } => {

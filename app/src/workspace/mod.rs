@@ -28,6 +28,7 @@ pub mod project_files;
 pub mod prompt_history;
 mod remote_changes;
 mod revert;
+mod rewind;
 pub mod reviews;
 pub mod router;
 mod session_tree;

@@ -162,24 +162,46 @@ impl Workspace {
 
 /// A session's change to one file, to undo: checked against the disk and written off the
 /// loop.
-struct SessionUndo {
+pub(super) struct SessionUndo {
     /// The file before the session's first change to it (`None`: it created it).
-    before: Option<String>,
+    pub(super) before: Option<String>,
     /// The file as the session left it (`None`: it deleted it).
-    after: Option<String>,
+    pub(super) after: Option<String>,
     /// The name the revert is recorded under.
-    tool_call: String,
+    pub(super) tool_call: String,
     /// The hunk to undo; `None` undoes the whole file.
-    hunk: Option<usize>,
-    /// The file as the pane names it.
-    shown: String,
-    path: PathBuf,
+    pub(super) hunk: Option<usize>,
+    /// The file as the user knows it.
+    pub(super) shown: String,
+    pub(super) path: PathBuf,
 }
 
 impl SessionUndo {
+    /// The file's text on disk, if it is still as the session left it (`None`: absent, as
+    /// the session left it); why not, otherwise. Nothing is written.
+    pub(super) fn check(&self) -> Result<Option<String>, String> {
+        let on_disk = match std::fs::read(&self.path) {
+            Ok(bytes) => Some(
+                String::from_utf8(bytes).map_err(|_| format!("{} is not text", self.shown))?,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(format!("cannot read {}: {e}", self.shown)),
+        };
+        if on_disk != self.after {
+            return Err(format!(
+                "{} changed on disk since the session's edit",
+                self.shown
+            ));
+        }
+        Ok(on_disk)
+    }
+
     /// Undoes it if the file is still as the session left it: what was done and the change
     /// made, or why nothing was.
-    fn run(self) -> Result<(String, FileChange), String> {
+    pub(super) fn run(self) -> Result<(String, FileChange), String> {
+        let on_disk = self
+            .check()
+            .map_err(|why| format!("{why}: not reverted"))?;
         let SessionUndo {
             before,
             after,
@@ -188,18 +210,6 @@ impl SessionUndo {
             shown,
             path,
         } = self;
-        let on_disk = match std::fs::read(&path) {
-            Ok(bytes) => {
-                Some(String::from_utf8(bytes).map_err(|_| format!("{shown} is not text"))?)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
-        };
-        if on_disk != after {
-            return Err(format!(
-                "{shown} changed on disk since the session's edit: not reverted"
-            ));
-        }
         let target = match hunk {
             None => before.clone(),
             Some(n) => {

@@ -63,23 +63,43 @@ impl Workspace {
         if chosen.summarize {
             slot.view.notice("Summarizing the branch you leave…");
         }
-        slot.driver.navigate(NavigateRequest {
+        let request = NavigateRequest {
             session_id: String::new(),
-            entry_id: chosen.entry_id,
+            entry_id: chosen.entry_id.clone(),
             summarize: chosen.summarize,
-            instructions: chosen.instructions,
+            instructions: chosen.instructions.clone(),
             replace_instructions: false,
             label: None,
-        });
+        };
+        slot.driver.navigate(request, chosen);
     }
 
-    /// The agent moved the leaf (or could not): the chosen message back in the editor.
-    pub(super) fn navigated(&mut self, key: SessionKey, result: Result<NavigateResponse, String>) {
+    /// The agent moved the leaf (or could not): the chosen message back in the editor, and
+    /// the files restored when the rewind asked for it.
+    pub(super) fn navigated(
+        &mut self,
+        key: SessionKey,
+        chosen: TreeMove,
+        result: Result<NavigateResponse, String>,
+    ) {
         let Some(slot) = self.sessions.get_mut(&key) else {
             return;
         };
         match result {
             Ok(moved) => {
+                if chosen.restore
+                    && let Some(at) = chosen.at_ms
+                {
+                    slot.view.notice("Restoring the files…");
+                    self.restore_files(key, at);
+                    let Some(slot) = self.sessions.get_mut(&key) else {
+                        return;
+                    };
+                    if let Some(text) = moved.editor_text {
+                        slot.view.set_prompt_text(&text);
+                    }
+                    return;
+                }
                 if let Some(text) = moved.editor_text {
                     slot.view.set_prompt_text(&text);
                 }
@@ -112,6 +132,8 @@ fn node(entry: TreeEntry) -> TreeNode {
             TreeEntryKind::Meta => TreeNodeKind::Meta,
             TreeEntryKind::Other => TreeNodeKind::Other,
         },
+        at_ms: march_core::session::parse_iso_ms(&entry.timestamp)
+            .and_then(|ms| u64::try_from(ms).ok()),
         text: entry.text,
         label: entry.label,
     }

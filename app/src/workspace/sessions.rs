@@ -373,8 +373,8 @@ impl Workspace {
                 tracing::info!(key = key.0, leaf = ?moved.leaf_id, "the session's leaf moved");
                 view.branch_moved();
             }
-            AgentEvent::Navigated(result) => {
-                self.navigated(key, result);
+            AgentEvent::Navigated { chosen, result } => {
+                self.navigated(key, chosen, result);
                 return true;
             }
             // Taken above.
@@ -543,6 +543,7 @@ impl Workspace {
                 }
             }
             PaneEvent::Navigate(chosen) => self.navigate_chosen(key, chosen),
+            PaneEvent::RewindCheck(chosen) => self.rewind_chosen(key, chosen),
             PaneEvent::LabelEntry { entry_id, label } => slot.driver.label_entry(entry_id, label),
             PaneEvent::Copy(text) => return UiRequest::Copy(text),
             PaneEvent::ListFiles => self.list_files(key),

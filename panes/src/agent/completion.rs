@@ -272,7 +272,7 @@ mod tests {
         assert_eq!(c.items.len(), BUILTIN_COMMANDS.len() + 1);
         c.update("/re", &a);
         let names: Vec<&str> = c.items.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["resume", "review"]);
+        assert_eq!(names, ["resume", "rewind", "review"]);
         let mut d = Completion::default();
         d.update("/", &a);
         assert_eq!(d.selected().unwrap().name, "new");

@@ -72,6 +72,9 @@ pub enum PaneEvent {
     },
     /// Move the session's leaf to an entry chosen in the tree or the rewind list.
     Navigate(super::TreeMove),
+    /// A message chosen in the rewind list: look at the files the session changed since,
+    /// then [`super::AgentPane::offer_restore`] (or, with none, make the move).
+    RewindCheck(super::TreeMove),
     /// Set (or with `None`, clear) a tree entry's label.
     LabelEntry {
         /// The entry.

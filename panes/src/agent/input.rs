@@ -26,6 +26,9 @@ impl AgentPane {
         if let Some(event) = self.tree_key(key) {
             return event;
         }
+        if key.code != KeyCode::Esc {
+            self.disarm_rewind();
+        }
         if self.picker.is_none() && self.permissions.is_empty() && self.prompt.search_key(key) {
             return PaneEvent::Redraw;
         }
@@ -145,6 +148,7 @@ impl AgentPane {
         if let Some(event) = self.tree_key(KeyEvent::from(KeyCode::Enter)) {
             return event;
         }
+        self.disarm_rewind();
         if let Some(picker) = &self.picker {
             let key = picker.accept();
             return self.close_picker(key);
@@ -346,8 +350,29 @@ impl AgentPane {
             // What was queued comes back into the editor at once: the cancel delivers none.
             self.restore_queued();
             PaneEvent::CancelTurn
+        } else if self.prompt.text().is_empty() && self.pictures_attached_empty() {
+            // Claude Code's gesture: Esc twice on an empty prompt goes back in the session.
+            if self.rewind_armed {
+                self.disarm_rewind();
+                PaneEvent::Slash {
+                    name: "rewind".to_string(),
+                    args: String::new(),
+                }
+            } else {
+                self.rewind_armed = true;
+                self.prompt
+                    .set_placeholder(Some("Esc again: go back to one of your messages"));
+                PaneEvent::Redraw
+            }
         } else {
             PaneEvent::None
+        }
+    }
+
+    /// Any key but Esc: a second Esc no longer rewinds.
+    fn disarm_rewind(&mut self) {
+        if std::mem::take(&mut self.rewind_armed) {
+            self.prompt.set_placeholder(None);
         }
     }
 

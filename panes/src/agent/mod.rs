@@ -64,7 +64,7 @@ struct Queued {
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::{PaneStatus, SANDBOX_CATEGORY};
-pub use tree::{TreeMove, TreeNode, TreeNodeKind};
+pub use tree::{RestoreLine, TreeMove, TreeNode, TreeNodeKind};
 
 /// An agent pane.
 #[derive(Debug)]
@@ -79,6 +79,8 @@ pub struct AgentPane {
     picker: Option<Picker>,
     /// The session tree or rewind list, while open.
     tree: Option<tree::TreeView>,
+    /// Esc was pressed on an empty prompt: a second Esc opens the rewind list.
+    rewind_armed: bool,
     tools_expanded: bool,
     thinking_expanded: bool,
     busy: bool,
@@ -126,6 +128,7 @@ impl AgentPane {
             next_permission: 0,
             picker: None,
             tree: None,
+            rewind_armed: false,
             tools_expanded: false,
             thinking_expanded: false,
             busy: false,

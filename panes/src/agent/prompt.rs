@@ -86,6 +86,11 @@ fn editor(lines: Vec<String>) -> TextArea<'static> {
 }
 
 impl Prompt {
+    /// Shows `text` while the prompt is empty (the usual hint when `None`).
+    pub(crate) fn set_placeholder(&mut self, text: Option<&str>) {
+        self.area.set_placeholder_text(text.unwrap_or(PLACEHOLDER));
+    }
+
     /// The text being edited.
     pub(crate) fn text(&self) -> String {
         self.area.lines().join("\n")

@@ -85,6 +85,17 @@ pub struct TreeNode {
     pub text: String,
     /// Its label, if any.
     pub label: Option<String>,
+    /// When it was written (ms since the epoch), when known.
+    pub at_ms: Option<u64>,
+}
+
+/// One file a rewind would restore, as listed before asking.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestoreLine {
+    /// What would happen to it.
+    pub text: String,
+    /// It would be left as it is (changed since, too large).
+    pub refused: bool,
 }
 
 /// A move chosen in the tree, for the app to make (`_march/session/navigate`).
@@ -98,6 +109,10 @@ pub struct TreeMove {
     pub instructions: Option<String>,
     /// Chosen from the rewind list.
     pub rewind: bool,
+    /// When the chosen entry was written (ms since the epoch), when known.
+    pub at_ms: Option<u64>,
+    /// Restore the project's files to that time too.
+    pub restore: bool,
 }
 
 /// What a key did to the tree.
@@ -107,6 +122,8 @@ pub(crate) enum TreeKey {
     Redraw,
     Closed,
     Chosen(TreeMove),
+    /// A rewind target: the app looks at the files changed since before going.
+    Check(TreeMove),
     Label(String, Option<String>),
 }
 
@@ -172,7 +189,21 @@ enum Stage {
         target: usize,
         text: String,
     },
+    /// Rewinding: the app looks at the files changed since.
+    Checking,
+    /// Rewinding: restore the files listed, or only go back in the conversation.
+    Restore {
+        target: usize,
+        lines: Vec<RestoreLine>,
+        choice: usize,
+    },
 }
+
+const RESTORE_CHOICES: [&str; 3] = [
+    "Go back and restore the files",
+    "Go back, keep the files as they are",
+    "Cancel",
+];
 
 const SUMMARY_CHOICES: [&str; 3] = [
     "No summary",
@@ -357,6 +388,38 @@ impl TreeView {
                 Edited::Done(text) => TreeKey::Chosen(self.move_to(target, true, Some(text))),
                 Edited::Ignored => TreeKey::Ignored,
             },
+            Stage::Checking => match key.code {
+                KeyCode::Esc => TreeKey::Closed,
+                _ => TreeKey::Ignored,
+            },
+            Stage::Restore {
+                target,
+                lines,
+                choice,
+            } => {
+                let n = RESTORE_CHOICES.len() as isize;
+                let step = |delta: isize| (choice as isize + delta).rem_euclid(n) as usize;
+                match key.code {
+                    KeyCode::Esc => self.back(),
+                    KeyCode::Up | KeyCode::BackTab | KeyCode::Down | KeyCode::Tab => {
+                        let up = matches!(key.code, KeyCode::Up | KeyCode::BackTab);
+                        let choice = step(if up { -1 } else { 1 });
+                        self.stage = Stage::Restore {
+                            target,
+                            lines,
+                            choice,
+                        };
+                        TreeKey::Redraw
+                    }
+                    KeyCode::Enter if choice == 2 => self.back(),
+                    KeyCode::Enter => {
+                        let mut chosen = self.move_to(target, false, None);
+                        chosen.restore = choice == 0;
+                        TreeKey::Chosen(chosen)
+                    }
+                    _ => TreeKey::Ignored,
+                }
+            }
             Stage::Label { target, text } => match edit(key, text) {
                 Edited::Back => self.back(),
                 Edited::Text(text) => {
@@ -429,7 +492,8 @@ impl TreeView {
             return TreeKey::Ignored;
         };
         if self.rewind {
-            return TreeKey::Chosen(self.move_to(target, false, None));
+            self.stage = Stage::Checking;
+            return TreeKey::Check(self.move_to(target, false, None));
         }
         let kind = self.nodes[target].kind;
         let new_leaf = if kind.resubmits() {
@@ -467,7 +531,22 @@ impl TreeView {
             summarize,
             instructions: instructions.filter(|t| !t.trim().is_empty()),
             rewind: self.rewind,
+            at_ms: self.nodes[target].at_ms,
+            restore: false,
         }
+    }
+
+    /// The files a rewind to `entry_id` would restore arrived: ask.
+    pub(crate) fn offer_restore(&mut self, entry_id: &str, lines: Vec<RestoreLine>) -> bool {
+        let Some(target) = self.nodes.iter().position(|n| n.id == entry_id) else {
+            return false;
+        };
+        self.stage = Stage::Restore {
+            target,
+            lines,
+            choice: 0,
+        };
+        true
     }
 
     /// Draws the tree over most of `area`.
@@ -507,7 +586,8 @@ impl TreeView {
                 "Enter: go back to this message · Esc: close".to_string()
             }
             Stage::Browse => "Enter: go here · l: label · Tab: filter · Esc: close".to_string(),
-            Stage::Summary { .. } => "Enter: choose · Esc: back".to_string(),
+            Stage::Summary { .. } | Stage::Restore { .. } => "Enter: choose · Esc: back".to_string(),
+            Stage::Checking => "Looking at the files changed since…".to_string(),
             Stage::Focus { text, .. } => format!("Focus of the summary: {text}▏"),
             Stage::Label { text, .. } => format!("Label (empty clears): {text}▏"),
         };
@@ -519,8 +599,22 @@ impl TreeView {
         b.pad_to(w, body);
         let bottom = inner.y + inner.height.saturating_sub(1);
         buf.set_line(inner.x, bottom, &b.finish(), inner.width);
-        if let Stage::Summary { choice, .. } = self.stage {
-            self.render_summary_question(inner, choice, buf, theme);
+        match &self.stage {
+            Stage::Summary { choice, .. } => {
+                let choices = SUMMARY_CHOICES.map(str::to_string);
+                question(inner, "Leave this branch", &[], &choices, *choice, buf, theme);
+            }
+            Stage::Restore { lines, choice, .. } => {
+                let restorable = lines.iter().filter(|l| !l.refused).count();
+                let mut choices = RESTORE_CHOICES.map(str::to_string);
+                choices[0] = match restorable {
+                    1 => "Go back and restore 1 file".to_string(),
+                    n => format!("Go back and restore {n} files"),
+                };
+                let title = "The session changed files since";
+                question(inner, title, lines, &choices, *choice, buf, theme);
+            }
+            _ => {}
         }
     }
 
@@ -575,36 +669,62 @@ impl TreeView {
         b.pad_to(w, style);
         b
     }
+}
 
-    fn render_summary_question(&self, inner: Rect, choice: usize, buf: &mut Buffer, theme: &Theme) {
-        let width = inner.width.min(44);
-        let height = SUMMARY_CHOICES.len() as u16 + 2;
-        if inner.height < height + 1 {
-            return;
-        }
-        let rect = Rect::new(
-            inner.x + (inner.width - width) / 2,
-            inner.y + (inner.height - height) / 2,
-            width,
-            height,
-        );
-        let area = draw_modal(rect, "Leave this branch", buf, theme);
-        let body = theme.style(Slot::Modal);
-        let w = usize::from(area.width);
-        for (i, text) in SUMMARY_CHOICES.iter().enumerate() {
-            let style = if i == choice {
-                body.patch(theme.style(Slot::Selection))
-            } else {
-                body
-            };
-            let mut b = LineBuilder::new(&[]);
-            b.push(
-                &format!(" {}", wrap::truncate(text, w.saturating_sub(1))),
-                style,
-            );
-            b.pad_to(w, style);
-            buf.set_line(area.x, area.y + i as u16, &b.finish(), area.width);
-        }
+/// A question over the tree: `lines` (a list to read first), then `choices`, `choice`
+/// highlighted.
+fn question(
+    inner: Rect,
+    title: &str,
+    lines: &[RestoreLine],
+    choices: &[String],
+    choice: usize,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    let width = inner.width.min(if lines.is_empty() { 44 } else { 80 });
+    let room = usize::from(inner.height.saturating_sub(choices.len() as u16 + 4));
+    let shown = lines.len().min(room);
+    let gap = u16::from(shown > 0);
+    let height = (shown + choices.len()) as u16 + gap + 2;
+    if inner.height < height || width < 12 {
+        return;
+    }
+    let rect = Rect::new(
+        inner.x + (inner.width - width) / 2,
+        inner.y + (inner.height - height) / 2,
+        width,
+        height,
+    );
+    let area = draw_modal(rect, title, buf, theme);
+    let body = theme.style(Slot::Modal);
+    let w = usize::from(area.width);
+    let mut y = area.y;
+    for line in lines.iter().take(shown) {
+        let style = if line.refused {
+            body.patch(theme.style(Slot::Warning))
+        } else {
+            body
+        };
+        let mut b = LineBuilder::new(&[]);
+        let text = format!(" {}", sanitize_line(&line.text));
+        b.push(&wrap::truncate(&text, w), style);
+        b.pad_to(w, body);
+        buf.set_line(area.x, y, &b.finish(), area.width);
+        y += 1;
+    }
+    y += gap;
+    for (i, text) in choices.iter().enumerate() {
+        let style = if i == choice {
+            body.patch(theme.style(Slot::Selection))
+        } else {
+            body
+        };
+        let mut b = LineBuilder::new(&[]);
+        b.push(&format!(" {}", wrap::truncate(text, w.saturating_sub(1))), style);
+        b.pad_to(w, style);
+        buf.set_line(area.x, y, &b.finish(), area.width);
+        y += 1;
     }
 }
 
@@ -674,7 +794,21 @@ impl super::AgentPane {
                 self.tree = None;
                 PaneEvent::Navigate(chosen)
             }
+            TreeKey::Check(chosen) => PaneEvent::RewindCheck(chosen),
             TreeKey::Label(entry_id, label) => PaneEvent::LabelEntry { entry_id, label },
         })
+    }
+
+    /// The files a rewind to `entry_id` would restore (the app looked): the open rewind list
+    /// asks whether to restore them.
+    pub fn offer_restore(&mut self, entry_id: &str, lines: Vec<RestoreLine>) {
+        if let Some(tree) = self.tree.as_mut() {
+            tree.offer_restore(entry_id, lines);
+        }
+    }
+
+    /// Closes the tree (or rewind list).
+    pub fn close_tree(&mut self) {
+        self.tree = None;
     }
 }

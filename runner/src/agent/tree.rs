@@ -17,8 +17,8 @@ use crate::session_tree::{
     TreeEntryKind,
 };
 
-/// Characters of an entry's preview.
-const PREVIEW_CHARS: usize = 240;
+/// Characters of an entry's preview: a row of the widest tree view.
+const PREVIEW_CHARS: usize = 120;
 
 /// Every entry of `store` as a client shows it.
 pub(crate) fn tree(store: &SessionStore) -> SessionTreeResponse {
@@ -33,7 +33,7 @@ pub(crate) fn tree(store: &SessionStore) -> SessionTreeResponse {
                     id: e.id.clone(),
                     parent_id: e.parent_id.clone(),
                     kind,
-                    text: clip(&text),
+                    text,
                     label: store.label(&e.id).map(str::to_string),
                     timestamp: e.timestamp.clone(),
                 }
@@ -200,54 +200,67 @@ impl Session {
     }
 }
 
-/// What an entry is and a line of its text.
+/// What an entry is and a line of its text (clipped: only the start of a long text is read).
 fn preview(entry: &SessionEntry) -> (TreeEntryKind, String) {
     use TreeEntryKind as K;
     match &entry.kind {
         EntryKind::Message(m) => match &**m {
-            SessionMessage::User(u) => (K::User, body_text(&u.content)),
-            SessionMessage::Assistant(a) => (K::Assistant, assistant_text(&a.content)),
+            SessionMessage::User(u) => (K::User, clip(body_start(&u.content))),
+            SessionMessage::Assistant(a) => (K::Assistant, assistant_line(&a.content)),
             SessionMessage::ToolResult(r) => {
-                let text = body_text(&UserBody::Blocks(r.content.clone()));
-                (K::ToolResult, format!("{}: {text}", r.tool_name))
+                let text = blocks_start(&r.content);
+                (K::ToolResult, clip(&format!("{}: {}", r.tool_name, head(text))))
             }
-            SessionMessage::BashExecution(b) => (K::Bash, format!("!{}", b.command)),
-            SessionMessage::Custom(c) => (K::CustomMessage, body_text(&c.content)),
-            SessionMessage::BranchSummary(s) => (K::BranchSummary, s.summary.clone()),
-            SessionMessage::CompactionSummary(s) => (K::Compaction, s.summary.clone()),
+            SessionMessage::BashExecution(b) => (K::Bash, clip(&format!("!{}", head(&b.command)))),
+            SessionMessage::Custom(c) => (K::CustomMessage, clip(body_start(&c.content))),
+            SessionMessage::BranchSummary(s) => (K::BranchSummary, clip(&summary_line(&s.summary))),
+            SessionMessage::CompactionSummary(s) => (K::Compaction, clip(&s.summary)),
         },
-        EntryKind::CustomMessage(c) => (K::CustomMessage, body_text(&c.content)),
-        EntryKind::BranchSummary(b) => (K::BranchSummary, summary_line(&b.summary)),
+        EntryKind::CustomMessage(c) => (K::CustomMessage, clip(body_start(&c.content))),
+        EntryKind::BranchSummary(b) => (K::BranchSummary, clip(&summary_line(&b.summary))),
         EntryKind::Compaction(c) => (
             K::Compaction,
             format!("compacted about {} tokens", c.tokens_before),
         ),
-        EntryKind::ModelChange(m) => (K::Settings, format!("model {}/{}", m.provider, m.model_id)),
+        EntryKind::ModelChange(m) => (
+            K::Settings,
+            clip(&format!("model {}/{}", m.provider, m.model_id)),
+        ),
         EntryKind::ThinkingLevelChange(t) => {
-            (K::Settings, format!("thinking {}", t.thinking_level))
+            (K::Settings, clip(&format!("thinking {}", t.thinking_level)))
         }
         EntryKind::ActiveToolsChange(t) => (
             K::Settings,
-            format!("tools {}", t.active_tool_names.join(", ")),
+            clip(&format!("tools {}", t.active_tool_names.join(", "))),
         ),
         EntryKind::Label(l) => (
             K::Meta,
             match l.label.as_deref().filter(|l| !l.is_empty()) {
-                Some(label) => format!("label {label}"),
+                Some(label) => clip(&format!("label {label}")),
                 None => "label cleared".to_string(),
             },
         ),
         EntryKind::Leaf(l) => (
             K::Meta,
-            format!("moved to {}", l.target_id.as_deref().unwrap_or("the start")),
+            clip(&format!("moved to {}", l.target_id.as_deref().unwrap_or("the start"))),
         ),
         EntryKind::SessionInfo(i) => (
             K::Meta,
-            format!("named {}", i.name.as_deref().unwrap_or_default()),
+            clip(&format!("named {}", i.name.as_deref().unwrap_or_default())),
         ),
-        EntryKind::Custom(c) => (K::Meta, c.custom_type.clone()),
-        EntryKind::Unknown(u) => (K::Other, u.entry_type.clone()),
+        EntryKind::Custom(c) => (K::Meta, clip(&c.custom_type)),
+        EntryKind::Unknown(u) => (K::Other, clip(&u.entry_type)),
     }
+}
+
+/// At most the first few hundred bytes of `text` (on a character boundary): all a preview
+/// reads.
+fn head(text: &str) -> &str {
+    let mut end = text.len().min(PREVIEW_CHARS * 4);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// A branch summary's first line of substance: past the preamble and headings.
@@ -256,22 +269,21 @@ fn summary_line(summary: &str) -> String {
         .strip_prefix(compaction::BRANCH_SUMMARY_PREAMBLE)
         .unwrap_or(summary);
     body.lines()
+        .take(20)
         .map(|l| l.trim().trim_start_matches('#').trim())
         .find(|l| !l.is_empty() && *l != "Goal")
         .unwrap_or_default()
         .to_string()
 }
 
-fn assistant_text(content: &[AssistantContent]) -> String {
-    let text: Vec<&str> = content
-        .iter()
-        .filter_map(|c| match c {
-            AssistantContent::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !text.is_empty() {
-        return text.join(" ");
+/// The answer's first text, or the tools it called.
+fn assistant_line(content: &[AssistantContent]) -> String {
+    let text = content.iter().find_map(|c| match c {
+        AssistantContent::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
+        _ => None,
+    });
+    if let Some(text) = text {
+        return clip(text);
     }
     let calls: Vec<&str> = content
         .iter()
@@ -283,22 +295,23 @@ fn assistant_text(content: &[AssistantContent]) -> String {
     if calls.is_empty() {
         String::new()
     } else {
-        format!("→ {}", calls.join(", "))
+        clip(&format!("→ {}", calls.join(", ")))
     }
 }
 
-/// The text blocks of a message body joined (a picture counts as `[image]`).
-fn body_text(body: &UserBody) -> String {
+/// A message body's first text (`[image]` for a picture first).
+fn body_start(body: &UserBody) -> &str {
     match body {
-        UserBody::Text(t) => t.clone(),
-        UserBody::Blocks(blocks) => blocks
-            .iter()
-            .map(|b| match b {
-                UserContent::Text(t) => t.text.as_str(),
-                UserContent::Image(_) => "[image]",
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        UserBody::Text(t) => t,
+        UserBody::Blocks(blocks) => blocks_start(blocks),
+    }
+}
+
+fn blocks_start(blocks: &[UserContent]) -> &str {
+    match blocks.first() {
+        Some(UserContent::Text(t)) => &t.text,
+        Some(UserContent::Image(_)) => "[image]",
+        None => "",
     }
 }
 
@@ -317,20 +330,32 @@ fn editor_text(body: &UserBody) -> String {
     }
 }
 
-/// One line of at most [`PREVIEW_CHARS`] characters.
+/// One line of at most [`PREVIEW_CHARS`] characters, looking at no more of `text` than that
+/// needs (a tool result may be megabytes).
 fn clip(text: &str) -> String {
-    let mut out = String::new();
-    for (n, c) in text
-        .split_whitespace()
-        .flat_map(|w| w.chars().chain([' ']))
-        .enumerate()
-    {
-        if n >= PREVIEW_CHARS {
+    let mut out = String::with_capacity(PREVIEW_CHARS + 4);
+    let mut count = 0;
+    let mut space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            space = count > 0;
+            continue;
+        }
+        if space {
+            if count + 1 >= PREVIEW_CHARS {
+                out.push('…');
+                return out;
+            }
+            out.push(' ');
+            count += 1;
+            space = false;
+        }
+        if count >= PREVIEW_CHARS {
             out.push('…');
             return out;
         }
         out.push(c);
+        count += 1;
     }
-    out.truncate(out.trim_end().len());
     out
 }

@@ -190,13 +190,15 @@ impl AgentDriver {
 
     /// Move the session's leaf (`_march/session/navigate`); the branch notification and the
     /// new path's replay come first, then [`AgentEvent::Navigated`].
-    pub fn navigate(&self, mut request: march_runner::client::NavigateRequest) {
+    pub fn navigate(
+        &self,
+        mut request: march_runner::client::NavigateRequest,
+        chosen: march_panes::agent::TreeMove,
+    ) {
         let (key, events) = (self.key, self.events.clone());
         let Some((runner, session)) = self.runner_and_session() else {
-            let _ = events.send((
-                key,
-                AgentEvent::Navigated(Err("the agent is not ready".into())),
-            ));
+            let result = Err("the agent is not ready".into());
+            let _ = events.send((key, AgentEvent::Navigated { chosen, result }));
             return;
         };
         request.session_id = session.0.to_string();
@@ -205,7 +207,7 @@ impl AgentDriver {
                 Ok(connection) => connection.navigate(request).await.map_err(describe),
                 Err(e) => Err(describe(e)),
             };
-            let _ = events.send((key, AgentEvent::Navigated(result)));
+            let _ = events.send((key, AgentEvent::Navigated { chosen, result }));
         });
     }
 

@@ -136,7 +136,12 @@ pub enum AgentEvent {
     /// The leaf moved (`_march/session/branch`): the new path's replay follows.
     Branch(march_runner::client::BranchNotification),
     /// A move in the tree ended (`_march/session/navigate` answered), or failed.
-    Navigated(Result<march_runner::client::NavigateResponse, String>),
+    Navigated {
+        /// What the user chose.
+        chosen: march_panes::agent::TreeMove,
+        /// The agent's answer.
+        result: Result<march_runner::client::NavigateResponse, String>,
+    },
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),

@@ -77,9 +77,12 @@ fn arrows_move_in_the_popup_and_esc_closes_it() {
 }
 
 #[test]
-fn esc_without_a_turn_does_nothing() {
+fn esc_without_a_turn_only_arms_the_rewind() {
     let mut pane = AgentPane::new("a");
+    type_text(&mut pane, "x");
     assert_eq!(pane.cancel(), PaneEvent::None);
+    let mut pane = AgentPane::new("a");
+    assert_eq!(pane.cancel(), PaneEvent::Redraw, "Esc again would rewind");
 }
 
 #[test]

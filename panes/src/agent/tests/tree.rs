@@ -2,7 +2,7 @@
 //! and the moves and labels they hand the app.
 
 use super::*;
-use crate::agent::{PaneEvent, TreeMove, TreeNode, TreeNodeKind};
+use crate::agent::{PaneEvent, RestoreLine, TreeMove, TreeNode, TreeNodeKind};
 use crate::test_support::{dark, rows};
 
 fn node(id: &str, parent: Option<&str>, kind: TreeNodeKind, text: &str) -> TreeNode {
@@ -12,6 +12,7 @@ fn node(id: &str, parent: Option<&str>, kind: TreeNodeKind, text: &str) -> TreeN
         kind,
         text: text.to_string(),
         label: None,
+        at_ms: Some(1_000),
     }
 }
 
@@ -119,6 +120,8 @@ fn leaving_a_branch_with_conversation_asks_about_a_summary() {
             summarize: true,
             instructions: None,
             rewind: false,
+            at_ms: Some(1_000),
+            restore: false,
         })
     );
     assert!(!pane.tree_open());
@@ -165,6 +168,8 @@ fn going_up_the_same_path_moves_without_asking_when_nothing_is_left() {
             summarize: false,
             instructions: None,
             rewind: false,
+            at_ms: Some(1_000),
+            restore: false,
         })
     );
 }
@@ -195,15 +200,54 @@ fn the_rewind_list_holds_the_paths_user_messages_newest_selected() {
     assert!(text.contains("make the parser fast") && text.contains("now measure it"));
     assert!(!text.contains("try an index"), "another branch");
     assert!(!text.contains("2.1x faster"), "answers are not listed");
+    let chosen = TreeMove {
+        entry_id: "u3".into(),
+        summarize: false,
+        instructions: None,
+        rewind: true,
+        at_ms: Some(1_000),
+        restore: false,
+    };
+    assert_eq!(pane.submit(), PaneEvent::RewindCheck(chosen.clone()));
+    assert!(screen(&mut pane).join("\n").contains("Looking at the files"));
+
+    // The app found files changed since: they are listed before anything is asked.
+    pane.offer_restore(
+        "u3",
+        vec![
+            RestoreLine {
+                text: "src/a.rs: put back as it was".into(),
+                refused: false,
+            },
+            RestoreLine {
+                text: "src/b.rs: left as it is (changed on disk since)".into(),
+                refused: true,
+            },
+        ],
+    );
+    let asked = screen(&mut pane).join("\n");
+    assert!(asked.contains("The session changed files since"), "{asked}");
+    assert!(asked.contains("src/a.rs: put back") && asked.contains("src/b.rs: left as it is"));
+    assert!(asked.contains("Go back and restore 1 file"));
     assert_eq!(
         pane.submit(),
         PaneEvent::Navigate(TreeMove {
-            entry_id: "u3".into(),
-            summarize: false,
-            instructions: None,
-            rewind: true,
+            restore: true,
+            ..chosen.clone()
         })
     );
+
+    // Keeping the files goes back in the conversation only; Cancel returns to the list.
+    let mut pane = open(forked(), "a3", true);
+    pane.submit();
+    pane.offer_restore("u3", Vec::new());
+    pane.handle_key(key(KeyCode::Up));
+    assert_eq!(pane.submit(), PaneEvent::Redraw, "cancel");
+    assert!(pane.tree_open());
+    pane.submit();
+    pane.offer_restore("u3", Vec::new());
+    pane.handle_key(key(KeyCode::Down));
+    assert_eq!(pane.submit(), PaneEvent::Navigate(chosen));
     assert!(!AgentPane::new("x").open_tree(Vec::new(), None, true));
 }
 
@@ -226,4 +270,27 @@ fn a_deep_linear_session_opens_without_recursion_and_at_the_leaf() {
     }
     let mut pane = open(nodes, "n19999", false);
     assert!(screen(&mut pane).join("\n").contains("message 19999"));
+}
+
+#[test]
+fn esc_twice_on_an_empty_prompt_asks_for_the_rewind_list() {
+    let mut pane = AgentPane::new("agent 1");
+    assert_eq!(pane.cancel(), PaneEvent::Redraw);
+    assert!(screen(&mut pane).join("\n").contains("Esc again: go back"));
+    assert_eq!(
+        pane.cancel(),
+        PaneEvent::Slash {
+            name: "rewind".into(),
+            args: String::new()
+        }
+    );
+    // Another key between the two: no rewind.
+    pane.cancel();
+    pane.handle_key(key(KeyCode::Left));
+    assert!(screen(&mut pane).join("\n").contains("Message the agent"));
+    assert_eq!(pane.cancel(), PaneEvent::Redraw);
+    // Text in the prompt: Esc does nothing of the kind.
+    let mut pane = AgentPane::new("agent 1");
+    type_text(&mut pane, "draft");
+    assert_eq!(pane.cancel(), PaneEvent::None);
 }

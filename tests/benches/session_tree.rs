@@ -1,0 +1,221 @@
+//! The session tree's cost (issue 22): on a session of 10,000 entries with 50 branches,
+//! `/tree` opening (the runner lists the tree over ACP, the pane builds its view and draws it)
+//! and a leaf move without a summary (`_march/session/navigate` answered, the new path
+//! replayed), against loading the same file (`SessionStore::open` in process, and
+//! `session/load` through the runner), interleaved in one run.
+//!
+//! Run: `cargo bench -p march-e2e --bench session_tree` (about half a minute).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
+
+#[path = "../tests/support/acp_client.rs"]
+mod acp_client;
+
+use std::time::{Duration, Instant};
+
+use acp_client::{AcpClient, Harness, within};
+use agent_client_protocol::v1::schema::{LoadSessionRequest, SessionId};
+use march_core::message::{
+    AssistantContent, AssistantMessage, StopReason, TextContent, ToolCall, ToolResultMessage,
+    UserContent, UserMessage,
+};
+use march_core::model::Model;
+use march_core::session::{SessionHeader, SessionMessage, SessionStore};
+use march_panes::agent::{AgentPane, TreeNode, TreeNodeKind};
+use march_panes::highlight::Highlighter;
+use march_panes::theme::Theme;
+use march_runner::session_tree::{
+    NavigateRequest, SessionTreeRequest, TreeEntry, TreeEntryKind,
+};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// Entries in the session.
+const ENTRIES: usize = 10_000;
+/// Branch points in it.
+const BRANCHES: usize = 50;
+/// Timed rounds.
+const ROUNDS: usize = 30;
+
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[i]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{name:<44} p50 {:>7.2} ms  p90 {:>7.2} ms  max {:>7.2} ms",
+        ms(quantile(&samples, 0.5)),
+        ms(quantile(&samples, 0.9)),
+        ms(*samples.last().unwrap()),
+    );
+}
+
+fn text(label: &str, chars: usize) -> String {
+    let mut s = format!("{label} ");
+    while s.len() < chars {
+        s.push_str("lorem ipsum dolor sit amet ");
+    }
+    s
+}
+
+fn assistant(content: Vec<AssistantContent>) -> SessionMessage {
+    let mut a = AssistantMessage::empty(&Model::openai_compatible("p", "m", "http://127.0.0.1:9"));
+    a.content = content;
+    a.stop_reason = StopReason::Stop;
+    SessionMessage::Assistant(a)
+}
+
+/// A session of [`ENTRIES`] entries: turns of a user message, a tool call, its result and an
+/// answer; every `ENTRIES / BRANCHES` entries the conversation goes back 40 entries and
+/// branches there. Returns the session id and two leaves on different branches.
+fn build(h: &Harness) -> (SessionId, String, String) {
+    let header = SessionHeader::new(h.project().to_string_lossy());
+    let mut store = SessionStore::create(&h.sessions_dir(), header).unwrap();
+    let mut leaves = Vec::new();
+    let mut n = 0;
+    while store.entries().len() < ENTRIES {
+        n += 1;
+        if n % 4 == 1 && store.entries().len() / (ENTRIES / BRANCHES) > leaves.len() {
+            let here = store.leaf_id().unwrap().to_string();
+            leaves.push(here);
+            let back = store.branch_path(None);
+            let to = back[back.len().saturating_sub(40)].id.clone();
+            store.branch(&to).unwrap();
+        }
+        let message = match n % 4 {
+            1 => SessionMessage::User(UserMessage::text(text(&format!("request {n}"), 160))),
+            2 => assistant(vec![AssistantContent::ToolCall(ToolCall {
+                id: format!("c{n}"),
+                name: "read".into(),
+                arguments: serde_json::json!({"path": format!("src/file{n}.rs")}),
+                thought_signature: None,
+            })]),
+            3 => SessionMessage::ToolResult(ToolResultMessage {
+                tool_call_id: format!("c{}", n - 1),
+                tool_name: "read".into(),
+                content: vec![UserContent::text(text("fn main() {}", 1200))],
+                details: serde_json::Value::Null,
+                is_error: false,
+                timestamp: 0,
+            }),
+            _ => assistant(vec![AssistantContent::Text(TextContent {
+                text: text(&format!("answer {n}"), 600),
+                text_signature: None,
+            })]),
+        };
+        store.append_message(message).unwrap();
+    }
+    let last = store.leaf_id().unwrap().to_string();
+    (
+        SessionId::new(store.session_id().to_string()),
+        leaves[BRANCHES / 2].clone(),
+        last,
+    )
+}
+
+fn node(e: TreeEntry) -> TreeNode {
+    TreeNode {
+        id: e.id,
+        parent_id: e.parent_id,
+        kind: match e.kind {
+            TreeEntryKind::User => TreeNodeKind::User,
+            TreeEntryKind::Assistant => TreeNodeKind::Assistant,
+            TreeEntryKind::ToolResult => TreeNodeKind::ToolResult,
+            _ => TreeNodeKind::Other,
+        },
+        text: e.text,
+        label: e.label,
+    }
+}
+
+async fn load(client: &AcpClient, id: &SessionId, h: &Harness) {
+    let sent = client
+        .cx
+        .send_request(LoadSessionRequest::new(id.clone(), h.project()));
+    within("session/load", sent.block_task()).await.unwrap();
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let h = Harness::new(Vec::new()).await;
+    let (id, branch_leaf, last_leaf) = build(&h);
+    let file = acp_client::file_of(&h.sessions_dir(), &id);
+    println!(
+        "session: {ENTRIES} entries, {BRANCHES} branches, {:.1} MB",
+        std::fs::metadata(&file).unwrap().len() as f64 / 1e6
+    );
+    let (_runner, mut client) = h.connect().await;
+    client.initialize().await;
+    load(&client, &id, &h).await;
+    client.drain();
+
+    let theme = Theme::default();
+    let hl = Highlighter::new();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let (mut open_file, mut acp_load, mut tree_open, mut leaf_move) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let t = Instant::now();
+        let (store, _) = SessionStore::open(&file).unwrap();
+        open_file.push(t.elapsed());
+        drop(store);
+
+        let t = Instant::now();
+        load(&client, &id, &h).await;
+        acp_load.push(t.elapsed());
+        client.drain();
+
+        let t = Instant::now();
+        let tree = within(
+            "tree",
+            client
+                .cx
+                .send_request(SessionTreeRequest {
+                    session_id: id.0.to_string(),
+                })
+                .block_task(),
+        )
+        .await
+        .unwrap();
+        let leaf = tree.leaf_id.clone();
+        let nodes: Vec<TreeNode> = tree.entries.into_iter().map(node).collect();
+        let mut pane = AgentPane::new("bench");
+        assert!(pane.open_tree(nodes, leaf.as_deref(), false));
+        terminal
+            .draw(|f| {
+                let area = f.area();
+                pane.render(area, f.buffer_mut(), &theme, &hl, true);
+            })
+            .unwrap();
+        tree_open.push(t.elapsed());
+
+        let to = if round % 2 == 0 { &branch_leaf } else { &last_leaf };
+        let t = Instant::now();
+        within(
+            "navigate",
+            client
+                .cx
+                .send_request(NavigateRequest {
+                    session_id: id.0.to_string(),
+                    entry_id: to.clone(),
+                    summarize: false,
+                    instructions: None,
+                    replace_instructions: false,
+                    label: None,
+                })
+                .block_task(),
+        )
+        .await
+        .unwrap();
+        leaf_move.push(t.elapsed());
+        client.drain();
+    }
+    report("load the file (SessionStore::open)", open_file);
+    report("load the session (session/load over ACP)", acp_load);
+    report("/tree opens (list over ACP, build, draw)", tree_open);
+    report("move the leaf (navigate over ACP, replay)", leaf_move);
+    client.close().await;
+}
