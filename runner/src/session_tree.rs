@@ -1,7 +1,8 @@
 //! March's extension for the session tree: `_march/session/tree` lists a session's entries,
 //! `_march/session/navigate` moves its leaf (writing pi's `branch_summary` of the branch left
 //! when asked), `_march/session/label` bookmarks an entry, and the `_march/session/branch`
-//! notification tells the client the leaf moved, before the new path's replay. Advertised as
+//! notification tells the client the leaf moved, before the new path's replay;
+//! `_march/session/fork` copies the path so far into a new session. Advertised as
 //! `agentCapabilities._meta.march.tree`. See `docs/PROTOCOL.md`.
 
 use agent_client_protocol::{JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
@@ -15,6 +16,8 @@ pub const TREE_METHOD: &str = "_march/session/tree";
 pub const NAVIGATE_METHOD: &str = "_march/session/navigate";
 /// The method setting or clearing a label.
 pub const LABEL_METHOD: &str = "_march/session/label";
+/// The method copying the path into a new session.
+pub const FORK_METHOD: &str = "_march/session/fork";
 /// The notification of a leaf move.
 pub const BRANCH_NOTIFICATION: &str = "_march/session/branch";
 
@@ -155,4 +158,25 @@ pub struct BranchNotification {
     /// The `branch_summary` entry written, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_id: Option<String>,
+}
+
+/// `_march/session/fork`: copy the session's path so far into a new session (pi's branched
+/// session file, its header's `parentSession` naming this one), to open with `session/load`.
+/// Refused while a turn runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
+#[request(method = "_march/session/fork", response = ForkSessionResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkSessionRequest {
+    /// The session.
+    pub session_id: String,
+}
+
+/// `_march/session/fork` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcResponse)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkSessionResponse {
+    /// The new session.
+    pub session_id: String,
+    /// Its file.
+    pub path: std::path::PathBuf,
 }

@@ -24,9 +24,7 @@ use march_core::session::{SessionHeader, SessionMessage, SessionStore};
 use march_panes::agent::{AgentPane, TreeNode, TreeNodeKind};
 use march_panes::highlight::Highlighter;
 use march_panes::theme::Theme;
-use march_runner::session_tree::{
-    NavigateRequest, SessionTreeRequest, TreeEntry, TreeEntryKind,
-};
+use march_runner::session_tree::{NavigateRequest, SessionTreeRequest, TreeEntry, TreeEntryKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -128,6 +126,7 @@ fn node(e: TreeEntry) -> TreeNode {
         },
         text: e.text,
         label: e.label,
+        at_ms: None,
     }
 }
 
@@ -192,7 +191,11 @@ async fn main() {
             .unwrap();
         tree_open.push(t.elapsed());
 
-        let to = if round % 2 == 0 { &branch_leaf } else { &last_leaf };
+        let to = if round % 2 == 0 {
+            &branch_leaf
+        } else {
+            &last_leaf
+        };
         let t = Instant::now();
         within(
             "navigate",

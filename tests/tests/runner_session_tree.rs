@@ -9,8 +9,8 @@ mod acp_client;
 use acp_client::*;
 use agent_client_protocol::v1::schema::SessionId;
 use march_runner::session_tree::{
-    LabelEntryRequest, LabelEntryResponse, NavigateRequest, NavigateResponse, SessionTreeRequest,
-    SessionTreeResponse, TreeEntryKind,
+    ForkSessionRequest, ForkSessionResponse, LabelEntryRequest, LabelEntryResponse,
+    NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse, TreeEntryKind,
 };
 use march_testkit::{Script, Turn};
 use serde_json::Value;
@@ -244,6 +244,52 @@ async fn choosing_a_user_message_returns_its_text_and_the_move_survives_a_reload
     assert_eq!(
         a1_entry.and_then(|e| e.label.as_deref()),
         Some("good point")
+    );
+
+    // A fork copies the path so far into a session of its own, which names its parent.
+    let forked: ForkSessionResponse = within(
+        "fork",
+        client
+            .cx
+            .send_request(ForkSessionRequest {
+                session_id: id.0.to_string(),
+            })
+            .block_task(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("fork: {e:?}"));
+    let header = std::fs::read_to_string(&forked.path).unwrap_or_default();
+    let header: Value =
+        serde_json::from_str(header.lines().next().unwrap_or_default()).unwrap_or_default();
+    let parent = file_of(&h.sessions_dir(), &id);
+    assert_eq!(
+        header["parentSession"],
+        Value::String(parent.display().to_string())
+    );
+    let fork_id = SessionId::new(forked.session_id.clone());
+    client.drain();
+    let sent = client
+        .cx
+        .send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(
+            fork_id.clone(),
+            h.project(),
+        ));
+    within("load the fork", sent.block_task())
+        .await
+        .unwrap_or_else(|e| panic!("load fork: {e:?}"));
+    let replay: Vec<String> = client.drain().iter().filter_map(chunk_text).collect();
+    assert_eq!(replay, ["first", "First answer.", "other", "Other answer."]);
+    let fork_tree = tree(&client, &fork_id).await;
+    let labelled = fork_tree.entries.iter().find(|e| e.id == a1);
+    assert_eq!(
+        labelled.and_then(|e| e.label.as_deref()),
+        Some("good point")
+    );
+    assert!(
+        !fork_tree
+            .entries
+            .iter()
+            .any(|e| e.text.starts_with("Second answer."))
     );
     client.close().await;
 }

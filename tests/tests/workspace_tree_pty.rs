@@ -70,6 +70,13 @@ fn tree_moves_the_leaf_and_the_next_request_carries_the_summary_not_the_branch()
         "the branch left: {sent}"
     );
     assert!(!sent.contains("Added an index."), "the branch left: {sent}");
+
+    // /fork: the conversation so far goes on in a new pane beside this one.
+    m.type_line("/fork");
+    m.wait_text("Forked: the conversation so far");
+    m.wait_for("the fork's pane showing the conversation", |t| {
+        t.matches("keep the cache").count() >= 2
+    });
     m.quit();
 }
 

@@ -181,9 +181,9 @@ impl SessionUndo {
     /// the session left it); why not, otherwise. Nothing is written.
     pub(super) fn check(&self) -> Result<Option<String>, String> {
         let on_disk = match std::fs::read(&self.path) {
-            Ok(bytes) => Some(
-                String::from_utf8(bytes).map_err(|_| format!("{} is not text", self.shown))?,
-            ),
+            Ok(bytes) => {
+                Some(String::from_utf8(bytes).map_err(|_| format!("{} is not text", self.shown))?)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(format!("cannot read {}: {e}", self.shown)),
         };
@@ -199,9 +199,7 @@ impl SessionUndo {
     /// Undoes it if the file is still as the session left it: what was done and the change
     /// made, or why nothing was.
     pub(super) fn run(self) -> Result<(String, FileChange), String> {
-        let on_disk = self
-            .check()
-            .map_err(|why| format!("{why}: not reverted"))?;
+        let on_disk = self.check().map_err(|why| format!("{why}: not reverted"))?;
         let SessionUndo {
             before,
             after,

@@ -239,7 +239,11 @@ mod tests {
     #[test]
     fn the_plan_takes_each_file_back_to_before_its_first_change_since_the_message() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, b, c) = (dir.path().join("a.rs"), dir.path().join("b.rs"), dir.path().join("c.rs"));
+        let (a, b, c) = (
+            dir.path().join("a.rs"),
+            dir.path().join("b.rs"),
+            dir.path().join("c.rs"),
+        );
         let changes = vec![
             change(&a, Some("a0"), "a1", 100),
             change(&a, Some("a1"), "a2", 200),
@@ -260,7 +264,11 @@ mod tests {
     fn restore_is_listed_first_and_a_file_changed_since_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path();
-        let (a, b, c) = (project.join("a.rs"), project.join("b.rs"), project.join("c.rs"));
+        let (a, b, c) = (
+            project.join("a.rs"),
+            project.join("b.rs"),
+            project.join("c.rs"),
+        );
         std::fs::write(&a, "a2").unwrap();
         std::fs::write(&b, "b1").unwrap();
         std::fs::write(&c, "edited by hand").unwrap();
@@ -274,7 +282,11 @@ mod tests {
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts[0], "a.rs: put back as it was");
         assert_eq!(texts[1], "b.rs: deleted (the session created it)");
-        assert!(texts[2].starts_with("c.rs: left as it is ("), "{}", texts[2]);
+        assert!(
+            texts[2].starts_with("c.rs: left as it is ("),
+            "{}",
+            texts[2]
+        );
         assert_eq!(
             lines.iter().map(|l| l.refused).collect::<Vec<_>>(),
             [false, false, true]
@@ -288,6 +300,9 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&c).unwrap(), "edited by hand");
         assert_eq!(made.len(), 2);
         assert!(made[1].deleted);
-        assert!(summary.starts_with("Restored 2 files. Not restored: c.rs"), "{summary}");
+        assert!(
+            summary.starts_with("Restored 2 files. Not restored: c.rs"),
+            "{summary}"
+        );
     }
 }

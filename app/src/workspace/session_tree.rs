@@ -115,6 +115,30 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// The session was forked: the new session opens in a pane beside this one.
+    pub(super) fn forked(
+        &mut self,
+        key: SessionKey,
+        result: Result<march_runner::client::ForkSessionResponse, String>,
+    ) {
+        let Some(slot) = self.sessions.get_mut(&key) else {
+            return;
+        };
+        match result {
+            Ok(fork) => {
+                slot.view
+                    .notice("Forked: the conversation so far goes on in the new pane.");
+                let (project, agent) = (slot.project.clone(), slot.agent.clone());
+                let id = agent_client_protocol::v1::schema::SessionId::new(fork.session_id);
+                let new = self.spawn_session(&project, Some(id), agent.as_deref());
+                self.show_in_split(new);
+            }
+            Err(e) => slot.view.set_error(format!("not forked: {e}")),
+        }
+    }
+}
+
 /// A tree entry as the pane shows it.
 fn node(entry: TreeEntry) -> TreeNode {
     TreeNode {

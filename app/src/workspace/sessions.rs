@@ -373,6 +373,10 @@ impl Workspace {
                 tracing::info!(key = key.0, leaf = ?moved.leaf_id, "the session's leaf moved");
                 view.branch_moved();
             }
+            AgentEvent::Forked(result) => {
+                self.forked(key, result);
+                return true;
+            }
             AgentEvent::Navigated { chosen, result } => {
                 self.navigated(key, chosen, result);
                 return true;

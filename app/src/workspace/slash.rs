@@ -129,6 +129,15 @@ impl Workspace {
             }
             "tree" => self.ask_tree(key, super::agent::TreePurpose::Tree),
             "rewind" => self.ask_tree(key, super::agent::TreePurpose::Rewind),
+            "fork" => {
+                if slot.view.status().busy {
+                    slot.view
+                        .notice("A turn is running: wait for it to end, or stop it, to fork.");
+                } else if !slot.driver.fork() {
+                    slot.view
+                        .notice("This agent cannot fork its session for March.");
+                }
+            }
             "merge" => self.merge_worktree(key, args),
             "pr" => self.worktree_pull_request(key),
             "new" => self.replace_in_pane(pane, None),

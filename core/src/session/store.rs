@@ -450,6 +450,56 @@ impl SessionStore {
         Ok(&self.path)
     }
 
+    /// Copy the path from the root to `leaf` (the current leaf when `None`) into a new v3
+    /// session file in `dir` (pi's branched session): its header's `parentSession` names this
+    /// file; `label` and `leaf` entries are left out (the entries after one are chained to
+    /// the entry before it) and the path's labels are written again at its end. Entry lines
+    /// whose parent is unchanged are copied byte for byte. This session is not changed.
+    pub fn fork(&self, leaf: Option<&str>, dir: &Path) -> Result<SessionStore, SessionError> {
+        if let Some(id) = leaf
+            && !self.by_id.contains_key(id)
+        {
+            return Err(SessionError::EntryNotFound(id.to_string()));
+        }
+        let path = self.branch_path(leaf);
+        let kept: Vec<&SessionEntry> = path
+            .into_iter()
+            .filter(|e| !matches!(e.kind, EntryKind::Label(_) | EntryKind::Leaf(_)))
+            .collect();
+        let mut header = SessionHeader::new(self.header.cwd.clone());
+        header.parent_session = Some(self.path.to_string_lossy().into_owned());
+        let header_line = header.to_json_line()?;
+        fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let new_path = dir.join(session_file_name(&header.timestamp, &header.id));
+        let mut reader = LineReader::sequential();
+        let file = write_new_file(&new_path, &header_line, |out| {
+            let mut parent: Option<&str> = None;
+            for entry in &kept {
+                if entry.parent_id.as_deref() == parent {
+                    out.line(read_line(&mut reader, entry)?)?;
+                } else {
+                    let mut chained = (*entry).clone();
+                    chained.parent_id = parent.map(str::to_string);
+                    out.line(&chained.serialize()?)?;
+                }
+                parent = Some(&entry.id);
+            }
+            Ok(())
+        })?;
+        drop(file);
+        sync_dir(dir);
+        let (mut forked, _) = SessionStore::open(&new_path)?;
+        for entry in &kept {
+            if let Some(label) = self.label(&entry.id) {
+                forked.append_label(&entry.id, Some(label))?;
+            }
+        }
+        Ok(forked)
+    }
+
     /// The session as JSONL: a file March wrote comes back byte for byte; a migrated pi
     /// v1/v2 file comes back in its v3 form.
     ///

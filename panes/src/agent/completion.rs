@@ -31,6 +31,10 @@ pub const BUILTIN_COMMANDS: &[(&str, &str)] = &[
         "Go back to one of your messages (Esc Esc on an empty prompt)",
     ),
     (
+        "fork",
+        "Copy the conversation so far into a new session, in a new pane",
+    ),
+    (
         "merge",
         "Merge this worktree's work into its base branch: /merge [squash|rebase]",
     ),

@@ -586,7 +586,9 @@ impl TreeView {
                 "Enter: go back to this message · Esc: close".to_string()
             }
             Stage::Browse => "Enter: go here · l: label · Tab: filter · Esc: close".to_string(),
-            Stage::Summary { .. } | Stage::Restore { .. } => "Enter: choose · Esc: back".to_string(),
+            Stage::Summary { .. } | Stage::Restore { .. } => {
+                "Enter: choose · Esc: back".to_string()
+            }
             Stage::Checking => "Looking at the files changed since…".to_string(),
             Stage::Focus { text, .. } => format!("Focus of the summary: {text}▏"),
             Stage::Label { text, .. } => format!("Label (empty clears): {text}▏"),
@@ -602,7 +604,15 @@ impl TreeView {
         match &self.stage {
             Stage::Summary { choice, .. } => {
                 let choices = SUMMARY_CHOICES.map(str::to_string);
-                question(inner, "Leave this branch", &[], &choices, *choice, buf, theme);
+                question(
+                    inner,
+                    "Leave this branch",
+                    &[],
+                    &choices,
+                    *choice,
+                    buf,
+                    theme,
+                );
             }
             Stage::Restore { lines, choice, .. } => {
                 let restorable = lines.iter().filter(|l| !l.refused).count();
@@ -721,7 +731,10 @@ fn question(
             body
         };
         let mut b = LineBuilder::new(&[]);
-        b.push(&format!(" {}", wrap::truncate(text, w.saturating_sub(1))), style);
+        b.push(
+            &format!(" {}", wrap::truncate(text, w.saturating_sub(1))),
+            style,
+        );
         b.pad_to(w, style);
         buf.set_line(area.x, y, &b.finish(), area.width);
         y += 1;

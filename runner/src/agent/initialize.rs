@@ -76,6 +76,7 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
             "tree": crate::session_tree::TREE_METHOD,
             "navigate": crate::session_tree::NAVIGATE_METHOD,
             "label": crate::session_tree::LABEL_METHOD,
+            "fork": crate::session_tree::FORK_METHOD,
             "notification": crate::session_tree::BRANCH_NOTIFICATION,
         }),
     );

@@ -13,8 +13,8 @@ use march_core::session::{EntryKind, SessionEntry, SessionMessage, SessionStore}
 use super::errors;
 use super::session::Session;
 use crate::session_tree::{
-    LabelEntryRequest, NavigateRequest, NavigateResponse, SessionTreeResponse, TreeEntry,
-    TreeEntryKind,
+    ForkSessionResponse, LabelEntryRequest, NavigateRequest, NavigateResponse, SessionTreeResponse,
+    TreeEntry, TreeEntryKind,
 };
 
 /// Characters of an entry's preview: a row of the widest tree view.
@@ -178,6 +178,34 @@ impl Session {
         .map_err(|e| errors::internal(format!("the branch was not summarised: {e}")))
     }
 
+    /// Answer `_march/session/fork`: the path so far copied into a new session file beside
+    /// this one.
+    pub(crate) async fn fork(&self) -> Result<ForkSessionResponse, Error> {
+        let Some(_turn) = self.try_hold_turns() else {
+            return Err(errors::invalid_params(
+                "a turn is running: wait for it to end, or stop it, before forking",
+            ));
+        };
+        let store = self.store.clone();
+        let forked = tokio::task::spawn_blocking(move || {
+            let store = store.lock();
+            let dir = store
+                .path()
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default();
+            store.fork(None, &dir)
+        })
+        .await
+        .map_err(|e| errors::internal(format!("forking failed: {e}")))?
+        .map_err(|e| errors::internal(e.to_string()))?;
+        tracing::info!(session = %self.id(), fork = %forked.session_id(), "forked");
+        Ok(ForkSessionResponse {
+            session_id: forked.session_id().to_string(),
+            path: forked.path().to_path_buf(),
+        })
+    }
+
     /// Answer `_march/session/label`.
     pub(crate) async fn label(&self, req: LabelEntryRequest) -> Result<(), Error> {
         let store = self.store.clone();
@@ -209,7 +237,10 @@ fn preview(entry: &SessionEntry) -> (TreeEntryKind, String) {
             SessionMessage::Assistant(a) => (K::Assistant, assistant_line(&a.content)),
             SessionMessage::ToolResult(r) => {
                 let text = blocks_start(&r.content);
-                (K::ToolResult, clip(&format!("{}: {}", r.tool_name, head(text))))
+                (
+                    K::ToolResult,
+                    clip(&format!("{}: {}", r.tool_name, head(text))),
+                )
             }
             SessionMessage::BashExecution(b) => (K::Bash, clip(&format!("!{}", head(&b.command)))),
             SessionMessage::Custom(c) => (K::CustomMessage, clip(body_start(&c.content))),
@@ -242,7 +273,10 @@ fn preview(entry: &SessionEntry) -> (TreeEntryKind, String) {
         ),
         EntryKind::Leaf(l) => (
             K::Meta,
-            clip(&format!("moved to {}", l.target_id.as_deref().unwrap_or("the start"))),
+            clip(&format!(
+                "moved to {}",
+                l.target_id.as_deref().unwrap_or("the start")
+            )),
         ),
         EntryKind::SessionInfo(i) => (
             K::Meta,

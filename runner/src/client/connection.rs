@@ -389,6 +389,17 @@ impl Connection {
         self.request(request).await
     }
 
+    /// `_march/session/fork`: copy the path so far into a new session.
+    pub async fn fork_session(
+        &self,
+        request: crate::session_tree::ForkSessionRequest,
+    ) -> Result<crate::session_tree::ForkSessionResponse, ClientError> {
+        if !self.offers_tree() {
+            return Err(ClientError::Unsupported(crate::session_tree::FORK_METHOD));
+        }
+        self.request(request).await
+    }
+
     /// `_march/session/label`: set or clear an entry's label.
     pub async fn label_entry(
         &self,

@@ -237,4 +237,27 @@ impl AgentDriver {
             }
         });
     }
+
+    /// Copy the session's path into a new session (`_march/session/fork`);
+    /// [`AgentEvent::Forked`] follows.
+    pub fn fork(&self) -> bool {
+        if !self.offers_tree() {
+            return false;
+        }
+        let Some((runner, session)) = self.runner_and_session() else {
+            return false;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let request = march_runner::client::ForkSessionRequest {
+                session_id: session.0.to_string(),
+            };
+            let result = match runner.connection().await {
+                Ok(connection) => connection.fork_session(request).await.map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, AgentEvent::Forked(result)));
+        });
+        true
+    }
 }

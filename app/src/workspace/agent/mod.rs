@@ -142,6 +142,8 @@ pub enum AgentEvent {
         /// The agent's answer.
         result: Result<march_runner::client::NavigateResponse, String>,
     },
+    /// The session was forked (`_march/session/fork`): the new session, or why not.
+    Forked(Result<march_runner::client::ForkSessionResponse, String>),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes
     /// from every runner of the project).
     Diagnostics(march_runner::client::DiagnosticsNotification),

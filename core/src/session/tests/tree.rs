@@ -146,3 +146,62 @@ fn a_branched_pi_session_loads_navigates_and_continues() {
     let after = std::fs::read(&path).unwrap();
     assert_eq!(&after[..before.len()], &before[..]);
 }
+
+#[test]
+fn a_fork_copies_the_path_with_its_labels_and_names_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = new_store(dir.path());
+    let u1 = store.append_message(user("one")).unwrap().id.clone();
+    let a1 = store
+        .append_message(assistant("two", "p", "m"))
+        .unwrap()
+        .id
+        .clone();
+    store.append_label(&u1, Some("start")).unwrap();
+    let u2 = store.append_message(user("three")).unwrap().id.clone();
+    // Another branch, left: not in the fork.
+    store.branch(&a1).unwrap();
+    store.append_message(user("elsewhere")).unwrap();
+    store.move_leaf(Some(&u2)).unwrap();
+    let before = std::fs::read(store.path()).unwrap();
+
+    let forks = dir.path().join("forks");
+    let forked = store.fork(None, &forks).unwrap();
+    assert_eq!(
+        std::fs::read(store.path()).unwrap(),
+        before,
+        "the source is untouched"
+    );
+    assert_eq!(
+        forked.header().parent_session.as_deref(),
+        Some(store.path().to_string_lossy().as_ref())
+    );
+    assert_ne!(forked.session_id(), store.session_id());
+    let text = std::fs::read_to_string(forked.path()).unwrap();
+    let types: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(types, ["session", "message", "message", "message", "label"]);
+    // u2's parent was the label: it is chained to the answer now; the others are verbatim.
+    let (reopened, report) = SessionStore::open(forked.path()).unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(
+        reopened.entry(&u2).unwrap().parent_id.as_deref(),
+        Some(a1.as_str())
+    );
+    let source_line = store.entry(&a1).unwrap().json_line().into_owned();
+    assert!(text.contains(&source_line));
+    assert_eq!(reopened.label(&u1), Some("start"));
+    assert_eq!(roles(&reopened.context()), ["user", "assistant", "user"]);
+    assert!(!text.contains("elsewhere"));
+    assert!(matches!(
+        store.fork(Some("nope"), &forks),
+        Err(SessionError::EntryNotFound(_))
+    ));
+}

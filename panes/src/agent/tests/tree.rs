@@ -209,7 +209,11 @@ fn the_rewind_list_holds_the_paths_user_messages_newest_selected() {
         restore: false,
     };
     assert_eq!(pane.submit(), PaneEvent::RewindCheck(chosen.clone()));
-    assert!(screen(&mut pane).join("\n").contains("Looking at the files"));
+    assert!(
+        screen(&mut pane)
+            .join("\n")
+            .contains("Looking at the files")
+    );
 
     // The app found files changed since: they are listed before anything is asked.
     pane.offer_restore(

@@ -45,7 +45,8 @@ use super::{errors, listing};
 use crate::diagnostics::RefreshDiagnosticsRequest;
 use crate::mcp_status::{McpStatusRequest, McpStatusResponse};
 use crate::session_tree::{
-    BranchNotification, LabelEntryRequest, LabelEntryResponse, NavigateRequest, SessionTreeRequest,
+    BranchNotification, ForkSessionRequest, LabelEntryRequest, LabelEntryResponse, NavigateRequest,
+    SessionTreeRequest,
 };
 use crate::steering::{
     QueueMessageRequest, QueueMessageResponse, UnqueueMessageRequest, UnqueueMessageResponse,
@@ -258,6 +259,13 @@ pub async fn serve_on(
                     port.notify(update);
                 }
                 Ok::<_, Error>(moved)
+            }),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            spawned!(s, spawn, |req: ForkSessionRequest, _| {
+                let session = s.session_or_error(&req.session_id)?;
+                session.fork().await
             }),
             agent_client_protocol::on_receive_request!(),
         )
