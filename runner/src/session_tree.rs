@@ -110,6 +110,10 @@ pub struct NavigateRequest {
     /// A label for the summary entry (or, without a summary, the chosen entry).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Move nothing: replay the current path whole (`entryId` is ignored). A client that
+    /// could not keep its view as a `_march/session/branch` asked sends this.
+    #[serde(default)]
+    pub replay_only: bool,
 }
 
 /// `_march/session/navigate` result.
@@ -158,6 +162,26 @@ pub struct BranchNotification {
     /// The `branch_summary` entry written, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary_id: Option<String>,
+    /// What of the conversation the client shows is unchanged; absent, the whole path is
+    /// replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<KeptConversation>,
+}
+
+/// The start of the conversation a leaf move leaves as it was: a client showing the old path
+/// keeps everything before its `(userMessages + 1)`-th user message and gets only the rest
+/// replayed. One that does not show exactly `of` user messages, the last kept reading
+/// `lastUserText`, clears its view and asks for the whole path (`replayOnly`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptConversation {
+    /// User messages (and commands the user ran) kept.
+    pub user_messages: u32,
+    /// User messages on the path the client showed.
+    pub of: u32,
+    /// The text of the last one kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_user_text: Option<String>,
 }
 
 /// `_march/session/fork`: copy the session's path so far into a new session (pi's branched

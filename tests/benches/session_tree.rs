@@ -1,8 +1,9 @@
 //! The session tree's cost (issue 22): on a session of 10,000 entries with 50 branches,
 //! `/tree` opening (the runner lists the tree over ACP, the pane builds its view and draws it)
-//! and a leaf move without a summary (`_march/session/navigate` answered, the new path
-//! replayed), against loading the same file (`SessionStore::open` in process, and
-//! `session/load` through the runner), interleaved in one run.
+//! and a leaf move without a summary (`_march/session/navigate` answered, after the branch
+//! notification and the replay of what changed), to the newest other branch and to one in
+//! the middle of the session, against loading the same file (`SessionStore::open` in
+//! process, and `session/load` through the runner), interleaved in one run.
 //!
 //! Run: `cargo bench -p march-e2e --bench session_tree` (about half a minute).
 
@@ -68,8 +69,9 @@ fn assistant(content: Vec<AssistantContent>) -> SessionMessage {
 
 /// A session of [`ENTRIES`] entries: turns of a user message, a tool call, its result and an
 /// answer; every `ENTRIES / BRANCHES` entries the conversation goes back 40 entries and
-/// branches there. Returns the session id and two leaves on different branches.
-fn build(h: &Harness) -> (SessionId, String, String) {
+/// branches there. Returns the session id, the leaves of the newest and of a middle branch
+/// left, and the last leaf.
+fn build(h: &Harness) -> (SessionId, String, String, String) {
     let header = SessionHeader::new(h.project().to_string_lossy());
     let mut store = SessionStore::create(&h.sessions_dir(), header).unwrap();
     let mut leaves = Vec::new();
@@ -109,6 +111,7 @@ fn build(h: &Harness) -> (SessionId, String, String) {
     let last = store.leaf_id().unwrap().to_string();
     (
         SessionId::new(store.session_id().to_string()),
+        leaves[leaves.len() - 1].clone(),
         leaves[BRANCHES / 2].clone(),
         last,
     )
@@ -130,6 +133,25 @@ fn node(e: TreeEntry) -> TreeNode {
     }
 }
 
+/// Move the leaf to `entry` and wait for the answer (the notification and the replay come
+/// before it).
+async fn navigate(client: &AcpClient, id: &SessionId, entry: &str) {
+    client
+        .cx
+        .send_request(NavigateRequest {
+            session_id: id.0.to_string(),
+            entry_id: entry.to_string(),
+            summarize: false,
+            instructions: None,
+            replace_instructions: false,
+            label: None,
+            replay_only: false,
+        })
+        .block_task()
+        .await
+        .unwrap();
+}
+
 async fn load(client: &AcpClient, id: &SessionId, h: &Harness) {
     let sent = client
         .cx
@@ -140,7 +162,7 @@ async fn load(client: &AcpClient, id: &SessionId, h: &Harness) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let h = Harness::new(Vec::new()).await;
-    let (id, branch_leaf, last_leaf) = build(&h);
+    let (id, near_leaf, middle_leaf, last_leaf) = build(&h);
     let file = acp_client::file_of(&h.sessions_dir(), &id);
     println!(
         "session: {ENTRIES} entries, {BRANCHES} branches, {:.1} MB",
@@ -154,8 +176,8 @@ async fn main() {
     let theme = Theme::default();
     let hl = Highlighter::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    let (mut open_file, mut acp_load, mut tree_open, mut leaf_move) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut open_file, mut acp_load, mut tree_open) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut near_move, mut far_move) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
         let t = Instant::now();
         let (store, _) = SessionStore::open(&file).unwrap();
@@ -191,34 +213,23 @@ async fn main() {
             .unwrap();
         tree_open.push(t.elapsed());
 
-        let to = if round % 2 == 0 {
-            &branch_leaf
+        // There and back: to the other branch, then to the last leaf again.
+        let (to, samples) = if round % 2 == 0 {
+            (&near_leaf, &mut near_move)
         } else {
-            &last_leaf
+            (&middle_leaf, &mut far_move)
         };
-        let t = Instant::now();
-        within(
-            "navigate",
-            client
-                .cx
-                .send_request(NavigateRequest {
-                    session_id: id.0.to_string(),
-                    entry_id: to.clone(),
-                    summarize: false,
-                    instructions: None,
-                    replace_instructions: false,
-                    label: None,
-                })
-                .block_task(),
-        )
-        .await
-        .unwrap();
-        leaf_move.push(t.elapsed());
-        client.drain();
+        for target in [to, &last_leaf] {
+            let t = Instant::now();
+            within("navigate", navigate(&client, &id, target)).await;
+            samples.push(t.elapsed());
+            client.drain();
+        }
     }
     report("load the file (SessionStore::open)", open_file);
     report("load the session (session/load over ACP)", acp_load);
     report("/tree opens (list over ACP, build, draw)", tree_open);
-    report("move the leaf (navigate over ACP, replay)", leaf_move);
+    report("move to the newest other branch and back", near_move);
+    report("move to a branch in the middle and back", far_move);
     client.close().await;
 }

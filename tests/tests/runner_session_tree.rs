@@ -38,6 +38,7 @@ async fn navigate(
         instructions: None,
         replace_instructions: false,
         label: label.map(str::to_string),
+        replay_only: false,
     });
     within("navigate", sent.block_task()).await
 }
@@ -63,12 +64,14 @@ fn request_text(body: &Value) -> String {
 
 /// The messages shown after a move: the branch notification, then the new path's replay.
 async fn replayed_after_move(client: &mut AcpClient) -> Vec<String> {
-    client.wait_call("_march/session/branch").await;
-    client
-        .drain()
-        .iter()
-        .filter_map(chunk_text)
-        .collect::<Vec<_>>()
+    branch_and_replay(client).await.1
+}
+
+/// The branch notification's params and the replayed messages after it.
+async fn branch_and_replay(client: &mut AcpClient) -> (Value, Vec<String>) {
+    let note = client.wait_call("_march/session/branch").await;
+    let shown = client.drain().iter().filter_map(chunk_text).collect();
+    (note, shown)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,5 +331,53 @@ async fn a_move_is_refused_while_a_turn_runs_and_a_failed_summary_moves_nothing(
     assert!(error.message.contains("not summarised"), "{error:?}");
     let after = tree(&client, &id).await;
     assert_eq!(after, before);
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_replays_only_what_changed_after_the_shared_start() {
+    let h = Harness::new(vec![
+        Turn::text("One."),
+        Turn::text("Two."),
+        Turn::text("Three."),
+    ])
+    .await;
+    let (_runner, mut client) = h.connect().await;
+    client.initialize().await;
+    let id = client.new_session(&h.project()).await.session_id;
+    for text in ["first", "second", "third"] {
+        prompt_ok(&client, &id, text).await;
+    }
+    let u3 = entry(&tree(&client, &id).await, TreeEntryKind::User, "third");
+    client.drain();
+    let moved = navigate(&client, &id, &u3, false, None)
+        .await
+        .unwrap_or_else(|e| panic!("navigate: {e:?}"));
+    assert_eq!(moved.editor_text.as_deref(), Some("third"));
+    let (note, shown) = branch_and_replay(&mut client).await;
+    // The first turn stays as the client shows it; the second is replayed from its message.
+    assert_eq!(
+        note["kept"],
+        serde_json::json!({"userMessages": 1, "of": 3, "lastUserText": "first"})
+    );
+    assert_eq!(shown, ["second", "Two."]);
+
+    // A client that cannot keep its view asks for the whole path.
+    let sent = client.cx.send_request(NavigateRequest {
+        session_id: id.0.to_string(),
+        entry_id: String::new(),
+        summarize: false,
+        instructions: None,
+        replace_instructions: false,
+        label: None,
+        replay_only: true,
+    });
+    let again = within("replay", sent.block_task())
+        .await
+        .unwrap_or_else(|e| panic!("replay: {e:?}"));
+    assert_eq!(again.leaf_id, moved.leaf_id);
+    let (note, shown) = branch_and_replay(&mut client).await;
+    assert!(note.get("kept").is_none(), "{note}");
+    assert_eq!(shown, ["first", "One.", "second", "Two."]);
     client.close().await;
 }

@@ -70,6 +70,7 @@ impl Workspace {
             instructions: chosen.instructions.clone(),
             replace_instructions: false,
             label: None,
+            replay_only: false,
         };
         slot.driver.navigate(request, chosen);
     }

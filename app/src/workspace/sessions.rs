@@ -371,7 +371,14 @@ impl Workspace {
             // The new path's replay follows: the view is rebuilt from it.
             AgentEvent::Branch(moved) => {
                 tracing::info!(key = key.0, leaf = ?moved.leaf_id, "the session's leaf moved");
-                view.branch_moved();
+                let kept = moved.kept.as_ref().map(|k| {
+                    let n = |v: u32| usize::try_from(v).unwrap_or(usize::MAX);
+                    (n(k.user_messages), n(k.of), k.last_user_text.as_deref())
+                });
+                // A view that does not show what the agent expects gets the whole path.
+                if !view.branch_moved(kept) {
+                    slot.driver.replay_path();
+                }
             }
             AgentEvent::Forked(result) => {
                 self.forked(key, result);

@@ -319,6 +319,44 @@ impl Transcript {
         self.facts = facts;
     }
 
+    /// Keeps the conversation before the `(kept + 1)`-th user message, when the transcript
+    /// shows exactly `of` user messages and the `kept`-th reads `last` (what the agent says
+    /// is unchanged); false, changing nothing, when it cannot tell.
+    pub(crate) fn keep_user_messages(
+        &mut self,
+        kept: usize,
+        of: usize,
+        last: Option<&str>,
+    ) -> bool {
+        let users: Vec<usize> = self
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| matches!(b, Block::Message(m) if m.role == Role::User))
+            .map(|(i, _)| i)
+            .collect();
+        if users.len() != of || kept > of {
+            return false;
+        }
+        if let (Some(last), Some(i)) = (last, kept.checked_sub(1)) {
+            let same = matches!(&self.blocks[users[i]], Block::Message(m)
+                if m.text.trim() == sanitize(last).trim());
+            if !same {
+                return false;
+            }
+        }
+        let cut = users.get(kept).copied().unwrap_or(self.blocks.len());
+        self.blocks.truncate(cut);
+        self.tools.retain(|_, i| *i < cut);
+        self.messages.retain(|_, i| *i < cut);
+        self.compactions.retain(|_, i| *i < cut);
+        self.plan = self.plan.filter(|&i| i < cut);
+        self.changed.retain(|&i| i < cut);
+        self.is_changed.truncate(cut);
+        self.reset = true;
+        true
+    }
+
     /// A prompt the user sent from this pane.
     pub(crate) fn push_user(&mut self, text: &str) {
         self.plan = None;

@@ -777,14 +777,27 @@ impl super::AgentPane {
         self.tree.is_some()
     }
 
-    /// The session's leaf moved: the conversation is shown again from the replay that
-    /// follows (the session's title, usage, commands and options stay).
-    pub fn branch_moved(&mut self) {
+    /// The session's leaf moved; the replay that follows shows the new path. With `kept`
+    /// (`(k, of, text)`: the first `k` of the `of` user messages shown are unchanged, the
+    /// `k`-th reading `text`) the conversation before the next user message stays and only
+    /// the rest is replayed; otherwise, or when the pane does not show what the agent
+    /// expects, it is cleared (the session's title, usage, commands and options stay).
+    /// False when the pane could not keep what it was asked to: the whole path must be
+    /// replayed.
+    pub fn branch_moved(&mut self, kept: Option<(usize, usize, Option<&str>)>) -> bool {
         self.leave_copy_mode();
         self.expanded.clear();
-        self.transcript.clear_conversation();
         self.tree = None;
         self.error = None;
+        if let Some((k, of, last)) = kept {
+            if self.transcript.keep_user_messages(k, of, last) {
+                return true;
+            }
+            self.transcript.clear_conversation();
+            return false;
+        }
+        self.transcript.clear_conversation();
+        true
     }
 
     /// Whether the tree (or rewind list) is open.

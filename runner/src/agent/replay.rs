@@ -17,15 +17,17 @@ use super::updates;
 /// with their results. A call whose result never arrived (a crash mid-tool) ends `failed`.
 /// Compactions are replayed as completed `compaction_update`s when the client takes them
 /// (`compactions`); the conversation before them is replayed whole either way.
+/// `from` skips the path's first entries (a client keeps what they showed).
 pub(crate) fn replay(
     store: &SessionStore,
     tools: &[Arc<dyn Tool>],
     compactions: bool,
+    from: usize,
 ) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     // Calls announced but not yet answered, in announcement order.
     let mut open: Vec<String> = Vec::new();
-    for entry in store.branch_path(None) {
+    for entry in store.branch_path(None).into_iter().skip(from) {
         let message = match &entry.kind {
             EntryKind::Message(message) => message,
             EntryKind::Compaction(c) if compactions => {
@@ -150,7 +152,7 @@ mod tests {
             .unwrap();
         store.append_thinking_level("high").unwrap();
 
-        let kinds: Vec<String> = replay(&store, &[], false)
+        let kinds: Vec<String> = replay(&store, &[], false, 0)
             .iter()
             .map(|u| {
                 let v = serde_json::to_value(u).unwrap();

@@ -177,7 +177,7 @@ impl Session {
 
     /// The conversation as updates, for `session/load`.
     pub(crate) fn replay(&self) -> Vec<SessionUpdate> {
-        replay::replay(&self.store.lock(), &self.tools, self.client.compaction)
+        replay::replay(&self.store.lock(), &self.tools, self.client.compaction, 0)
     }
 
     /// Apply a config option. Model and thinking changes are recorded in the transcript

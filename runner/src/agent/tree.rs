@@ -13,8 +13,8 @@ use march_core::session::{EntryKind, SessionEntry, SessionMessage, SessionStore}
 use super::errors;
 use super::session::Session;
 use crate::session_tree::{
-    ForkSessionResponse, LabelEntryRequest, NavigateRequest, NavigateResponse, SessionTreeResponse,
-    TreeEntry, TreeEntryKind,
+    ForkSessionResponse, KeptConversation, LabelEntryRequest, NavigateRequest, NavigateResponse,
+    SessionTreeResponse, TreeEntry, TreeEntryKind,
 };
 
 /// Characters of an entry's preview: a row of the widest tree view.
@@ -40,6 +40,64 @@ pub(crate) fn tree(store: &SessionStore) -> SessionTreeResponse {
             })
             .collect(),
     }
+}
+
+/// A leaf move made: the answer, what of the old conversation stays, and what to replay.
+pub(crate) struct Moved {
+    /// The answer to the client.
+    pub response: NavigateResponse,
+    /// What a client showing the old path keeps.
+    pub kept: Option<KeptConversation>,
+    /// The new path's updates after what is kept.
+    pub replay: Vec<agent_client_protocol::v1::schema::SessionUpdate>,
+}
+
+/// Whether an entry shows as a user message (what a client counts to keep its view).
+fn is_user_turn(entry: &SessionEntry) -> bool {
+    matches!(
+        entry.message(),
+        Some(SessionMessage::User(_) | SessionMessage::BashExecution(_))
+    )
+}
+
+/// What of the conversation on `old_path` (entry ids) the current path shares up to a user
+/// message, and where its replay starts: a client keeps what comes before that user message.
+fn kept_conversation(
+    store: &SessionStore,
+    old_path: &[String],
+) -> (Option<KeptConversation>, usize) {
+    let path = store.branch_path(None);
+    let common = path
+        .iter()
+        .zip(old_path)
+        .take_while(|(e, old)| e.id == **old)
+        .count();
+    // The replay starts at a user message: the last one within the shared part, or the
+    // first one after it.
+    let end = (common + 1).min(path.len());
+    let Some(from) = (0..end).rev().find(|&i| is_user_turn(path[i])) else {
+        return (None, 0);
+    };
+    let kept: Vec<&SessionEntry> = path[..from]
+        .iter()
+        .copied()
+        .filter(|e| is_user_turn(e))
+        .collect();
+    let of = old_path
+        .iter()
+        .filter(|id| store.entry(id).is_some_and(is_user_turn))
+        .count();
+    let last_user_text = kept.last().map(|e| match e.message() {
+        Some(SessionMessage::User(u)) => editor_text(&u.content),
+        Some(SessionMessage::BashExecution(b)) => march_core::session::bash_execution_to_text(b),
+        _ => String::new(),
+    });
+    let kept = KeptConversation {
+        user_messages: u32::try_from(kept.len()).unwrap_or(u32::MAX),
+        of: u32::try_from(of).unwrap_or(u32::MAX),
+        last_user_text,
+    };
+    (Some(kept), from)
 }
 
 /// Where a navigation goes.
@@ -78,16 +136,34 @@ fn resolve(store: &SessionStore, entry_id: &str) -> Result<Move, Error> {
 
 impl Session {
     /// Answer `_march/session/navigate`: move the leaf, after summarising the branch left
-    /// when asked. Refused while a turn runs; a failed summary moves nothing.
-    pub(crate) async fn navigate(
-        self: &Arc<Self>,
-        req: NavigateRequest,
-    ) -> Result<NavigateResponse, Error> {
+    /// when asked. Refused while a turn runs; a failed summary moves nothing. Returns the
+    /// answer, what of the old path's conversation stays, and the new path's updates to
+    /// replay after that.
+    pub(crate) async fn navigate(self: &Arc<Self>, req: NavigateRequest) -> Result<Moved, Error> {
         let Some(_turn) = self.try_hold_turns() else {
             return Err(errors::invalid_params(
                 "a turn is running: wait for it to end, or stop it, before moving in the tree",
             ));
         };
+        if req.replay_only {
+            let store = self.store.lock();
+            return Ok(Moved {
+                response: NavigateResponse {
+                    leaf_id: store.leaf_id().map(str::to_string),
+                    editor_text: None,
+                    summary_id: None,
+                },
+                kept: None,
+                replay: super::replay::replay(&store, &self.tools, self.client.compaction, 0),
+            });
+        }
+        let old_path: Vec<String> = self
+            .store
+            .lock()
+            .branch_path(None)
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
         let (target, old_leaf) = {
             let store = self.store.lock();
             (
@@ -137,12 +213,18 @@ impl Session {
         .await
         .map_err(|e| errors::internal(format!("moving the leaf failed: {e}")))?
         .map_err(|e| errors::internal(e.to_string()))?;
-        let leaf_id = self.store.lock().leaf_id().map(str::to_string);
+        let store = self.store.lock();
+        let leaf_id = store.leaf_id().map(str::to_string);
         tracing::info!(session = %self.id(), leaf = ?leaf_id, summary = ?summary_id, "leaf moved");
-        Ok(NavigateResponse {
-            leaf_id,
-            editor_text: target.editor_text,
-            summary_id,
+        let (kept, from) = kept_conversation(&store, &old_path);
+        Ok(Moved {
+            response: NavigateResponse {
+                leaf_id,
+                editor_text: target.editor_text,
+                summary_id,
+            },
+            kept,
+            replay: super::replay::replay(&store, &self.tools, self.client.compaction, from),
         })
     }
 

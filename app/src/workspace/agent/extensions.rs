@@ -260,4 +260,32 @@ impl AgentDriver {
         });
         true
     }
+
+    /// Have the agent replay the session's current path whole (`_march/session/navigate`
+    /// with `replayOnly`), after the pane could not keep its view through a move.
+    pub fn replay_path(&self) {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let request = march_runner::client::NavigateRequest {
+                session_id: session.0.to_string(),
+                entry_id: String::new(),
+                summarize: false,
+                instructions: None,
+                replace_instructions: false,
+                label: None,
+                replay_only: true,
+            };
+            let result = match runner.connection().await {
+                Ok(connection) => connection.navigate(request).await.map(drop),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = result {
+                let why = format!("the conversation was not shown again: {}", describe(e));
+                let _ = events.send((key, AgentEvent::NotRecorded(why)));
+            }
+        });
+    }
 }

@@ -298,3 +298,33 @@ fn esc_twice_on_an_empty_prompt_asks_for_the_rewind_list() {
     type_text(&mut pane, "draft");
     assert_eq!(pane.cancel(), PaneEvent::None);
 }
+
+#[test]
+fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
+    use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate};
+    let user = |t: &str| SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)));
+    let mut pane = pane_with(&[
+        (0, user("first")),
+        (0, agent_id("One.", "a1")),
+        (0, user("second")),
+        (0, agent_id("Two.", "a2")),
+        (0, user("third")),
+        (0, agent_id("Three.", "a3")),
+    ]);
+    // The agent and the pane agree: the first turn stays, the rest goes.
+    assert!(pane.branch_moved(Some((1, 3, Some("first")))));
+    let shown = screen(&mut pane).join("\n");
+    assert!(shown.contains("One.") && !shown.contains("second") && !shown.contains("Three."));
+    pane.apply(&user("second"));
+    pane.apply(&agent_id("Two.", "a2"));
+    assert!(screen(&mut pane).join("\n").contains("Two."));
+
+    // They do not (another count, or another text): cleared, and the whole path is asked for.
+    assert!(!pane.branch_moved(Some((1, 5, Some("first")))));
+    assert!(!screen(&mut pane).join("\n").contains("One."));
+    let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
+    assert!(!pane.branch_moved(Some((1, 1, Some("other")))));
+    let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
+    assert!(pane.branch_moved(None));
+    assert!(!screen(&mut pane).join("\n").contains("One."));
+}

@@ -245,20 +245,21 @@ pub async fn serve_on(
             spawned!(s, spawn, |req: NavigateRequest, cx| {
                 let session = s.session_or_error(&req.session_id)?;
                 let moved = session.navigate(req).await?;
-                // The client clears the conversation, then gets the new path as a replay.
+                // The client keeps what is unchanged, then gets the rest of the new path.
                 let note = BranchNotification {
                     session_id: session.id().to_string(),
-                    leaf_id: moved.leaf_id.clone(),
-                    summary_id: moved.summary_id.clone(),
+                    leaf_id: moved.response.leaf_id.clone(),
+                    summary_id: moved.response.summary_id.clone(),
+                    kept: moved.kept,
                 };
                 if let Err(e) = cx.send_notification(note) {
                     tracing::debug!("branch notification not sent: {e}");
                 }
                 let port = AcpPort::new(cx, session.id().to_string());
-                for update in session.replay() {
+                for update in moved.replay {
                     port.notify(update);
                 }
-                Ok::<_, Error>(moved)
+                Ok::<_, Error>(moved.response)
             }),
             agent_client_protocol::on_receive_request!(),
         )
