@@ -111,6 +111,21 @@ impl UserBody {
             UserBody::Blocks(b) => b.clone(),
         }
     }
+
+    /// The text blocks joined by newlines (pictures are not text).
+    pub fn text(&self) -> String {
+        match self {
+            UserBody::Text(t) => t.clone(),
+            UserBody::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    UserContent::Text(t) => Some(t.text.as_str()),
+                    UserContent::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
 }
 
 /// Cost in currency units, per usage field.

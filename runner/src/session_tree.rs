@@ -21,13 +21,17 @@ pub const FORK_METHOD: &str = "_march/session/fork";
 /// The notification of a leaf move.
 pub const BRANCH_NOTIFICATION: &str = "_march/session/branch";
 
-/// `_march/session/tree`: every entry of a session's tree.
+/// `_march/session/tree`: the entries of a session's tree, from the `from`-th in file order
+/// (the file is append-only: a client that keeps what it was sent asks for the rest only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcRequest)]
 #[request(method = "_march/session/tree", response = SessionTreeResponse)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionTreeRequest {
     /// The session.
     pub session_id: String,
+    /// The first entry wanted, by its place in file order (0, or absent: all of them).
+    #[serde(default)]
+    pub from: u64,
 }
 
 /// `_march/session/tree` result.
@@ -36,8 +40,25 @@ pub struct SessionTreeRequest {
 pub struct SessionTreeResponse {
     /// The current leaf; `None` before the first entry.
     pub leaf_id: Option<String>,
-    /// Every entry, in file order (a parent before its children).
+    /// The place of the first entry sent: `from`, or 0 when the session has fewer entries
+    /// than that (a client then drops what it kept).
+    #[serde(default)]
+    pub from: u64,
+    /// The entries from there, in file order (a parent before its children).
     pub entries: Vec<TreeEntry>,
+    /// Every entry's label now (labelled entries sent earlier may have new ones).
+    #[serde(default)]
+    pub labels: Vec<EntryLabel>,
+}
+
+/// An entry's label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryLabel {
+    /// The entry.
+    pub id: String,
+    /// Its label.
+    pub label: String,
 }
 
 /// One entry of the tree, as a client shows it.

@@ -1,5 +1,7 @@
 //! The session tree's cost (issue 22): on a session of 10,000 entries with 50 branches,
-//! `/tree` opening (the runner lists the tree over ACP, the pane builds its view and draws it)
+//! `/tree` opening (the runner lists the tree over ACP, the pane builds its view and draws it;
+//! the whole list, and as the workspace does it, the pane's copy kept current by asking for
+//! the entries appended since)
 //! and a leaf move without a summary (`_march/session/navigate` answered, after the branch
 //! notification and the replay of what changed), to the newest other branch and to one in
 //! the middle of the session, against loading the same file (`SessionStore::open` in
@@ -25,7 +27,9 @@ use march_core::session::{SessionHeader, SessionMessage, SessionStore};
 use march_panes::agent::{AgentPane, TreeNode, TreeNodeKind};
 use march_panes::highlight::Highlighter;
 use march_panes::theme::Theme;
-use march_runner::session_tree::{NavigateRequest, SessionTreeRequest, TreeEntry, TreeEntryKind};
+use march_runner::session_tree::{
+    NavigateRequest, SessionTreeRequest, SessionTreeResponse, TreeEntry, TreeEntryKind,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -133,6 +137,19 @@ fn node(e: TreeEntry) -> TreeNode {
     }
 }
 
+/// The session's tree from its `from`-th entry.
+async fn tree_from(client: &AcpClient, id: &SessionId, from: u64) -> SessionTreeResponse {
+    client
+        .cx
+        .send_request(SessionTreeRequest {
+            session_id: id.0.to_string(),
+            from,
+        })
+        .block_task()
+        .await
+        .unwrap()
+}
+
 /// Move the leaf to `entry` and wait for the answer (the notification and the replay come
 /// before it).
 async fn navigate(client: &AcpClient, id: &SessionId, entry: &str) {
@@ -173,10 +190,34 @@ async fn main() {
     load(&client, &id, &h).await;
     client.drain();
 
+    {
+        // Where the list's time goes, in this process: made from the store, and taken
+        // through JSON values as the ACP crate passes messages.
+        let (store, _) = SessionStore::open(&file).unwrap();
+        let t = Instant::now();
+        let listing = march_runner::agent::bench::tree_listing(&store);
+        let made = t.elapsed();
+        let t = Instant::now();
+        let value = serde_json::to_value(&listing).unwrap();
+        let line = serde_json::to_string(&value).unwrap();
+        let sent = t.elapsed();
+        let t = Instant::now();
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let back: march_runner::session_tree::SessionTreeResponse =
+            serde_json::from_value(value).unwrap();
+        let read = t.elapsed();
+        println!(
+            "tree listing: made {made:?}, through a value to text {sent:?}, back {read:?}; {} \
+             entries, {:.1} MB",
+            back.entries.len(),
+            line.len() as f64 / 1e6
+        );
+    }
     let theme = Theme::default();
     let hl = Highlighter::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
-    let (mut open_file, mut acp_load, mut tree_open) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut open_file, mut acp_load) = (Vec::new(), Vec::new());
+    let (mut first_open, mut kept_open, mut view_alone) = (Vec::new(), Vec::new(), Vec::new());
     let (mut near_move, mut far_move) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS {
         let t = Instant::now();
@@ -189,29 +230,32 @@ async fn main() {
         acp_load.push(t.elapsed());
         client.drain();
 
-        let t = Instant::now();
-        let tree = within(
-            "tree",
-            client
-                .cx
-                .send_request(SessionTreeRequest {
-                    session_id: id.0.to_string(),
-                })
-                .block_task(),
-        )
-        .await
-        .unwrap();
-        let leaf = tree.leaf_id.clone();
-        let nodes: Vec<TreeNode> = tree.entries.into_iter().map(node).collect();
+        // A pane that kept nothing: the whole list. Then, as after a turn, one that kept it:
+        // only what was appended since (the moves below append their `leaf` entries).
         let mut pane = AgentPane::new("bench");
-        assert!(pane.open_tree(nodes, leaf.as_deref(), false));
-        terminal
-            .draw(|f| {
-                let area = f.area();
-                pane.render(area, f.buffer_mut(), &theme, &hl, true);
-            })
-            .unwrap();
-        tree_open.push(t.elapsed());
+        let mut draw = |pane: &mut AgentPane| {
+            terminal
+                .draw(|f| {
+                    let area = f.area();
+                    pane.render(area, f.buffer_mut(), &theme, &hl, true);
+                })
+                .unwrap();
+        };
+        for samples in [&mut first_open, &mut kept_open] {
+            let t = Instant::now();
+            let tree = within("tree", tree_from(&client, &id, pane.tree_known())).await;
+            let t_view = Instant::now();
+            let labels: Vec<(String, String)> =
+                tree.labels.into_iter().map(|l| (l.id, l.label)).collect();
+            let nodes: Vec<TreeNode> = tree.entries.into_iter().map(node).collect();
+            let from = usize::try_from(tree.from).unwrap();
+            pane.update_tree(from, nodes, &labels, tree.leaf_id);
+            assert!(pane.open_kept_tree(false));
+            draw(&mut pane);
+            samples.push(t.elapsed());
+            view_alone.push(t_view.elapsed());
+            pane.close_tree();
+        }
 
         // There and back: to the other branch, then to the last leaf again.
         let (to, samples) = if round % 2 == 0 {
@@ -228,7 +272,9 @@ async fn main() {
     }
     report("load the file (SessionStore::open)", open_file);
     report("load the session (session/load over ACP)", acp_load);
-    report("/tree opens (list over ACP, build, draw)", tree_open);
+    report("/tree opens, the whole list asked for", first_open);
+    report("/tree opens, the pane's copy kept current", kept_open);
+    report("  of which the view built and drawn", view_alone);
     report("move to the newest other branch and back", near_move);
     report("move to a branch in the middle and back", far_move);
     client.close().await;

@@ -18,6 +18,7 @@ use serde_json::Value;
 async fn tree(client: &AcpClient, id: &SessionId) -> SessionTreeResponse {
     let sent = client.cx.send_request(SessionTreeRequest {
         session_id: id.0.to_string(),
+        from: 0,
     });
     within("session tree", sent.block_task())
         .await

@@ -20,7 +20,7 @@ impl Workspace {
             );
             return;
         }
-        if !slot.driver.session_tree(purpose) {
+        if !slot.driver.session_tree(purpose, slot.view.tree_known()) {
             slot.view
                 .notice("This agent does not show its session tree to March.");
         }
@@ -38,6 +38,10 @@ impl Workspace {
         };
         let tree = match result {
             Ok(tree) => tree,
+            Err(e) if purpose == TreePurpose::Keep => {
+                tracing::debug!("the session tree was not listed: {e}");
+                return;
+            }
             Err(e) => {
                 slot.view
                     .set_error(format!("the session tree was not listed: {e}"));
@@ -45,8 +49,16 @@ impl Workspace {
             }
         };
         let nodes: Vec<TreeNode> = tree.entries.into_iter().map(node).collect();
-        let rewind = purpose == TreePurpose::Rewind;
-        if !slot.view.open_tree(nodes, tree.leaf_id.as_deref(), rewind) {
+        let labels: Vec<(String, String)> =
+            tree.labels.into_iter().map(|l| (l.id, l.label)).collect();
+        let from = usize::try_from(tree.from).unwrap_or(0);
+        slot.view.update_tree(from, nodes, &labels, tree.leaf_id);
+        let rewind = match purpose {
+            TreePurpose::Keep => return,
+            TreePurpose::Rewind => true,
+            TreePurpose::Tree => false,
+        };
+        if !slot.view.open_kept_tree(rewind) {
             slot.view.notice(if rewind {
                 "No message of yours to go back to yet."
             } else {

@@ -246,6 +246,9 @@ impl Workspace {
                 }
                 view.set_title(format!("{agent} · {}", project_name(&slot.project)));
                 view.set_config_options(&options);
+                // A copy of the session's tree is kept, so `/tree` opens at once.
+                slot.driver
+                    .session_tree(super::agent::TreePurpose::Keep, view.tree_known());
             }
             AgentEvent::Failed(e) => {
                 view.set_error(e);
@@ -290,6 +293,9 @@ impl Workspace {
                 notify = router.turn_ended(key, ok, seen);
                 // The turn started the session's MCP servers or met their failures.
                 slot.driver.refresh_mcp(false, false);
+                // The turn's entries join the pane's copy of the tree.
+                slot.driver
+                    .session_tree(super::agent::TreePurpose::Keep, view.tree_known());
                 // What was typed meanwhile runs now, as a turn of its own.
                 next_prompt = view.next_queued();
             }
@@ -380,6 +386,7 @@ impl Workspace {
                     slot.driver.replay_path();
                 }
             }
+            AgentEvent::Quiet => return false,
             AgentEvent::Forked(result) => {
                 self.forked(key, result);
                 return true;

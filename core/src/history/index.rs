@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::{HistoryError, HistoryIndex, db};
-use crate::message::{AssistantContent, UserBody, UserContent};
+use crate::message::AssistantContent;
 use crate::session::{SessionEntry, SessionMessage, SessionStore, parse_iso_ms};
 
 /// At most this many turns are written per transaction, so other writers wait briefly.
@@ -311,7 +311,7 @@ fn build_turns(entries: &[SessionEntry], from: usize, seq: i64) -> Vec<Turn> {
                     seq: seq + i64::try_from(turns.len()).unwrap_or(i64::MAX - seq),
                     entry_id: entry.id.clone(),
                     time_ms,
-                    user_text: user_text(&user.content),
+                    user_text: user.content.text(),
                     ..Turn::default()
                 });
             }
@@ -351,20 +351,6 @@ fn build_turns(entries: &[SessionEntry], from: usize, seq: i64) -> Vec<Turn> {
         }
     }
     turns
-}
-
-fn user_text(body: &UserBody) -> String {
-    match body {
-        UserBody::Text(text) => text.clone(),
-        UserBody::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                UserContent::Text(t) => Some(t.text.as_str()),
-                UserContent::Image(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
 }
 
 /// The `*.jsonl` files under `dir`, at most [`MAX_DEPTH`] levels down.

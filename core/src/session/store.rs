@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -417,16 +417,8 @@ impl SessionStore {
     /// it was loaded) this fails with [`SessionError::Changed`], removes the partial new
     /// file and leaves the store as it was.
     pub fn continue_in_new_file(&mut self, dir: &Path) -> Result<&Path, SessionError> {
-        let mut header = SessionHeader::new(self.header.cwd.clone());
-        header.parent_session = Some(self.path.to_string_lossy().into_owned());
-        let header_line = header.to_json_line()?;
-        fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path: Arc<Path> = dir
-            .join(session_file_name(&header.timestamp, &header.id))
-            .into();
+        let (header, header_line, path) = self.child_file(dir)?;
+        let path: Arc<Path> = path.into();
         let mut reader = LineReader::sequential();
         let mut lines = Vec::with_capacity(self.entries.len());
         let file = write_new_file(&path, &header_line, |out| {
@@ -466,14 +458,7 @@ impl SessionStore {
             .into_iter()
             .filter(|e| !matches!(e.kind, EntryKind::Label(_) | EntryKind::Leaf(_)))
             .collect();
-        let mut header = SessionHeader::new(self.header.cwd.clone());
-        header.parent_session = Some(self.path.to_string_lossy().into_owned());
-        let header_line = header.to_json_line()?;
-        fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let new_path = dir.join(session_file_name(&header.timestamp, &header.id));
+        let (_, header_line, new_path) = self.child_file(dir)?;
         let mut reader = LineReader::sequential();
         let file = write_new_file(&new_path, &header_line, |out| {
             let mut parent: Option<&str> = None;
@@ -498,6 +483,20 @@ impl SessionStore {
             }
         }
         Ok(forked)
+    }
+
+    /// The header of a new session file in `dir` (created if missing) whose parent is this
+    /// one, its line, and the file's path.
+    fn child_file(&self, dir: &Path) -> Result<(SessionHeader, String, PathBuf), SessionError> {
+        let mut header = SessionHeader::new(self.header.cwd.clone());
+        header.parent_session = Some(self.path.to_string_lossy().into_owned());
+        let header_line = header.to_json_line()?;
+        fs::create_dir_all(dir).map_err(|source| SessionError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join(session_file_name(&header.timestamp, &header.id));
+        Ok((header, header_line, path))
     }
 
     /// The session as JSONL: a file March wrote comes back byte for byte; a migrated pi

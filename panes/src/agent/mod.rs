@@ -79,6 +79,8 @@ pub struct AgentPane {
     picker: Option<Picker>,
     /// The session tree or rewind list, while open.
     tree: Option<tree::TreeView>,
+    /// The session's tree as last listed by the agent.
+    tree_model: tree::TreeModel,
     /// Esc was pressed on an empty prompt: a second Esc opens the rewind list.
     rewind_armed: bool,
     tools_expanded: bool,
@@ -128,6 +130,7 @@ impl AgentPane {
             next_permission: 0,
             picker: None,
             tree: None,
+            tree_model: tree::TreeModel::default(),
             rewind_armed: false,
             tools_expanded: false,
             thinking_expanded: false,
@@ -410,6 +413,7 @@ impl AgentPane {
         self.permissions.clear();
         self.picker = None;
         self.tree = None;
+        self.tree_model = tree::TreeModel::default();
         self.busy = false;
         self.model_wait = None;
         self.error = None;

@@ -768,6 +768,14 @@ fn edit(key: KeyEvent, mut text: String) -> Edited {
     }
 }
 
+/// What the pane keeps of the session's tree between openings: the entries in file order
+/// (the file only grows, so only new ones are asked for) and the leaf.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TreeModel {
+    nodes: Vec<TreeNode>,
+    leaf: Option<String>,
+}
+
 impl super::AgentPane {
     /// Shows the session's tree (or, with `rewind`, the user messages of its current path);
     /// false when there is nothing to show.
@@ -775,6 +783,39 @@ impl super::AgentPane {
         self.picker = None;
         self.tree = TreeView::new(nodes, leaf, rewind);
         self.tree.is_some()
+    }
+
+    /// How many of the session's tree entries the pane keeps: ask for those after them.
+    pub fn tree_known(&self) -> u64 {
+        self.tree_model.nodes.len() as u64
+    }
+
+    /// The agent's tree entries from the `from`-th on (what the pane kept from there on is
+    /// replaced), every entry's label, and the leaf.
+    pub fn update_tree(
+        &mut self,
+        from: usize,
+        nodes: Vec<TreeNode>,
+        labels: &[(String, String)],
+        leaf: Option<String>,
+    ) {
+        let model = &mut self.tree_model;
+        model.nodes.truncate(from);
+        model.nodes.extend(nodes);
+        let labels: std::collections::HashMap<&str, &str> = labels
+            .iter()
+            .map(|(id, label)| (id.as_str(), label.as_str()))
+            .collect();
+        for node in &mut model.nodes {
+            node.label = labels.get(node.id.as_str()).map(|l| (*l).to_string());
+        }
+        model.leaf = leaf;
+    }
+
+    /// Shows the tree the pane keeps (see [`Self::open_tree`]).
+    pub fn open_kept_tree(&mut self, rewind: bool) -> bool {
+        let (nodes, leaf) = (self.tree_model.nodes.clone(), self.tree_model.leaf.clone());
+        self.open_tree(nodes, leaf.as_deref(), rewind)
     }
 
     /// The session's leaf moved; the replay that follows shows the new path. With `kept`

@@ -96,3 +96,10 @@ impl GatedTools {
         .map_err(|e| e.to_string())?
     }
 }
+
+/// The `_march/session/tree` answer for `store`, as the runner makes it.
+pub fn tree_listing(
+    store: &march_core::session::SessionStore,
+) -> crate::session_tree::SessionTreeResponse {
+    super::tree::tree(store, 0)
+}

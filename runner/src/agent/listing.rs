@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use march_core::message::{UserBody, UserContent};
+use march_core::message::UserBody;
 use march_core::session::{format_iso_ms, is_valid_session_id, session_dir};
 use serde_json::Value;
 
@@ -232,16 +232,7 @@ fn user_text(content: &Value) -> Option<String> {
 pub(crate) fn user_title(body: &UserBody) -> Option<String> {
     match body {
         UserBody::Text(text) => title_from_text(text),
-        UserBody::Blocks(blocks) => title_from_text(
-            &blocks
-                .iter()
-                .filter_map(|b| match b {
-                    UserContent::Text(t) => Some(t.text.as_str()),
-                    UserContent::Image(_) => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
+        UserBody::Blocks(_) => title_from_text(&body.text()),
     }
 }
 

@@ -170,9 +170,9 @@ impl Session {
         updates::stored_usage(&self.store.lock(), window)
     }
 
-    /// Every entry of the session's tree (`_march/session/tree`).
-    pub(crate) fn tree(&self) -> crate::session_tree::SessionTreeResponse {
-        super::tree::tree(&self.store.lock())
+    /// The session's tree from its `from`-th entry (`_march/session/tree`).
+    pub(crate) fn tree(&self, from: u64) -> crate::session_tree::SessionTreeResponse {
+        super::tree::tree(&self.store.lock(), from)
     }
 
     /// The conversation as updates, for `session/load`.

@@ -13,19 +13,34 @@ use march_core::session::{EntryKind, SessionEntry, SessionMessage, SessionStore}
 use super::errors;
 use super::session::Session;
 use crate::session_tree::{
-    ForkSessionResponse, KeptConversation, LabelEntryRequest, NavigateRequest, NavigateResponse,
-    SessionTreeResponse, TreeEntry, TreeEntryKind,
+    EntryLabel, ForkSessionResponse, KeptConversation, LabelEntryRequest, NavigateRequest,
+    NavigateResponse, SessionTreeResponse, TreeEntry, TreeEntryKind,
 };
 
 /// Characters of an entry's preview: a row of the widest tree view.
 const PREVIEW_CHARS: usize = 120;
 
-/// Every entry of `store` as a client shows it.
-pub(crate) fn tree(store: &SessionStore) -> SessionTreeResponse {
+/// The entries of `store` from the `from`-th (all of them when it has fewer) as a client
+/// shows them, with every label.
+pub(crate) fn tree(store: &SessionStore, from: u64) -> SessionTreeResponse {
+    let all = store.entries();
+    let from = usize::try_from(from)
+        .ok()
+        .filter(|&f| f <= all.len())
+        .unwrap_or(0);
+    let labels = all
+        .iter()
+        .filter_map(|e| {
+            store.label(&e.id).map(|label| EntryLabel {
+                id: e.id.clone(),
+                label: label.to_string(),
+            })
+        })
+        .collect();
     SessionTreeResponse {
         leaf_id: store.leaf_id().map(str::to_string),
-        entries: store
-            .entries()
+        from: from as u64,
+        entries: all[from..]
             .iter()
             .map(|e| {
                 let (kind, text) = preview(e);
@@ -39,6 +54,7 @@ pub(crate) fn tree(store: &SessionStore) -> SessionTreeResponse {
                 }
             })
             .collect(),
+        labels,
     }
 }
 
@@ -88,7 +104,7 @@ fn kept_conversation(
         .filter(|id| store.entry(id).is_some_and(is_user_turn))
         .count();
     let last_user_text = kept.last().map(|e| match e.message() {
-        Some(SessionMessage::User(u)) => editor_text(&u.content),
+        Some(SessionMessage::User(u)) => u.content.text(),
         Some(SessionMessage::BashExecution(b)) => march_core::session::bash_execution_to_text(b),
         _ => String::new(),
     });
@@ -116,10 +132,10 @@ fn resolve(store: &SessionStore, entry_id: &str) -> Result<Move, Error> {
     };
     let resubmit = match &entry.kind {
         EntryKind::Message(m) => match &**m {
-            SessionMessage::User(u) => Some(editor_text(&u.content)),
+            SessionMessage::User(u) => Some(u.content.text()),
             _ => None,
         },
-        EntryKind::CustomMessage(c) => Some(editor_text(&c.content)),
+        EntryKind::CustomMessage(c) => Some(c.content.text()),
         _ => None,
     };
     Ok(match resubmit {
@@ -428,21 +444,6 @@ fn blocks_start(blocks: &[UserContent]) -> &str {
         Some(UserContent::Text(t)) => &t.text,
         Some(UserContent::Image(_)) => "[image]",
         None => "",
-    }
-}
-
-/// The text of a message to edit again: its text blocks (pictures are not text).
-fn editor_text(body: &UserBody) -> String {
-    match body {
-        UserBody::Text(t) => t.clone(),
-        UserBody::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                UserContent::Text(t) => Some(t.text.as_str()),
-                UserContent::Image(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
     }
 }
 

@@ -16,9 +16,7 @@ use march_core::agent_loop::{
 use march_core::compaction::{estimate_context_tokens, is_context_overflow, should_compact};
 use march_core::context::{ContextEngine, ContextRequest, RecallHints};
 use march_core::event::AgentEvent;
-use march_core::message::{
-    AssistantMessage, Message, StopReason as CoreStop, UserBody, UserContent, UserMessage, now_ms,
-};
+use march_core::message::{AssistantMessage, Message, StopReason as CoreStop, UserMessage, now_ms};
 use march_core::model::{Model, ThinkingLevel};
 use march_core::session::SessionStore;
 use tokio_util::sync::CancellationToken;
@@ -183,17 +181,7 @@ fn queued_delivery(user: &UserMessage, id: &str) -> SessionUpdate {
 
 /// The text of a prompt (its text blocks), for recall.
 pub(crate) fn user_text(user: &UserMessage) -> String {
-    match &user.content {
-        UserBody::Text(text) => text.clone(),
-        UserBody::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                UserContent::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    user.content.text()
 }
 
 /// pi's check after a run: a context overflow compacts and, when the run failed on it,

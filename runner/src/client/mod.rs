@@ -31,7 +31,7 @@ pub use crate::diagnostics::{
 };
 pub use crate::mcp_status::{McpStatusRequest, McpStatusResponse, ServerPhase, ServerStatus};
 pub use crate::session_tree::{
-    BranchNotification, ForkSessionRequest, ForkSessionResponse, LabelEntryRequest,
+    BranchNotification, EntryLabel, ForkSessionRequest, ForkSessionResponse, LabelEntryRequest,
     NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse, TreeEntry,
     TreeEntryKind,
 };

@@ -4,9 +4,41 @@
 
 use std::path::PathBuf;
 
+use std::future::Future;
+use std::sync::Arc;
+
+use march_runner::client::{ClientError, Connection};
+
 use super::{AgentDriver, AgentEvent, describe};
 
 impl AgentDriver {
+    /// Make `call` on the agent's connection off the loop, for this session, and send the
+    /// event `done` makes of its outcome. False (nothing called) when the agent is not up.
+    fn call<T, Fut>(
+        &self,
+        call: impl FnOnce(Arc<Connection>, String) -> Fut + Send + 'static,
+        done: impl FnOnce(Result<T, String>) -> AgentEvent + Send + 'static,
+    ) -> bool
+    where
+        Fut: Future<Output = Result<T, ClientError>> + Send,
+        T: Send + 'static,
+    {
+        let Some((runner, session)) = self.runner_and_session() else {
+            return false;
+        };
+        let (key, events) = (self.key, self.events.clone());
+        tokio::spawn(async move {
+            let result = match runner.connection().await {
+                Ok(connection) => call(connection, session.0.to_string())
+                    .await
+                    .map_err(describe),
+                Err(e) => Err(describe(e)),
+            };
+            let _ = events.send((key, done(result)));
+        });
+        true
+    }
+
     /// Hand a message typed during the turn to the agent (`_march/session/queue`);
     /// [`AgentEvent::Queued`] follows. An agent without March's extension takes nothing:
     /// the message then runs as the next prompt.
@@ -165,127 +197,100 @@ impl AgentDriver {
             .is_some_and(|c| c.offers_tree())
     }
 
-    /// Ask for the session's tree (`_march/session/tree`); [`AgentEvent::Tree`] follows.
+    /// Ask for the session's tree from its `from`-th entry (`_march/session/tree`);
+    /// [`AgentEvent::Tree`] follows.
     /// False when the agent has no tree to show.
-    pub fn session_tree(&self, purpose: super::TreePurpose) -> bool {
-        if !self.offers_tree() {
-            return false;
-        }
-        let Some((runner, session)) = self.runner_and_session() else {
-            return false;
-        };
-        let (key, events) = (self.key, self.events.clone());
-        tokio::spawn(async move {
-            let request = march_runner::client::SessionTreeRequest {
-                session_id: session.0.to_string(),
-            };
-            let result = match runner.connection().await {
-                Ok(connection) => connection.session_tree(request).await.map_err(describe),
-                Err(e) => Err(describe(e)),
-            };
-            let _ = events.send((key, AgentEvent::Tree { purpose, result }));
-        });
-        true
+    pub fn session_tree(&self, purpose: super::TreePurpose, from: u64) -> bool {
+        self.offers_tree()
+            && self.call(
+                move |connection, session_id| async move {
+                    let request = march_runner::client::SessionTreeRequest { session_id, from };
+                    connection.session_tree(request).await
+                },
+                move |result| AgentEvent::Tree { purpose, result },
+            )
     }
 
     /// Move the session's leaf (`_march/session/navigate`); the branch notification and the
     /// new path's replay come first, then [`AgentEvent::Navigated`].
     pub fn navigate(
         &self,
-        mut request: march_runner::client::NavigateRequest,
+        request: march_runner::client::NavigateRequest,
         chosen: march_panes::agent::TreeMove,
     ) {
         let (key, events) = (self.key, self.events.clone());
-        let Some((runner, session)) = self.runner_and_session() else {
+        let unsent = chosen.clone();
+        let called = self.call(
+            move |connection, session_id| async move {
+                let request = march_runner::client::NavigateRequest {
+                    session_id,
+                    ..request
+                };
+                connection.navigate(request).await
+            },
+            move |result| AgentEvent::Navigated { chosen, result },
+        );
+        if !called {
             let result = Err("the agent is not ready".into());
+            let chosen = unsent;
             let _ = events.send((key, AgentEvent::Navigated { chosen, result }));
-            return;
-        };
-        request.session_id = session.0.to_string();
-        tokio::spawn(async move {
-            let result = match runner.connection().await {
-                Ok(connection) => connection.navigate(request).await.map_err(describe),
-                Err(e) => Err(describe(e)),
-            };
-            let _ = events.send((key, AgentEvent::Navigated { chosen, result }));
-        });
+        }
     }
 
     /// Set or clear an entry's label (`_march/session/label`); a failure is said in the pane
     /// (the open tree already shows the label).
     pub fn label_entry(&self, entry_id: String, label: Option<String>) {
-        let Some((runner, session)) = self.runner_and_session() else {
-            return;
-        };
-        let (key, events) = (self.key, self.events.clone());
-        tokio::spawn(async move {
-            let request = march_runner::client::LabelEntryRequest {
-                session_id: session.0.to_string(),
-                entry_id,
-                label,
-            };
-            let connection = match runner.connection().await {
-                Ok(connection) => connection,
-                Err(e) => {
-                    let _ = events.send((key, AgentEvent::NotRecorded(describe(e))));
-                    return;
-                }
-            };
-            if let Err(e) = connection.label_entry(request).await {
-                let why = format!("the label was not set: {}", describe(e));
-                let _ = events.send((key, AgentEvent::NotRecorded(why)));
-            }
-        });
+        self.call(
+            move |connection, session_id| async move {
+                let request = march_runner::client::LabelEntryRequest {
+                    session_id,
+                    entry_id,
+                    label,
+                };
+                connection.label_entry(request).await
+            },
+            |result| match result {
+                Ok(_) => AgentEvent::Quiet,
+                Err(e) => AgentEvent::NotRecorded(format!("the label was not set: {e}")),
+            },
+        );
     }
 
     /// Copy the session's path into a new session (`_march/session/fork`);
     /// [`AgentEvent::Forked`] follows.
     pub fn fork(&self) -> bool {
-        if !self.offers_tree() {
-            return false;
-        }
-        let Some((runner, session)) = self.runner_and_session() else {
-            return false;
-        };
-        let (key, events) = (self.key, self.events.clone());
-        tokio::spawn(async move {
-            let request = march_runner::client::ForkSessionRequest {
-                session_id: session.0.to_string(),
-            };
-            let result = match runner.connection().await {
-                Ok(connection) => connection.fork_session(request).await.map_err(describe),
-                Err(e) => Err(describe(e)),
-            };
-            let _ = events.send((key, AgentEvent::Forked(result)));
-        });
-        true
+        self.offers_tree()
+            && self.call(
+                |connection, session_id| async move {
+                    let request = march_runner::client::ForkSessionRequest { session_id };
+                    connection.fork_session(request).await
+                },
+                AgentEvent::Forked,
+            )
     }
 
     /// Have the agent replay the session's current path whole (`_march/session/navigate`
     /// with `replayOnly`), after the pane could not keep its view through a move.
     pub fn replay_path(&self) {
-        let Some((runner, session)) = self.runner_and_session() else {
-            return;
-        };
-        let (key, events) = (self.key, self.events.clone());
-        tokio::spawn(async move {
-            let request = march_runner::client::NavigateRequest {
-                session_id: session.0.to_string(),
-                entry_id: String::new(),
-                summarize: false,
-                instructions: None,
-                replace_instructions: false,
-                label: None,
-                replay_only: true,
-            };
-            let result = match runner.connection().await {
-                Ok(connection) => connection.navigate(request).await.map(drop),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = result {
-                let why = format!("the conversation was not shown again: {}", describe(e));
-                let _ = events.send((key, AgentEvent::NotRecorded(why)));
-            }
-        });
+        self.call(
+            |connection, session_id| async move {
+                let request = march_runner::client::NavigateRequest {
+                    session_id,
+                    entry_id: String::new(),
+                    summarize: false,
+                    instructions: None,
+                    replace_instructions: false,
+                    label: None,
+                    replay_only: true,
+                };
+                connection.navigate(request).await
+            },
+            |result| match result {
+                Ok(_) => AgentEvent::Quiet,
+                Err(e) => {
+                    AgentEvent::NotRecorded(format!("the conversation was not shown again: {e}"))
+                }
+            },
+        );
     }
 }

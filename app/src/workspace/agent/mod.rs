@@ -48,6 +48,8 @@ pub enum TreePurpose {
     Tree,
     /// `/rewind` (or Esc Esc): the user messages of the current path.
     Rewind,
+    /// Kept for the next `/tree` (after a turn), shown nowhere now.
+    Keep,
 }
 
 /// Which session a driver opens once its agent runs.
@@ -142,6 +144,8 @@ pub enum AgentEvent {
         /// The agent's answer.
         result: Result<march_runner::client::NavigateResponse, String>,
     },
+    /// A call that went as asked, with nothing to show.
+    Quiet,
     /// The session was forked (`_march/session/fork`): the new session, or why not.
     Forked(Result<march_runner::client::ForkSessionResponse, String>),
     /// `_march/diagnostics`: a project's language servers reported (the same news comes

@@ -237,7 +237,7 @@ pub async fn serve_on(
         .on_receive_request(
             spawned!(s, spawn, |req: SessionTreeRequest, _| {
                 let session = s.session_or_error(&req.session_id)?;
-                Ok::<_, Error>(session.tree())
+                Ok::<_, Error>(session.tree(req.from))
             }),
             agent_client_protocol::on_receive_request!(),
         )
