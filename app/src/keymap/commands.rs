@@ -112,7 +112,7 @@ commands! {
     SessionPrev = "session.prev", "Show the previous open session in the focused pane.";
     SessionLast = "session.last", "Show the session the focused pane showed before.";
     SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
-    AgentCancel = "agent.cancel", "Cancel the agent's current turn (or close the open menu); twice on an empty prompt, go back to one of your messages.";
+    AgentCancel = "agent.cancel", "Cancel the turn (or close the menu); twice on an empty prompt, rewind.";
     AgentCycleMode = "agent.cycle-mode", "Switch the session to its next permission mode (ask, auto-edit, yolo).";
     ScrollLineUp = "scroll.line-up", "Scroll the transcript (or a shell's history) up one line.";
     ScrollLineDown = "scroll.line-down", "Scroll the transcript (or a shell's history) down one line.";
