@@ -1,9 +1,11 @@
 //! March's extension for typing while a turn runs: `_march/session/queue` puts a message into
 //! the running turn (steering, delivered at the next turn boundary; or a follow-up, run when
 //! the agent would stop), `_march/session/unqueue` takes one back before it is delivered.
-//! Advertised as `agentCapabilities._meta.march.queue`. See `docs/PROTOCOL.md`.
+//! `_march/session/queue_changed` tells clients what is queued after every change (queued,
+//! taken back, delivered, the turn ended). Advertised as `agentCapabilities._meta.march.queue`.
+//! See `docs/PROTOCOL.md`.
 
-use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
+use agent_client_protocol::{JsonRpcNotification, JsonRpcRequest, JsonRpcResponse};
 use serde::{Deserialize, Serialize};
 
 /// The extension's key under `_meta.march` in the agent's capabilities.
@@ -12,6 +14,8 @@ pub const EXTENSION_KEY: &str = "queue";
 pub const QUEUE_METHOD: &str = "_march/session/queue";
 /// The method that takes a queued message back.
 pub const UNQUEUE_METHOD: &str = "_march/session/unqueue";
+/// The notification of the queue's messages after a change.
+pub const CHANGED_NOTIFICATION: &str = "_march/session/queue_changed";
 /// The key of the `_meta.march` of a `user_message_chunk` that delivers a queued message,
 /// and of a prompt answer listing the queued messages its turn never delivered.
 pub const QUEUE_ID_KEY: &str = "queueId";
@@ -66,4 +70,28 @@ pub struct UnqueueMessageRequest {
 pub struct UnqueueMessageResponse {
     /// Whether it was still queued (false: already delivered, or its turn ended).
     pub removed: bool,
+}
+
+/// A message waiting in a running turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedMessage {
+    /// Its id.
+    pub id: String,
+    /// When it is delivered.
+    pub kind: QueueKind,
+    /// The message.
+    pub text: String,
+}
+
+/// `_march/session/queue_changed`: what waits in the session's running turn now, oldest
+/// first (empty when the turn ended or delivered the last).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonRpcNotification)]
+#[notification(method = "_march/session/queue_changed")]
+#[serde(rename_all = "camelCase")]
+pub struct QueueChangedNotification {
+    /// The session.
+    pub session_id: String,
+    /// The messages not delivered yet.
+    pub queued: Vec<QueuedMessage>,
 }

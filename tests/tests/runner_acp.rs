@@ -886,6 +886,33 @@ async fn messages_queued_during_a_turn_steer_it_and_follow_it_up() {
             ("then summarise".to_string(), follow)
         ]
     );
+    // Every change of the queue was told: three queued, one taken back, two delivered.
+    let told: Vec<Vec<String>> = client
+        .calls
+        .iter()
+        .filter(|(method, _)| method == "_march/session/queue_changed")
+        .map(|(_, params)| {
+            params["queued"]
+                .as_array()
+                .map(|q| {
+                    q.iter()
+                        .map(|m| m["text"].as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            vec!["use tabs"],
+            vec!["use tabs", "then summarise"],
+            vec!["use tabs", "then summarise", "drop me"],
+            vec!["use tabs", "then summarise"],
+            vec!["then summarise"],
+            vec![],
+        ]
+    );
     // The steering reached the next model request (after the tool result); the follow-up
     // the one after the agent would have stopped; the one taken back none.
     let requests = h.server.requests();

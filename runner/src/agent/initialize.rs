@@ -60,6 +60,7 @@ fn march_extensions() -> serde_json::Map<String, serde_json::Value> {
         serde_json::json!({
             "queue": crate::steering::QUEUE_METHOD,
             "unqueue": crate::steering::UNQUEUE_METHOD,
+            "changed": crate::steering::CHANGED_NOTIFICATION,
         }),
     );
     march.insert(

@@ -18,6 +18,11 @@ pub(crate) trait ClientPort: Send + Sync {
     /// Send a `session/update` (in order with everything else sent through this port).
     fn notify(&self, update: SessionUpdate);
 
+    /// Tell the client what waits in the running turn now (`_march/session/queue_changed`).
+    fn queue_changed(&self, queued: Vec<crate::steering::QueuedMessage>) {
+        let _ = queued;
+    }
+
     /// Ask the client; dropping the future withdraws the request (`$/cancel_request`).
     async fn request_permission(
         &self,
@@ -52,6 +57,16 @@ impl ClientPort for AcpPort {
         if let Err(e) = self.cx.send_notification(note) {
             // Only fails once the connection is gone; the transcript is on disk regardless.
             tracing::debug!(session = %self.session_id, "session/update not sent: {e}");
+        }
+    }
+
+    fn queue_changed(&self, queued: Vec<crate::steering::QueuedMessage>) {
+        let note = crate::steering::QueueChangedNotification {
+            session_id: self.session_id.0.to_string(),
+            queued,
+        };
+        if let Err(e) = self.cx.send_notification(note) {
+            tracing::debug!(session = %self.session_id, "queue change not sent: {e}");
         }
     }
 

@@ -5,10 +5,13 @@
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::sync::Arc;
+
 use march_core::agent::Agent;
 use march_core::message::{Message, UserMessage};
 
-use crate::steering::QueueKind;
+use super::port::ClientPort;
+use crate::steering::{QueueKind, QueuedMessage};
 
 /// One queued message.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +34,32 @@ struct Inner {
     agent: Option<Agent>,
     /// Queued and not delivered yet, oldest first.
     items: Vec<Item>,
+    /// Where the running turn's changes are told.
+    port: Option<Arc<dyn ClientPort>>,
+}
+
+impl Inner {
+    /// What waits now, and where to tell it.
+    fn changed(&self) -> Option<(Arc<dyn ClientPort>, Vec<QueuedMessage>)> {
+        let port = self.port.clone()?;
+        let queued = self
+            .items
+            .iter()
+            .map(|i| QueuedMessage {
+                id: i.id.clone(),
+                kind: i.kind,
+                text: i.text.clone(),
+            })
+            .collect();
+        Some((port, queued))
+    }
+}
+
+/// Tell the client (outside the lock).
+fn tell(changed: Option<(Arc<dyn ClientPort>, Vec<QueuedMessage>)>) {
+    if let Some((port, queued)) = changed {
+        port.queue_changed(queued);
+    }
 }
 
 fn push(agent: &Agent, item: &Item) {
@@ -42,27 +71,44 @@ fn push(agent: &Agent, item: &Item) {
 }
 
 impl TurnQueue {
-    /// A turn started with `agent`.
-    pub(crate) fn run_started(&self, agent: Agent) {
-        self.inner.lock().agent = Some(agent);
+    /// A turn started with `agent`; its changes are told through `port`.
+    pub(crate) fn run_started(&self, agent: Agent, port: Arc<dyn ClientPort>) {
+        let mut inner = self.inner.lock();
+        inner.agent = Some(agent);
+        inner.port = Some(port);
     }
 
     /// The turn ended: the ids of what it never delivered (the client sends or keeps them).
     pub(crate) fn run_ended(&self) -> Vec<String> {
-        let mut inner = self.inner.lock();
-        inner.agent = None;
-        inner.items.drain(..).map(|i| i.id).collect()
+        let (unsent, changed) = {
+            let mut inner = self.inner.lock();
+            inner.agent = None;
+            let unsent: Vec<String> = inner.items.drain(..).map(|i| i.id).collect();
+            let changed = if unsent.is_empty() {
+                None
+            } else {
+                inner.changed()
+            };
+            inner.port = None;
+            (unsent, changed)
+        };
+        tell(changed);
+        unsent
     }
 
     /// Queue `text` into the running turn; its id, or `None` when no turn runs.
     pub(crate) fn queue(&self, kind: QueueKind, text: String) -> Option<String> {
-        let mut inner = self.inner.lock();
-        let agent = inner.agent.clone()?;
-        let id = format!("q{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
-        let item = Item { id, kind, text };
-        push(&agent, &item);
-        let id = item.id.clone();
-        inner.items.push(item);
+        let (id, changed) = {
+            let mut inner = self.inner.lock();
+            let agent = inner.agent.clone()?;
+            let id = format!("q{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+            let item = Item { id, kind, text };
+            push(&agent, &item);
+            let id = item.id.clone();
+            inner.items.push(item);
+            (id, inner.changed())
+        };
+        tell(changed);
         Some(id)
     }
 
@@ -70,7 +116,18 @@ impl TurnQueue {
     /// from what stays, in order (under the lock, so a queue or unqueue cannot interleave;
     /// the loop may take the oldest meanwhile, which then counts as delivered).
     pub(crate) fn unqueue(&self, id: &str) -> bool {
-        let mut inner = self.inner.lock();
+        let changed = {
+            let mut inner = self.inner.lock();
+            if !self.unqueue_locked(&mut inner, id) {
+                return false;
+            }
+            inner.changed()
+        };
+        tell(changed);
+        true
+    }
+
+    fn unqueue_locked(&self, inner: &mut Inner, id: &str) -> bool {
         let Some(at) = inner.items.iter().position(|i| i.id == id) else {
             return false;
         };
@@ -101,9 +158,14 @@ impl TurnQueue {
     /// A user message the loop injected: the id of the queued message it delivers, if any
     /// (the turn's own prompt is none).
     pub(crate) fn delivered(&self, text: &str) -> Option<String> {
-        let mut inner = self.inner.lock();
-        let at = inner.items.iter().position(|i| i.text == text)?;
-        Some(inner.items.remove(at).id)
+        let (id, changed) = {
+            let mut inner = self.inner.lock();
+            let at = inner.items.iter().position(|i| i.text == text)?;
+            let id = inner.items.remove(at).id;
+            (id, inner.changed())
+        };
+        tell(changed);
+        Some(id)
     }
 }
 
@@ -120,12 +182,42 @@ mod tests {
         Agent::new(LoopConfig::new(model, provider), "", Vec::new())
     }
 
+    /// A port that keeps what it was told of the queue: the texts waiting after each change.
+    #[derive(Default)]
+    struct Told(parking_lot::Mutex<Vec<Vec<String>>>);
+
+    #[async_trait::async_trait]
+    impl ClientPort for Told {
+        fn session_id(&self) -> agent_client_protocol::v1::schema::SessionId {
+            agent_client_protocol::v1::schema::SessionId::new("s")
+        }
+
+        fn notify(&self, _update: agent_client_protocol::v1::schema::SessionUpdate) {}
+
+        fn queue_changed(&self, queued: Vec<QueuedMessage>) {
+            self.0
+                .lock()
+                .push(queued.into_iter().map(|m| m.text).collect());
+        }
+
+        async fn request_permission(
+            &self,
+            _request: agent_client_protocol::v1::schema::RequestPermissionRequest,
+        ) -> Result<
+            agent_client_protocol::v1::schema::RequestPermissionOutcome,
+            agent_client_protocol::Error,
+        > {
+            Err(agent_client_protocol::Error::internal_error())
+        }
+    }
+
     #[test]
     fn nothing_queues_between_turns_and_the_unsent_come_back() {
         let q = TurnQueue::default();
         assert_eq!(q.queue(QueueKind::Steer, "early".into()), None);
         let a = agent();
-        q.run_started(a.clone());
+        let told = Arc::new(Told::default());
+        q.run_started(a.clone(), told.clone());
         let one = q.queue(QueueKind::Steer, "one".into()).unwrap();
         let two = q.queue(QueueKind::FollowUp, "two".into()).unwrap();
         let three = q.queue(QueueKind::Steer, "three".into()).unwrap();
@@ -144,5 +236,23 @@ mod tests {
         assert_eq!(crate::agent::turn::user_text(u), "two");
         assert_eq!(q.run_ended(), [two]);
         assert!(!q.unqueue(&one));
+        // The client was told after each change: queued three, one delivered, three taken
+        // back, the turn ended with "two" unsent.
+        let told = told.0.lock().clone();
+        let texts: Vec<Vec<&str>> = told
+            .iter()
+            .map(|q| q.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                vec!["one"],
+                vec!["one", "two"],
+                vec!["one", "two", "three"],
+                vec!["two", "three"],
+                vec!["two"],
+                vec![],
+            ]
+        );
     }
 }

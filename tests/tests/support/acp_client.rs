@@ -280,6 +280,17 @@ pub struct MarchBranch {
     pub params: serde_json::Map<String, Value>,
 }
 
+/// March's `_march/session/queue_changed` notification, kept as plain JSON (seen as a
+/// [`Seen::Call`]).
+#[derive(
+    Debug, Clone, serde::Serialize, serde::Deserialize, agent_client_protocol::JsonRpcNotification,
+)]
+#[notification(method = "_march/session/queue_changed")]
+pub struct MarchQueueChanged {
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, Value>,
+}
+
 /// The client side of one runner connection.
 pub struct AcpClient {
     pub cx: ConnectionTo<Agent>,
@@ -435,6 +446,18 @@ impl AcpClient {
                         async move |n: MarchDiagnostics, _cx| {
                             let params = Value::Object(n.params);
                             let _ = tx.send(Seen::Call("_march/diagnostics".into(), params));
+                            Ok(())
+                        }
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_notification(
+                    {
+                        let tx = tx.clone();
+                        async move |n: MarchQueueChanged, _cx| {
+                            let params = Value::Object(n.params);
+                            let method = "_march/session/queue_changed".to_string();
+                            let _ = tx.send(Seen::Call(method, params));
                             Ok(())
                         }
                     },
