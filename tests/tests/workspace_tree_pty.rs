@@ -17,6 +17,14 @@ use workspace::*;
 const UP: &[u8] = b"\x1b[A";
 const DOWN: &[u8] = b"\x1b[B";
 
+/// Waits for `text` on screen with the turn that wrote it ended (the pane no longer shows
+/// the turn at work): moving in the session is refused while a turn runs.
+fn wait_answer(m: &pty::PtyMarch, text: &str) {
+    m.wait_for(&format!("`{text}` and the turn's end"), |t| {
+        t.contains(text) && !t.contains(" working ")
+    });
+}
+
 /// Every message text of the last request to the model server, joined.
 fn last_request(h: &acp_client::Harness) -> String {
     let requests = h.server.requests();
@@ -34,9 +42,9 @@ fn tree_moves_the_leaf_and_the_next_request_carries_the_summary_not_the_branch()
     ]);
     let mut m = start(&h);
     m.type_line("make it fast");
-    m.wait_text("Cached it.");
+    wait_answer(&m, "Cached it.");
     m.type_line("try an index instead");
-    m.wait_text("Added an index.");
+    wait_answer(&m, "Added an index.");
 
     m.type_line("/tree");
     m.wait_text("Session tree");
@@ -58,7 +66,7 @@ fn tree_moves_the_leaf_and_the_next_request_carries_the_summary_not_the_branch()
     );
 
     m.type_line("keep the cache");
-    m.wait_text("Back on the cache.");
+    wait_answer(&m, "Back on the cache.");
     let sent = last_request(&h);
     assert!(
         sent.contains("make it fast") && sent.contains("Cached it."),
@@ -101,9 +109,9 @@ fn esc_esc_rewinds_to_a_message_and_restores_the_files_changed_since() {
     std::fs::write(&notes, "first\n").unwrap();
     let mut m = start(&h);
     m.type_line("remember the notes");
-    m.wait_text("Noted.");
+    wait_answer(&m, "Noted.");
     m.type_line("change the notes");
-    m.wait_text("Changed it.");
+    wait_answer(&m, "Changed it.");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "second\n");
 
     m.send(ESC);
@@ -123,7 +131,7 @@ fn esc_esc_rewinds_to_a_message_and_restores_the_files_changed_since() {
 
     // Sent again as it is: the model sees the conversation before it, once.
     m.send(ENTER);
-    m.wait_text("Kept it.");
+    wait_answer(&m, "Kept it.");
     let sent = last_request(&h);
     assert!(sent.contains("remember the notes"), "{sent}");
     assert_eq!(sent.matches("change the notes").count(), 1, "{sent}");
