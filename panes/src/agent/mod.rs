@@ -26,6 +26,7 @@ mod status;
 mod stream;
 mod transcript;
 mod tree;
+mod tree_pane;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -80,7 +81,7 @@ pub struct AgentPane {
     /// The session tree or rewind list, while open.
     tree: Option<tree::TreeView>,
     /// The session's tree as last listed by the agent.
-    tree_model: tree::TreeModel,
+    tree_model: tree_pane::TreeModel,
     /// Esc was pressed on an empty prompt: a second Esc opens the rewind list.
     rewind_armed: bool,
     tools_expanded: bool,
@@ -130,7 +131,7 @@ impl AgentPane {
             next_permission: 0,
             picker: None,
             tree: None,
-            tree_model: tree::TreeModel::default(),
+            tree_model: tree_pane::TreeModel::default(),
             rewind_armed: false,
             tools_expanded: false,
             thinking_expanded: false,
@@ -413,7 +414,7 @@ impl AgentPane {
         self.permissions.clear();
         self.picker = None;
         self.tree = None;
-        self.tree_model = tree::TreeModel::default();
+        self.tree_model = tree_pane::TreeModel::default();
         self.busy = false;
         self.model_wait = None;
         self.error = None;

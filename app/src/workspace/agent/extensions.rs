@@ -11,6 +11,17 @@ use march_runner::client::{ClientError, Connection};
 
 use super::{AgentDriver, AgentEvent, describe};
 
+/// Why the session's tree is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreePurpose {
+    /// `/tree`: the whole tree.
+    Tree,
+    /// `/rewind` (or Esc Esc): the user messages of the current path.
+    Rewind,
+    /// Kept for the next `/tree` (after a turn), shown nowhere now.
+    Keep,
+}
+
 impl AgentDriver {
     /// Make `call` on the agent's connection off the loop, for this session, and send the
     /// event `done` makes of its outcome. False (nothing called) when the agent is not up.
@@ -200,7 +211,7 @@ impl AgentDriver {
     /// Ask for the session's tree from its `from`-th entry (`_march/session/tree`);
     /// [`AgentEvent::Tree`] follows.
     /// False when the agent has no tree to show.
-    pub fn session_tree(&self, purpose: super::TreePurpose, from: u64) -> bool {
+    pub fn session_tree(&self, purpose: TreePurpose, from: u64) -> bool {
         self.offers_tree()
             && self.call(
                 move |connection, session_id| async move {

@@ -25,6 +25,7 @@ use march_runner::client::{
 use tokio::sync::mpsc::UnboundedSender;
 
 mod extensions;
+pub use extensions::TreePurpose;
 mod mentions;
 
 use super::router::SessionKey;
@@ -39,17 +40,6 @@ pub enum ListPurpose {
     Resume,
     /// For the session switcher.
     Switcher,
-}
-
-/// Why the session's tree is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TreePurpose {
-    /// `/tree`: the whole tree.
-    Tree,
-    /// `/rewind` (or Esc Esc): the user messages of the current path.
-    Rewind,
-    /// Kept for the next `/tree` (after a turn), shown nowhere now.
-    Keep,
 }
 
 /// Which session a driver opens once its agent runs.

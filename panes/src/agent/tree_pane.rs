@@ -1,0 +1,118 @@
+//! The pane's side of the session tree: the copy of the agent's tree it keeps between
+//! openings, and opening, feeding and closing the tree view.
+
+use crossterm::event::KeyEvent;
+
+use super::tree::{RestoreLine, TreeKey, TreeNode, TreeView};
+
+/// What the pane keeps of the session's tree between openings: the entries in file order
+/// (the file only grows, so only new ones are asked for) and the leaf.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TreeModel {
+    nodes: Vec<TreeNode>,
+    leaf: Option<String>,
+}
+
+impl super::AgentPane {
+    /// Shows the session's tree (or, with `rewind`, the user messages of its current path);
+    /// false when there is nothing to show.
+    pub fn open_tree(&mut self, nodes: Vec<TreeNode>, leaf: Option<&str>, rewind: bool) -> bool {
+        self.picker = None;
+        self.tree = TreeView::new(nodes, leaf, rewind);
+        self.tree.is_some()
+    }
+
+    /// How many of the session's tree entries the pane keeps: ask for those after them.
+    pub fn tree_known(&self) -> u64 {
+        self.tree_model.nodes.len() as u64
+    }
+
+    /// The agent's tree entries from the `from`-th on (what the pane kept from there on is
+    /// replaced), every entry's label, and the leaf.
+    pub fn update_tree(
+        &mut self,
+        from: usize,
+        nodes: Vec<TreeNode>,
+        labels: &[(String, String)],
+        leaf: Option<String>,
+    ) {
+        let model = &mut self.tree_model;
+        model.nodes.truncate(from);
+        model.nodes.extend(nodes);
+        let labels: std::collections::HashMap<&str, &str> = labels
+            .iter()
+            .map(|(id, label)| (id.as_str(), label.as_str()))
+            .collect();
+        for node in &mut model.nodes {
+            node.label = labels.get(node.id.as_str()).map(|l| (*l).to_string());
+        }
+        model.leaf = leaf;
+    }
+
+    /// Shows the tree the pane keeps (see [`Self::open_tree`]).
+    pub fn open_kept_tree(&mut self, rewind: bool) -> bool {
+        let (nodes, leaf) = (self.tree_model.nodes.clone(), self.tree_model.leaf.clone());
+        self.open_tree(nodes, leaf.as_deref(), rewind)
+    }
+
+    /// The session's leaf moved; the replay that follows shows the new path. With `kept`
+    /// (`(k, of, text)`: the first `k` of the `of` user messages shown are unchanged, the
+    /// `k`-th reading `text`) the conversation before the next user message stays and only
+    /// the rest is replayed; otherwise, or when the pane does not show what the agent
+    /// expects, it is cleared (the session's title, usage, commands and options stay).
+    /// False when the pane could not keep what it was asked to: the whole path must be
+    /// replayed.
+    pub fn branch_moved(&mut self, kept: Option<(usize, usize, Option<&str>)>) -> bool {
+        self.leave_copy_mode();
+        self.expanded.clear();
+        self.tree = None;
+        self.error = None;
+        if let Some((k, of, last)) = kept {
+            if self.transcript.keep_user_messages(k, of, last) {
+                return true;
+            }
+            self.transcript.clear_conversation();
+            return false;
+        }
+        self.transcript.clear_conversation();
+        true
+    }
+
+    /// Whether the tree (or rewind list) is open.
+    pub fn tree_open(&self) -> bool {
+        self.tree.is_some()
+    }
+
+    /// A key for the open tree; `None` when no tree is open.
+    pub(crate) fn tree_key(&mut self, key: KeyEvent) -> Option<super::PaneEvent> {
+        use super::PaneEvent;
+        let tree = self.tree.as_mut()?;
+        Some(match tree.key(key) {
+            TreeKey::Ignored => PaneEvent::None,
+            TreeKey::Redraw => PaneEvent::Redraw,
+            TreeKey::Closed => {
+                self.tree = None;
+                PaneEvent::Redraw
+            }
+            TreeKey::Chosen(chosen) => {
+                self.tree = None;
+                PaneEvent::Navigate(chosen)
+            }
+            TreeKey::Check(chosen) => PaneEvent::RewindCheck(chosen),
+            TreeKey::Label(entry_id, label) => PaneEvent::LabelEntry { entry_id, label },
+        })
+    }
+
+    /// The files a rewind to `entry_id` would restore (the app looked): the open rewind list
+    /// asks whether to restore them.
+    pub fn offer_restore(&mut self, entry_id: &str, lines: Vec<RestoreLine>) {
+        if let Some(tree) = self.tree.as_mut() {
+            tree.offer_restore(entry_id, lines);
+        }
+    }
+
+    /// Closes the tree (or rewind list).
+    pub fn close_tree(&mut self) {
+        self.tree = None;
+    }
+}
