@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::model::{Api, ReasoningFormat, ThinkingLevel};
+use crate::model::{Api, ReasoningFormat, StructuredOutputFormat, ThinkingLevel};
 use crate::paths::MarchPaths;
 
 /// Why the config file could not be read.
@@ -508,6 +508,9 @@ pub struct ModelConfig {
     /// How reasoning is requested, if different from the provider's.
     #[serde(default)]
     pub reasoning_format: Option<ReasoningFormat>,
+    /// How a JSON answer is asked for (`native` or `prompt`).
+    #[serde(default)]
+    pub structured_output: Option<StructuredOutputFormat>,
     /// Prices per million tokens.
     #[serde(default)]
     pub cost: Option<CostConfig>,

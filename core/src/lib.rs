@@ -27,6 +27,7 @@ pub mod provider;
 pub mod restart;
 pub mod session;
 pub mod skills;
+pub mod structured;
 pub mod tool;
 pub mod usage;
 pub mod validate;

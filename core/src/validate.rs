@@ -80,8 +80,27 @@ pub fn validate_tool_arguments(name: &str, schema: &Value, args: Value) -> Resul
             return Ok(args);
         }
     };
-    let problems: Vec<String> = validator
-        .iter_errors(&args)
+    let problems = problems(&validator, &args);
+    if problems.is_empty() {
+        return Ok(args);
+    }
+    let pretty = serde_json::to_string_pretty(&args).unwrap_or_else(|_| args.to_string());
+    Err(format!(
+        "Validation failed for tool \"{name}\":\n{}\n\nReceived arguments:\n{pretty}",
+        problems.join("\n")
+    ))
+}
+
+/// Each way `value` breaks `schema`, as `  - PATH: what is wrong` lines (none: it is valid);
+/// an error when the schema itself does not compile.
+pub fn schema_problems(schema: &Value, value: &Value) -> Result<Vec<String>, String> {
+    let validator = validator(schema).map_err(|e| e.to_string())?;
+    Ok(problems(&validator, value))
+}
+
+fn problems(validator: &Validator, value: &Value) -> Vec<String> {
+    validator
+        .iter_errors(value)
         .map(|e| {
             let path = e.instance_path().as_str().to_string();
             let path = if path.is_empty() {
@@ -91,15 +110,7 @@ pub fn validate_tool_arguments(name: &str, schema: &Value, args: Value) -> Resul
             };
             format!("  - {path}: {e}")
         })
-        .collect();
-    if problems.is_empty() {
-        return Ok(args);
-    }
-    let pretty = serde_json::to_string_pretty(&args).unwrap_or_else(|_| args.to_string());
-    Err(format!(
-        "Validation failed for tool \"{name}\":\n{}\n\nReceived arguments:\n{pretty}",
-        problems.join("\n")
-    ))
+        .collect()
 }
 
 /// Whether `schema` is a JSON schema arguments can be checked against; why not.

@@ -24,6 +24,7 @@ use crate::event::AgentEvent;
 use crate::message::{Message, StopReason};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{StreamFn, StreamOptions};
+use crate::structured::ResponseSchema;
 use crate::tool::{ExecutionMode, Tool};
 
 /// Receives every event of a run; the loop awaits each call before going on.
@@ -92,6 +93,9 @@ pub struct LoopConfig {
     pub tool_timeouts: ToolTimeouts,
     /// Model calls allowed per run; exceeding it ends the run with an error message.
     pub max_turns: Option<u32>,
+    /// The schema the run's final answer must match; a failing answer is asked for again,
+    /// with what is wrong, up to the schema's number of retries.
+    pub response_schema: Option<ResponseSchema>,
 }
 
 impl LoopConfig {
@@ -107,6 +111,7 @@ impl LoopConfig {
             tool_execution: ExecutionMode::Parallel,
             tool_timeouts: ToolTimeouts::default(),
             max_turns: None,
+            response_schema: None,
         }
     }
 }
@@ -231,6 +236,8 @@ struct Run {
     turns: u32,
     /// A limit a tool batch reached; the next turn ends the run instead of calling the model.
     limit: Option<RunLimit>,
+    /// Answers asked for again because they failed the response schema.
+    schema_retries: u32,
 }
 
 impl Run {
@@ -242,6 +249,7 @@ impl Run {
             new_messages: Vec::new(),
             turns: 0,
             limit: None,
+            schema_retries: 0,
         }
     }
 
@@ -256,6 +264,21 @@ impl Run {
         .await;
         self.ctx.messages.push(msg.clone());
         self.new_messages.push(msg);
+    }
+
+    /// The request for a corrected answer when the run's answer fails its schema and
+    /// retries are left.
+    fn schema_retry(&mut self) -> Option<Message> {
+        let schema = self.config.response_schema.as_ref()?;
+        if self.schema_retries >= schema.retries() || self.cancel.is_cancelled() {
+            return None;
+        }
+        let Some(Message::Assistant(answer)) = self.ctx.messages.last() else {
+            return None;
+        };
+        let problem = schema.check_message(answer).err()?;
+        self.schema_retries += 1;
+        Some(schema.retry_message(&problem))
     }
 
     async fn end(self, sink: &mut dyn EventSink) -> Vec<Message> {
@@ -384,7 +407,10 @@ impl Run {
             }
             pending = self.config.queues.follow_up();
             if pending.is_empty() {
-                break;
+                match self.schema_retry() {
+                    Some(retry) => pending.push(retry),
+                    None => break,
+                }
             }
         }
         self.end(sink).await

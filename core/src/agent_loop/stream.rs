@@ -157,6 +157,7 @@ pub(crate) async fn stream_assistant_response(
                 system_prompt: ctx.system_prompt.clone(),
                 messages,
                 tools: ctx.tools.iter().map(|t| ToolSpec::of(t.as_ref())).collect(),
+                response_schema: config.response_schema.clone(),
             };
             let mut options = config.stream_options.clone();
             options.thinking = config.thinking;

@@ -124,6 +124,7 @@ pub(super) async fn request(
         system_prompt: SUMMARIZATION_SYSTEM_PROMPT.to_string(),
         messages: vec![Message::user(text)],
         tools: Vec::new(),
+        response_schema: None,
     };
     let mut options = options.clone();
     options.max_tokens = Some(max_tokens);

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use super::registry::ProviderInfo;
-use super::{Api, ModelCost, ReasoningFormat};
+use super::{Api, ModelCost, ReasoningFormat, StructuredOutputFormat};
 
 const CATALOG: &str = include_str!("catalog.toml");
 
@@ -48,6 +48,8 @@ struct CatalogModel {
     max_tokens: u64,
     #[serde(default)]
     reasoning_format: Option<ReasoningFormat>,
+    #[serde(default)]
+    structured_output: StructuredOutputFormat,
     cost: ModelCost,
 }
 
@@ -97,6 +99,7 @@ fn into_provider(p: CatalogProvider) -> ProviderInfo {
                 model.reasoning_format = format;
             }
             model.cost = m.cost;
+            model.structured_output = m.structured_output;
             model
         })
         .collect();

@@ -104,6 +104,18 @@ pub enum ReasoningFormat {
     None,
 }
 
+/// How a model is asked for a final answer in a JSON schema (`march -p --schema`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StructuredOutputFormat {
+    /// The wire's own shape: `response_format: {type: json_schema}` on the OpenAI-compatible
+    /// wire, an answer tool the model is made to call on Anthropic's.
+    #[default]
+    Native,
+    /// The schema is given in the system prompt (servers without either shape).
+    Prompt,
+}
+
 /// Prices in currency units per million tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -143,6 +155,9 @@ pub struct Model {
     pub max_tokens: u64,
     /// Prices.
     pub cost: ModelCost,
+    /// How a JSON answer is asked for.
+    #[serde(default)]
+    pub structured_output: StructuredOutputFormat,
 }
 
 impl Model {
@@ -160,6 +175,7 @@ impl Model {
             context_window: 128_000,
             max_tokens: 16_384,
             cost: ModelCost::default(),
+            structured_output: StructuredOutputFormat::Native,
         }
     }
 

@@ -22,6 +22,10 @@ fn thinking_budget(level: ThinkingLevel) -> Option<u64> {
     }
 }
 
+/// What the answer tool tells the model.
+const ANSWER_TOOL_DESCRIPTION: &str = "Give your final answer. Call this once, when you are done; \
+    its input is the answer and must match its schema.";
+
 /// Build the request for a model.
 pub(crate) fn request(model: &Model, ctx: &LlmContext, opts: &StreamOptions) -> WireRequest {
     let mut max_tokens = opts.max_tokens.unwrap_or(model.max_tokens).max(1);
@@ -30,18 +34,47 @@ pub(crate) fn request(model: &Model, ctx: &LlmContext, opts: &StreamOptions) -> 
         "stream": true,
         "messages": messages(ctx),
     });
-    if !ctx.system_prompt.is_empty() {
-        body["system"] = json!([{"type": "text", "text": ctx.system_prompt,
+    let budget = thinking_budget(opts.thinking).filter(|_| model.reasoning);
+    let mut system = ctx.system_prompt.clone();
+    let mut tools: Vec<Value> = ctx
+        .tools
+        .iter()
+        .map(
+            |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+        )
+        .collect();
+    let answer_tool = ctx
+        .response_schema
+        .as_ref()
+        .filter(|s| s.native_for(model))
+        .map(|schema| {
+            let name = answer_tool_name(ctx);
+            tools.push(json!({"name": name, "description": ANSWER_TOOL_DESCRIPTION,
+                "input_schema": schema.schema()}));
+            if budget.is_some() {
+                // Thinking forbids forcing a tool: the model is told instead.
+                super::append_paragraph(
+                    &mut system,
+                    &format!(
+                        "When you have the final answer, give it by calling the `{name}` tool \
+                         (its input is the answer); do not write it as text."
+                    ),
+                );
+            } else if ctx.tools.is_empty() {
+                body["tool_choice"] = json!({"type": "tool", "name": name});
+            } else {
+                // Some tool on every step, so the run ends only through the answer tool.
+                body["tool_choice"] = json!({"type": "any"});
+            }
+            name
+        });
+    if !system.is_empty() {
+        body["system"] = json!([{"type": "text", "text": system,
             "cache_control": {"type": "ephemeral"}}]);
     }
-    if !ctx.tools.is_empty() {
-        body["tools"] = ctx
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
     }
-    let budget = thinking_budget(opts.thinking).filter(|_| model.reasoning);
     if let Some(budget) = budget {
         // The budget must stay below max_tokens and leave room for the answer.
         let budget = budget.min(model.max_tokens.saturating_sub(1024)).max(1024);
@@ -61,7 +94,17 @@ pub(crate) fn request(model: &Model, ctx: &LlmContext, opts: &StreamOptions) -> 
         url: format!("{}/messages", model.base_url.trim_end_matches('/')),
         headers,
         body,
+        answer_tool,
     }
+}
+
+/// `final_answer`, or a variant no tool of the run already has.
+fn answer_tool_name(ctx: &LlmContext) -> String {
+    let mut name = "final_answer".to_string();
+    while ctx.tools.iter().any(|t| t.name == name) {
+        name.push('_');
+    }
+    name
 }
 
 fn user_blocks(blocks: &[UserContent]) -> Vec<Value> {
@@ -151,9 +194,18 @@ pub(crate) struct Decoder {
     blocks: HashMap<u64, usize>,
     stop: Option<Result<StopReason, String>>,
     finished: bool,
+    /// The answer tool of structured output: its call becomes a text block of its JSON.
+    answer_tool: Option<String>,
 }
 
 impl Decoder {
+    pub(crate) fn new(answer_tool: Option<String>) -> Self {
+        Decoder {
+            answer_tool,
+            ..Decoder::default()
+        }
+    }
+
     pub(crate) async fn event(
         &mut self,
         em: &mut Emitter,
@@ -198,6 +250,10 @@ impl Decoder {
                         let ci = em.begin_thinking(true).await?;
                         em.signature(ci, block["data"].as_str().unwrap_or(""));
                         ci
+                    }
+                    // Its input JSON streams on as the answer's text.
+                    "tool_use" if self.answer_tool.as_deref() == block["name"].as_str() => {
+                        em.begin_text().await?
                     }
                     "tool_use" => {
                         em.begin_tool_call(

@@ -218,10 +218,12 @@ impl Emitter {
         for index in self.open.clone() {
             self.end(index).await?;
         }
-        let reason = if reason == StopReason::Stop && self.msg.tool_calls().next().is_some() {
-            StopReason::ToolUse
-        } else {
-            reason
+        let calls = self.msg.tool_calls().next().is_some();
+        let reason = match reason {
+            StopReason::Stop if calls => StopReason::ToolUse,
+            // A call decoded as the answer's text (structured output) leaves nothing to run.
+            StopReason::ToolUse if !calls => StopReason::Stop,
+            reason => reason,
         };
         self.msg.stop_reason = reason;
         self.msg.usage.finish(&self.model.cost);

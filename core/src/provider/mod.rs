@@ -25,6 +25,7 @@ pub use retry::{RetryPolicy, StallPolicy};
 use crate::event::AssistantStreamEvent;
 use crate::message::{Message, StopReason};
 use crate::model::{Api, Model, ThinkingLevel};
+use crate::structured::ResponseSchema;
 use crate::tool::ToolSpec;
 
 /// What one model call sends: the system prompt, the transcript and the tools.
@@ -36,6 +37,9 @@ pub struct LlmContext {
     pub messages: Vec<Message>,
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// The schema the final answer must match, asked for in the wire's own shape where the
+    /// model has one, otherwise in the system prompt.
+    pub response_schema: Option<ResponseSchema>,
 }
 
 /// Sees raw requests and responses (logging, debugging, tests).
@@ -195,6 +199,9 @@ pub(crate) struct WireRequest {
     url: String,
     headers: Vec<(String, String)>,
     body: serde_json::Value,
+    /// The tool the model calls with its final answer (Anthropic's shape of structured
+    /// output): its call is decoded as the answer's text.
+    answer_tool: Option<String>,
 }
 
 /// Decodes one wire format's SSE events into emitter calls.
@@ -204,10 +211,10 @@ enum Decoder {
 }
 
 impl Decoder {
-    fn new(api: Api) -> Self {
+    fn new(api: Api, answer_tool: Option<String>) -> Self {
         match api {
             Api::OpenAiCompletions => Decoder::OpenAi(openai::Decoder::default()),
-            Api::AnthropicMessages => Decoder::Anthropic(anthropic::Decoder::default()),
+            Api::AnthropicMessages => Decoder::Anthropic(anthropic::Decoder::new(answer_tool)),
         }
     }
 
@@ -239,10 +246,18 @@ async fn run(
     tx: mpsc::Sender<AssistantStreamEvent>,
 ) {
     let mut em = Emitter::new(tx, &model);
-    let context = LlmContext {
+    let mut context = LlmContext {
         messages: transform::prepare_messages(&context.messages, &model),
         ..context
     };
+    // Without the wire's own shape, the model reads the schema.
+    if let Some(schema) = context
+        .response_schema
+        .as_ref()
+        .filter(|s| !s.native_for(&model))
+    {
+        append_paragraph(&mut context.system_prompt, &schema.prompt_instructions());
+    }
     let request = match model.api {
         Api::OpenAiCompletions => openai::request(&model, &context, &options),
         Api::AnthropicMessages => anthropic::request(&model, &context, &options),
@@ -366,7 +381,7 @@ async fn attempt_once(
         ))
         .into());
     }
-    let mut decoder = Decoder::new(model.api);
+    let mut decoder = Decoder::new(model.api, request.answer_tool.clone());
     let mut events = sse::SseStream::new(quiet::Quiet::new(response.bytes_stream(), stall.idle));
     loop {
         match events.next_event().await {
@@ -386,6 +401,14 @@ async fn attempt_once(
             Err(e) => return Err(Failure::transient(e.0).into()),
         }
     }
+}
+
+/// Adds `paragraph` to `text` after a blank line.
+pub(crate) fn append_paragraph(text: &mut String, paragraph: &str) {
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(paragraph);
 }
 
 /// A duration for people: `90 s`, `0.2 s`.

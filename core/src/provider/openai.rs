@@ -29,6 +29,13 @@ pub(crate) fn request(model: &Model, ctx: &LlmContext, opts: &StreamOptions) -> 
             })
             .collect();
     }
+    if let Some(schema) = ctx.response_schema.as_ref().filter(|s| s.native_for(model)) {
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": schema.name(),
+            "schema": schema.schema(),
+            "strict": schema.strict_compatible(),
+        }});
+    }
     if let Some(max) = opts.max_tokens {
         let key = if model.provider == "openai" {
             "max_completion_tokens"
@@ -49,6 +56,7 @@ pub(crate) fn request(model: &Model, ctx: &LlmContext, opts: &StreamOptions) -> 
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers,
         body,
+        answer_tool: None,
     }
 }
 

@@ -40,6 +40,7 @@ fn context() -> LlmContext {
             description: "Read a file".into(),
             parameters: json!({"type":"object","properties":{"path":{"type":"string"}}}),
         }],
+        response_schema: None,
     }
 }
 

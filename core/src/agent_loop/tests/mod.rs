@@ -1,7 +1,9 @@
 //! Loop tests against the scripted model server over real HTTP: shared fixtures here,
-//! whole event sequences in `sequences.rs`, tool edge cases and hooks in `tool_cases.rs`.
+//! whole event sequences in `sequences.rs`, tool edge cases and hooks in `tool_cases.rs`,
+//! answers held to a JSON Schema in `structured.rs`.
 
 mod sequences;
+mod structured;
 mod tool_cases;
 
 use std::collections::VecDeque;

@@ -404,6 +404,9 @@ fn apply_model(model: &mut Model, mc: &ModelConfig) {
     if let Some(format) = mc.reasoning_format {
         model.reasoning_format = format;
     }
+    if let Some(format) = mc.structured_output {
+        model.structured_output = format;
+    }
     if let Some(cost) = mc.cost {
         let ModelCost {
             input,
