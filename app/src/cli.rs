@@ -53,6 +53,15 @@ pub struct HeadlessArgs {
     /// rejected, since nobody is there to answer).
     #[arg(long, requires = "print")]
     pub yolo: bool,
+
+    /// With -p: the final answer must be a JSON value valid against the JSON Schema in FILE;
+    /// only that JSON is printed (exit 1 when no answer matches).
+    #[arg(long, value_name = "FILE", requires = "print")]
+    pub schema: Option<PathBuf>,
+
+    /// With --schema: how many times a failing answer is asked for again.
+    #[arg(long, value_name = "N", requires = "schema")]
+    pub schema_retries: Option<u32>,
 }
 
 /// What `march -p` prints.

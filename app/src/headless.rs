@@ -3,8 +3,13 @@
 //!
 //! Nobody is there to answer permission requests, so tool calls that would ask are rejected
 //! (with a note on stderr) unless `--yolo` switches the session's permission mode to `yolo`.
-//! Exit codes: 0 end of turn, 1 error (provider, runner, refusal), 2 usage, 3 token or turn
-//! limit, 130 cancelled (Ctrl-C sends `session/cancel` and waits for the turn to end).
+//! With `--schema FILE` the final answer must be JSON valid against that schema (March's
+//! `_meta.march.responseSchema` of `session/prompt`): only the value is printed, and a run
+//! whose answers never match exits 1 with the last validation error.
+//!
+//! Exit codes: 0 end of turn, 1 error (provider, runner, refusal, no valid structured answer),
+//! 2 usage, 3 token or turn limit, 130 cancelled (Ctrl-C sends `session/cancel` and waits for
+//! the turn to end).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +23,8 @@ use march_runner::client::schema::{
 };
 use march_runner::client::{
     AgentRequest, ClientError, ConnectOptions, EventReceiver, OpenError, Pending, RpcError,
-    RunnerClient, RunnerCommand, RunnerEvent, SessionSettings, SessionTarget, Setting,
+    RunnerClient, RunnerCommand, RunnerEvent, SchemaRequest, SessionSettings, SessionTarget,
+    Setting, StructuredResult, is_retry_chunk,
 };
 use serde_json::json;
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -79,6 +85,16 @@ async fn run_turn(args: &HeadlessArgs) -> u8 {
             Failure::Usage("the prompt is empty".into()),
         );
     }
+    let schema = match args
+        .schema
+        .as_deref()
+        .map(|path| read_schema(path, args.schema_retries))
+        .transpose()
+    {
+        Ok(schema) => schema,
+        Err(failure) => return fail(&mut printer, None, failure),
+    };
+    printer.structured = schema.is_some();
     let cwd = match working_dir(args.cwd.as_deref()) {
         Ok(cwd) => cwd,
         Err(failure) => return fail(&mut printer, None, failure),
@@ -127,6 +143,7 @@ async fn run_turn(args: &HeadlessArgs) -> u8 {
         client: &client,
         session: &session,
         yolo: args.yolo,
+        schema: schema.as_ref(),
     };
     match turn
         .drive(prompt, &mut events, &mut printer, &mut interrupts)
@@ -239,11 +256,23 @@ async fn open_session(
     }
 }
 
+/// The JSON Schema in `path`, checked before any runner starts.
+fn read_schema(path: &Path, retries: Option<u32>) -> Result<SchemaRequest, Failure> {
+    let shown = path.display();
+    let text = std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("cannot read the schema {shown}: {e}")))?;
+    let schema: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| Failure::Usage(format!("the schema {shown} is not JSON: {e}")))?;
+    SchemaRequest::new(schema, retries).map_err(|e| Failure::Usage(format!("{shown}: {e}")))
+}
+
 /// The turn being run.
 struct Turn<'a> {
     client: &'a RunnerClient,
     session: &'a SessionId,
     yolo: bool,
+    /// The schema the final answer must match.
+    schema: Option<&'a SchemaRequest>,
 }
 
 impl Turn<'_> {
@@ -257,7 +286,10 @@ impl Turn<'_> {
     ) -> Ended {
         let (client, session, yolo) = (self.client, self.session, self.yolo);
         let connection = client.connection();
-        let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(prompt)]);
+        let mut request = PromptRequest::new(session.clone(), vec![ContentBlock::from(prompt)]);
+        if let Some(schema) = self.schema {
+            request = request.meta(schema.prompt_meta());
+        }
         let turn = connection.prompt(request);
         tokio::pin!(turn);
         let mut cancelling = false;
@@ -292,6 +324,8 @@ impl Turn<'_> {
                 if let Some(limit) = limit_message(&response) {
                     printer.note(&format!("the turn stopped at a limit: {limit}"));
                     EXIT_LIMIT
+                } else if self.schema.is_some() && response.stop_reason == StopReason::EndTurn {
+                    structured_exit(printer, &response)
                 } else {
                     exit_code(&response.stop_reason)
                 }
@@ -301,6 +335,32 @@ impl Turn<'_> {
                 fail(printer, Some(session), Failure::Error(error.to_string()))
             }
         })
+    }
+}
+
+/// Prints a structured answer's value (text mode; the JSON result line has it already), or
+/// says why there is none: exit 0 or 1.
+fn structured_exit(printer: &mut Printer, response: &PromptResponse) -> u8 {
+    match StructuredResult::of(response) {
+        Some(StructuredResult {
+            value: Some(value), ..
+        }) => {
+            if printer.format == OutputFormat::Text {
+                printer.write(format!("{value}\n").as_bytes());
+            }
+            EXIT_OK
+        }
+        Some(StructuredResult { error, answers, .. }) => {
+            let error = error.unwrap_or_else(|| "no answer".into());
+            let error = march_panes::sanitize::sanitize_output(&error);
+            let plural = if answers == 1 { "" } else { "s" };
+            eprintln!("march: no valid answer after {answers} answer{plural}; the last: {error}");
+            EXIT_ERROR
+        }
+        None => {
+            eprintln!("march: the runner sent no structured output (is it an older March?)");
+            EXIT_ERROR
+        }
     }
 }
 
@@ -475,6 +535,8 @@ struct Printer {
     printed: bool,
     /// stdout failed (closed pipe): stop writing.
     broken: bool,
+    /// The answer is structured output: text mode prints only its value, at the end.
+    structured: bool,
 }
 
 impl Printer {
@@ -486,6 +548,7 @@ impl Printer {
             gap: false,
             printed: false,
             broken: false,
+            structured: false,
         }
     }
 
@@ -504,7 +567,10 @@ impl Printer {
                 SessionUpdate::AgentMessageChunk(ContentChunk {
                     content: ContentBlock::Text(text),
                     ..
-                }) => self.text(&text.text),
+                }) if !self.structured => self.text(&text.text),
+                SessionUpdate::UserMessageChunk(chunk) if is_retry_chunk(chunk) => {
+                    self.note("the answer did not match the schema; asking again");
+                }
                 SessionUpdate::ToolCall(_) if self.printed => self.gap = true,
                 _ => {}
             },
@@ -539,6 +605,9 @@ impl Printer {
         });
         if let Some(limit) = limit {
             line["limit"] = limit.clone();
+        }
+        if let Some(result) = StructuredResult::of(response) {
+            line["structuredOutput"] = serde_json::to_value(result).unwrap_or_default();
         }
         self.json_line(&line);
     }

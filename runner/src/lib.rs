@@ -9,6 +9,7 @@ pub mod mcp_status;
 pub mod sandbox_exec;
 pub mod session_tree;
 pub mod steering;
+pub mod structured_output;
 pub mod user_shell;
 pub mod wire;
 

@@ -19,6 +19,11 @@ struct Setup {
 
 impl Setup {
     fn new(turns: Value) -> Setup {
+        Setup::on("openai-completions", turns)
+    }
+
+    /// A setup whose scripted provider speaks `api`.
+    fn on(api: &str, turns: Value) -> Setup {
         let server = ScriptedServerProcess::start(&json!({ "turns": turns }));
         let dir = tempfile::tempdir().unwrap();
         for sub in ["home", "march", "project"] {
@@ -28,7 +33,7 @@ impl Setup {
             r#"default_model = "scripted/m"
 
 [providers.scripted]
-api = "openai-completions"
+api = "{api}"
 base_url = "{}"
 api_key_env = "SCRIPTED_API_KEY"
 
@@ -432,4 +437,144 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
     let output = wait_output(child);
     assert_exit(&output, 130);
     assert!(!stdout(&output).contains("never sent"));
+}
+
+/// A schema for `{"x": int, "y": int}`, written to the project as `point.json`.
+fn point_schema(setup: &Setup) -> Value {
+    let schema = json!({
+        "title": "point",
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+        "required": ["x", "y"],
+        "additionalProperties": false
+    });
+    std::fs::write(setup.project().join("point.json"), schema.to_string()).unwrap();
+    schema
+}
+
+#[test]
+fn a_failing_structured_answer_is_retried_with_the_error_and_only_the_json_is_printed() {
+    let setup = Setup::new(json!([
+        text_turn(r#"{"x": 1}"#),
+        text_turn(r#"{"x": 1, "y": 2}"#)
+    ]));
+    let schema = point_schema(&setup);
+    let output = setup.run(&["-p", "where is it?", "--schema", "point.json"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "{\"x\":1,\"y\":2}\n");
+    assert!(stderr(&output).contains("did not match the schema; asking again"));
+    let requests = setup.server.recorded_requests();
+    assert_eq!(requests.len(), 2);
+    // OpenAI's own shape, in the request log.
+    let format = &requests[0]["body"]["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "point");
+    assert_eq!(format["json_schema"]["schema"], schema);
+    assert_eq!(format["json_schema"]["strict"], true);
+    let retry = requests[1]["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(retry["role"], "user");
+    let retry = retry["content"].to_string();
+    assert!(
+        retry.contains("\\\"y\\\" is a required property"),
+        "{retry}"
+    );
+
+    // The JSON result line carries the value too.
+    let setup = Setup::new(json!([text_turn(r#"{"x": 3, "y": 4}"#)]));
+    point_schema(&setup);
+    let output = setup.run(&["-p", "where?", "--schema", "point.json", "--output", "json"]);
+    assert_exit(&output, 0);
+    let last = json_lines(&output).pop().unwrap();
+    assert_eq!(
+        last["structuredOutput"],
+        json!({"value": {"x": 3, "y": 4}, "answers": 1})
+    );
+}
+
+#[test]
+fn a_schema_no_answer_can_match_exits_one_with_the_last_error() {
+    // `x` is required and forbidden: nothing validates.
+    let schema = json!({"type": "object", "required": ["x"], "not": {"required": ["x"]}});
+    let answer = text_turn(r#"{"x": 1}"#);
+    let setup = Setup::new(json!([answer, answer, answer, text_turn("never asked")]));
+    std::fs::write(setup.project().join("never.json"), schema.to_string()).unwrap();
+    let output = setup.run(&["-p", "try", "--schema", "never.json"]);
+    assert_exit(&output, 1);
+    assert_eq!(stdout(&output), "");
+    let err = stderr(&output);
+    assert!(
+        err.contains("no valid answer after 3 answers; the last: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("the answer does not match the schema"),
+        "{err}"
+    );
+    assert_eq!(setup.server.recorded_requests().len(), 3);
+
+    // Fewer retries when asked.
+    let setup = Setup::new(json!([answer, answer]));
+    std::fs::write(setup.project().join("never.json"), schema.to_string()).unwrap();
+    let output = setup.run(&[
+        "-p",
+        "try",
+        "--schema",
+        "never.json",
+        "--schema-retries",
+        "0",
+    ]);
+    assert_exit(&output, 1);
+    assert!(stderr(&output).contains("no valid answer after 1 answer; the last: "));
+    assert_eq!(setup.server.recorded_requests().len(), 1);
+}
+
+#[test]
+fn anthropic_models_are_made_to_call_the_answer_tool() {
+    let answer = json!({"kind": "stream", "events": [
+        {"type": "tool_call", "id": "toolu_1", "name": "final_answer",
+         "args": ["{\"x\": 7, ", "\"y\": 8}"]}
+    ]});
+    let setup = Setup::on("anthropic-messages", json!([answer]));
+    let schema = point_schema(&setup);
+    let output = setup.run(&["-p", "where?", "--schema", "point.json"]);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "{\"x\":7,\"y\":8}\n");
+    let requests = setup.server.recorded_requests();
+    assert_eq!(requests.len(), 1);
+    let body = &requests[0]["body"];
+    // The session has tools of its own: some tool on every step, the answer tool ends it.
+    assert_eq!(body["tool_choice"], json!({"type": "any"}));
+    let tool = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "final_answer")
+        .unwrap();
+    assert_eq!(tool["input_schema"], schema);
+}
+
+#[test]
+fn a_schema_that_cannot_be_read_is_a_usage_error() {
+    let setup = Setup::new(json!([]));
+    std::fs::write(setup.project().join("bad.json"), "{ not json").unwrap();
+    let output = setup.run(&["-p", "hi", "--schema", "bad.json"]);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).contains("the schema bad.json is not JSON"),
+        "{}",
+        stderr(&output)
+    );
+    let output = setup.run(&["-p", "hi", "--schema", "missing.json"]);
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("cannot read the schema missing.json"));
+    std::fs::write(setup.project().join("list.json"), "[1]").unwrap();
+    let output = setup.run(&["-p", "hi", "--schema", "list.json"]);
+    assert_exit(&output, 2);
+    assert!(stderr(&output).contains("must be a JSON object, not an array"));
+    assert!(setup.server.recorded_requests().is_empty());
 }

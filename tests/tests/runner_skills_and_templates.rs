@@ -3,14 +3,21 @@
 //! `~/.claude/commands/`, announced as slash commands with their descriptions and argument
 //! hints, and a prompt naming one reaches the model expanded with pi's argument rules (and is
 //! recorded so in the session file). Skills: listed in the system prompt, put into the prompt
-//! by `/skill:NAME`, listed by `/skills` with the invalid one reported.
+//! by `/skill:NAME`, listed by `/skills` with the invalid one reported. Structured output: a
+//! prompt with `_meta.march.responseSchema` gets a checked answer, asked again with the error.
 
 #[path = "support/acp_client.rs"]
 mod acp_client;
 
 use acp_client::*;
-use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandInput, SessionUpdate};
+use agent_client_protocol::ErrorCode;
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, AvailableCommandInput, ContentBlock, PromptRequest, SessionUpdate,
+    StopReason, TextContent,
+};
+use march_runner::structured_output::{SchemaRequest, StructuredResult};
 use march_testkit::Turn;
+use serde_json::json;
 
 fn write(path: std::path::PathBuf, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap_or_else(|| panic!("no parent")))
@@ -141,4 +148,78 @@ async fn skills_are_listed_to_the_model_and_put_into_a_prompt_by_name() {
     );
     assert!(second.contains("page 2 only"), "{second}");
     client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_with_a_response_schema_gets_a_checked_answer() {
+    let h = Harness::new(vec![
+        Turn::text(r#"{"n": "one"}"#),
+        Turn::text(r#"{"n": 1}"#),
+    ])
+    .await;
+    let (_runner, mut client) = h.connect().await;
+    let id = client.new_session(&h.project()).await.session_id;
+    let cx = client.cx.clone();
+    let ask = |schema: serde_json::Value| {
+        let request = PromptRequest::new(
+            id.clone(),
+            vec![ContentBlock::Text(TextContent::new("count"))],
+        )
+        .meta(
+            SchemaRequest {
+                schema,
+                retries: None,
+            }
+            .prompt_meta(),
+        );
+        tokio::spawn(cx.send_request(request).block_task())
+    };
+    let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}},
+        "required": ["n"]});
+    let response = within("the prompt", ask(schema.clone()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("prompt failed: {e}"));
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        StructuredResult::of(&response),
+        Some(StructuredResult {
+            value: Some(json!({"n": 1})),
+            error: None,
+            answers: 2,
+        })
+    );
+    // The request for a corrected answer reached the client as a marked user message.
+    let updates = client.drain();
+    let retry = updates
+        .iter()
+        .find_map(|u| match u {
+            SessionUpdate::UserMessageChunk(chunk) => Some(chunk),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no retry message in {updates:?}"));
+    let meta = serde_json::Value::Object(retry.meta.clone().unwrap_or_default());
+    assert_eq!(meta["march"]["schemaRetry"], true);
+    let ContentBlock::Text(text) = &retry.content else {
+        panic!("{retry:?}")
+    };
+    assert!(text.text.contains("/n"), "{}", text.text);
+    let requests = h.server.requests();
+    assert_eq!(
+        requests[0].body["response_format"]["json_schema"]["schema"],
+        schema
+    );
+
+    // A schema that is not one is refused before anything runs.
+    let err = within("the refused prompt", ask(json!({"type": 12})))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
+    assert!(
+        err.message.contains("not a valid JSON Schema"),
+        "{}",
+        err.message
+    );
+    assert_eq!(h.server.requests().len(), 2);
 }

@@ -17,6 +17,7 @@ use march_core::model::ModelRegistry;
 use march_core::provider::StreamFn;
 use march_core::session::SessionStore;
 use march_core::session::{BashExecutionMessage, SessionMessage, bash_execution_to_text};
+use march_core::structured::ResponseSchema;
 use march_core::tool::Tool;
 use march_tools::exec::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
@@ -329,11 +330,13 @@ impl Session {
         self.mcp.shutdown().await;
     }
 
-    /// Run a prompt as one Agent Run, after the turns queued before it. `request` is the
-    /// prompt's own `$/cancel_request` marker, which cancels this prompt only.
+    /// Run a prompt as one Agent Run, after the turns queued before it; with a `schema`, its
+    /// final answer must match it. `request` is the prompt's own `$/cancel_request` marker,
+    /// which cancels this prompt only.
     pub(crate) async fn prompt(
         self: &Arc<Self>,
         blocks: &[ContentBlock],
+        schema: Option<ResponseSchema>,
         port: Arc<dyn ClientPort>,
         request: RequestCancellation,
     ) -> Result<PromptResponse, Error> {
@@ -441,7 +444,7 @@ impl Session {
                     SessionInfoUpdate::new().title(title),
                 ));
             }
-            let stop = turn::run(self, user, port, mine.clone()).await;
+            let stop = turn::run(self, user, schema, port, mine.clone()).await;
             // What was queued into the turn and never delivered goes back to the client.
             let unsent = self.queue.run_ended();
             let stop = stop.map(|response| with_unsent(response, unsent));
@@ -465,21 +468,15 @@ impl Session {
 }
 
 /// `response` with `_meta.march.unsent`: the ids of queued messages its turn never delivered.
-fn with_unsent(mut response: PromptResponse, unsent: Vec<String>) -> PromptResponse {
+fn with_unsent(response: PromptResponse, unsent: Vec<String>) -> PromptResponse {
     if unsent.is_empty() {
         return response;
     }
-    let meta = response.meta.get_or_insert_with(Default::default);
-    let march = meta
-        .entry("march")
-        .or_insert_with(|| serde_json::Value::Object(Default::default()));
-    if let Some(march) = march.as_object_mut() {
-        march.insert(
-            crate::steering::UNSENT_KEY.to_string(),
-            serde_json::json!(unsent),
-        );
-    }
-    response
+    crate::structured_output::with_march_meta(
+        response,
+        crate::steering::UNSENT_KEY,
+        serde_json::json!(unsent),
+    )
 }
 
 /// The instructions of a `/compact [instructions]` prompt (`Some(None)` without any);

@@ -19,6 +19,7 @@ use march_core::event::AgentEvent;
 use march_core::message::{AssistantMessage, Message, StopReason as CoreStop, UserMessage, now_ms};
 use march_core::model::{Model, ThinkingLevel};
 use march_core::session::SessionStore;
+use march_core::structured::{ResponseSchema, is_retry};
 use tokio_util::sync::CancellationToken;
 
 use super::compaction::{self, Outcome, Trigger};
@@ -28,6 +29,7 @@ use super::options::Settings;
 use super::port::ClientPort;
 use super::session::Session;
 use super::updates::UpdateMapper;
+use crate::structured_output;
 
 /// The hooks of one run: the permission gate, and settings changed mid-run applied to the
 /// next model request.
@@ -74,6 +76,10 @@ struct Listener {
     last_assistant: Mutex<Option<AssistantMessage>>,
     /// Messages queued into the run: an injected one is shown to the client as the user's.
     queue: Arc<super::queue::TurnQueue>,
+    /// The run holds its answer to a schema.
+    structured: bool,
+    /// Requests for a corrected answer (structured output) the run made.
+    schema_retries: Mutex<u32>,
 }
 
 impl Listener {
@@ -99,10 +105,14 @@ impl Listener {
                 self.stop.cancel();
                 return;
             }
-            if let Message::User(u) = message
-                && let Some(id) = self.queue.delivered(&user_text(u))
-            {
-                self.port.notify(queued_delivery(u, &id));
+            if let Message::User(u) = message {
+                let text = user_text(u);
+                if let Some(id) = self.queue.delivered(&text) {
+                    self.port.notify(queued_delivery(u, &id));
+                } else if self.structured && is_retry(&text) {
+                    *self.schema_retries.lock() += 1;
+                    self.port.notify(schema_retry(u));
+                }
             }
             if let Message::Assistant(a) = message {
                 *self.last_assistant.lock() = Some(a.clone());
@@ -242,10 +252,12 @@ fn outcome_is_failure(outcome: &Outcome) -> bool {
     !matches!(outcome, Outcome::Compacted { .. })
 }
 
-/// Run `user` as one Agent Run of `session`; `cancel` stops it.
+/// Run `user` as one Agent Run of `session`, its final answer held to `schema` when given;
+/// `cancel` stops it.
 pub(super) async fn run(
     session: &Session,
     user: UserMessage,
+    schema: Option<ResponseSchema>,
     port: Arc<dyn ClientPort>,
     cancel: CancellationToken,
 ) -> Result<PromptResponse, Error> {
@@ -304,6 +316,7 @@ pub(super) async fn run(
     config.tool_timeouts = session.config.limits.tool_timeouts();
     config.tool_timeouts.default = settings.limits.tool_timeout;
     config.hooks = hooks.clone();
+    config.response_schema = schema.clone();
     // Recalled turns open the run after the recent ones; they are context, not transcript,
     // so they are never written to the session file.
     if let Some(recalled) = recall.message {
@@ -332,6 +345,8 @@ pub(super) async fn run(
         stop: stop.clone(),
         last_assistant: Mutex::new(None),
         queue: session.queue.clone(),
+        structured: schema.is_some(),
+        schema_retries: Mutex::new(0),
     });
     let events = listener.clone();
     agent.subscribe(move |event, _| {
@@ -363,7 +378,51 @@ pub(super) async fn run(
     if cancel.is_cancelled() || hooks.gate.user_cancelled() {
         return Ok(PromptResponse::new(StopReason::Cancelled));
     }
-    stop_reason(listener.last_assistant.lock().as_ref())
+    let last = listener.last_assistant.lock().clone();
+    let response = stop_reason(last.as_ref())?;
+    Ok(match (schema, last) {
+        (Some(schema), Some(last)) if response.stop_reason == StopReason::EndTurn => {
+            let answers = 1 + *listener.schema_retries.lock();
+            with_structured_result(response, &schema, &last, answers)
+        }
+        _ => response,
+    })
+}
+
+/// `response` with the run's structured output: the answer's value, or what is wrong with it.
+fn with_structured_result(
+    response: PromptResponse,
+    schema: &ResponseSchema,
+    last: &AssistantMessage,
+    answers: u32,
+) -> PromptResponse {
+    let (value, error) = match schema.check_message(last) {
+        Ok(value) => (Some(value), None),
+        Err(error) => (None, Some(error)),
+    };
+    let result = structured_output::StructuredResult {
+        value,
+        error,
+        answers,
+    };
+    structured_output::with_march_meta(
+        response,
+        structured_output::RESULT_KEY,
+        serde_json::to_value(result).unwrap_or_default(),
+    )
+}
+
+/// A request for a corrected answer, as the user's message the client shows, marked
+/// `_meta.march.schemaRetry`.
+fn schema_retry(user: &UserMessage) -> SessionUpdate {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "march".into(),
+        serde_json::json!({ structured_output::RETRY_KEY: true }),
+    );
+    SessionUpdate::UserMessageChunk(
+        ContentChunk::new(ContentBlock::Text(TextContent::new(user_text(user)))).meta(meta),
+    )
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ pub use crate::steering::{
     QueueKind, QueueMessageRequest, QueueMessageResponse, UNSENT_KEY, UnqueueMessageRequest,
     UnqueueMessageResponse,
 };
+pub use crate::structured_output::{SchemaRequest, StructuredResult, is_retry_chunk};
 pub use crate::user_shell::{RecordBashRequest, RecordBashResponse};
 pub use connection::{ConnectOptions, Connection, DEFAULT_INIT_TIMEOUT, OpenSession};
 pub use error::ClientError;

@@ -555,8 +555,12 @@ impl Server {
         cancellation: agent_client_protocol::RequestCancellation,
     ) -> Result<PromptResponse, Error> {
         let session = self.session_or_error(&req.session_id.0)?;
+        let schema = crate::structured_output::requested_schema(req.meta.as_ref())
+            .map_err(errors::invalid_params)?;
         let port: Arc<dyn ClientPort> = Arc::new(AcpPort::new(cx, session.id().to_string()));
-        let response = session.prompt(&req.prompt, port, cancellation).await?;
+        let response = session
+            .prompt(&req.prompt, schema, port, cancellation)
+            .await?;
         tracing::info!(session = %session.id(), stop = ?response.stop_reason, "prompt answered");
         Ok(response)
     }
