@@ -54,7 +54,8 @@ impl Workspace {
         let from = usize::try_from(tree.from).unwrap_or(0);
         slot.view.update_tree(from, nodes, &labels, tree.leaf_id);
         let rewind = match purpose {
-            TreePurpose::Keep => return,
+            // An open tree view follows the session (a turn added entries, a label changed).
+            TreePurpose::Keep => return slot.view.refresh_open_tree(),
             TreePurpose::Rewind => true,
             TreePurpose::Tree => false,
         };

@@ -288,6 +288,28 @@ impl TreeView {
         Some(view)
     }
 
+    /// The same view over a newer copy of the session's tree: the filter and the entry under
+    /// the cursor stay. None while a question is open (its answer is about the old copy) or
+    /// when there is nothing to show.
+    pub(crate) fn refreshed(&self, nodes: Vec<TreeNode>, leaf: Option<&str>) -> Option<Self> {
+        if self.stage != Stage::Browse {
+            return None;
+        }
+        let under_cursor = self
+            .rows
+            .get(self.selected)
+            .and_then(|r| self.nodes.get(r.node))
+            .map(|n| n.id.clone());
+        let mut view = TreeView::new(nodes, leaf, self.rewind)?;
+        view.filter = self.filter;
+        let keep = under_cursor.and_then(|id| view.nodes.iter().position(|n| n.id == id));
+        view.rebuild_keeping(keep);
+        if view.rows.is_empty() {
+            return None;
+        }
+        Some(view)
+    }
+
     /// Positions from the root down to `at`; stops at a cycle.
     fn path(&self, at: Option<usize>) -> Vec<usize> {
         let mut path = Vec::new();
@@ -308,7 +330,11 @@ impl TreeView {
     /// The visible rows for the filter; the cursor stays on its entry, else goes to the
     /// leaf's nearest visible ancestor.
     fn rebuild(&mut self) {
-        let keep = self.rows.get(self.selected).map(|r| r.node);
+        self.rebuild_keeping(self.rows.get(self.selected).map(|r| r.node));
+    }
+
+    /// [`Self::rebuild`], with the cursor on `keep` when it is shown.
+    fn rebuild_keeping(&mut self, keep: Option<usize>) {
         self.rows.clear();
         if self.rewind {
             for i in self.path(self.leaf) {
@@ -320,6 +346,8 @@ impl TreeView {
                     });
                 }
             }
+            let at = keep.and_then(|w| self.rows.iter().position(|r| r.node == w));
+            self.selected = at.unwrap_or(self.selected.min(self.rows.len().saturating_sub(1)));
             return;
         }
         // Depth grows only at branch points, so a long conversation stays at the left.

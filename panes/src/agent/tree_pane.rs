@@ -49,6 +49,17 @@ impl super::AgentPane {
         model.leaf = leaf;
     }
 
+    /// An open tree view (not one asking a question) shows the copy the pane keeps now.
+    pub fn refresh_open_tree(&mut self) {
+        let Some(view) = &self.tree else {
+            return;
+        };
+        let model = &self.tree_model;
+        if let Some(view) = view.refreshed(model.nodes.clone(), model.leaf.as_deref()) {
+            self.tree = Some(view);
+        }
+    }
+
     /// Shows the tree the pane keeps (see [`Self::open_tree`]).
     pub fn open_kept_tree(&mut self, rewind: bool) -> bool {
         let (nodes, leaf) = (self.tree_model.nodes.clone(), self.tree_model.leaf.clone());

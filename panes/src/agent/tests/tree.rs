@@ -328,3 +328,39 @@ fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
     assert!(pane.branch_moved(None));
     assert!(!screen(&mut pane).join("\n").contains("One."));
 }
+
+#[test]
+fn an_open_tree_follows_the_session_keeping_its_filter_and_cursor() {
+    use TreeNodeKind as K;
+    let mut pane = AgentPane::new("agent 1");
+    pane.update_tree(0, forked(), &[], Some("a3".into()));
+    assert!(pane.open_kept_tree(false));
+    pane.handle_key(key(KeyCode::Tab));
+    select(&mut pane, "cache the tokens");
+    // A turn ended: two entries more, and a label on an old one.
+    let more = vec![
+        node("u5", Some("a3"), K::User, "and document it"),
+        node("a5", Some("u5"), K::Assistant, "documented"),
+    ];
+    let labels = [("u2".to_string(), "cache".to_string())];
+    pane.update_tree(9, more, &labels, Some("a5".into()));
+    pane.refresh_open_tree();
+    let text = screen(&mut pane).join("\n");
+    assert!(text.contains("your messages"), "the filter stays:\n{text}");
+    assert!(text.contains("and document it") && !text.contains("documented"));
+    assert!(text.contains("[cache]"), "{text}");
+    let selected = pane_selected_text(&mut pane).unwrap_or_default();
+    assert!(selected.contains("cache the tokens"), "{selected}");
+
+    // A question being asked is left alone.
+    pane.handle_key(key(KeyCode::Char('l')));
+    let asking = screen(&mut pane).join("\n");
+    pane.update_tree(
+        11,
+        vec![node("u6", Some("a5"), K::User, "ship it")],
+        &[],
+        None,
+    );
+    pane.refresh_open_tree();
+    assert_eq!(screen(&mut pane).join("\n"), asking);
+}
