@@ -135,6 +135,20 @@ pub struct NavigateRequest {
     /// could not keep its view as a `_march/session/branch` asked sends this.
     #[serde(default)]
     pub replay_only: bool,
+    /// The conversation the client held when the leaf left an earlier place: when the move
+    /// lands there, nothing is replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldConversation>,
+}
+
+/// A path's conversation a client holds: what it showed when the leaf left `leafId`
+/// (`_march/session/branch`'s `previousLeafId`). A path never changes once written (entries
+/// are only appended), so it stays what that path shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldConversation {
+    /// The leaf the path ends at.
+    pub leaf_id: String,
 }
 
 /// `_march/session/navigate` result.
@@ -187,6 +201,13 @@ pub struct BranchNotification {
     /// replayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<KeptConversation>,
+    /// The leaf left: a client may hold the conversation it cuts off, and send it as the
+    /// `held` of a later move back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_leaf_id: Option<String>,
+    /// The request's `held` conversation is the new path's: nothing is replayed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
 }
 
 /// The start of the conversation a leaf move leaves as it was: a client showing the old path

@@ -163,6 +163,7 @@ async fn navigate(client: &AcpClient, id: &SessionId, entry: &str) {
             replace_instructions: false,
             label: None,
             replay_only: false,
+            held: None,
         })
         .block_task()
         .await

@@ -9,8 +9,9 @@ mod acp_client;
 use acp_client::*;
 use agent_client_protocol::v1::schema::SessionId;
 use march_runner::session_tree::{
-    ForkSessionRequest, ForkSessionResponse, LabelEntryRequest, LabelEntryResponse,
-    NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse, TreeEntryKind,
+    ForkSessionRequest, ForkSessionResponse, HeldConversation, LabelEntryRequest,
+    LabelEntryResponse, NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse,
+    TreeEntryKind,
 };
 use march_testkit::{Script, Turn};
 use serde_json::Value;
@@ -40,6 +41,7 @@ async fn navigate(
         replace_instructions: false,
         label: label.map(str::to_string),
         replay_only: false,
+        held: None,
     });
     within("navigate", sent.block_task()).await
 }
@@ -61,11 +63,6 @@ fn request_text(body: &Value) -> String {
         .map(|m| m["content"].to_string())
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// The messages shown after a move: the branch notification, then the new path's replay.
-async fn replayed_after_move(client: &mut AcpClient) -> Vec<String> {
-    branch_and_replay(client).await.1
 }
 
 /// The branch notification's params and the replayed messages after it.
@@ -109,8 +106,13 @@ async fn leaving_a_branch_with_a_summary_sends_the_summary_and_not_the_branch() 
         .summary_id
         .clone()
         .unwrap_or_else(|| panic!("no summary"));
-    let shown = replayed_after_move(&mut client).await;
-    assert_eq!(shown, ["make it fast", "Cached it."]);
+    // The client keeps the first turn; the summary is no message of the conversation.
+    let (note, shown) = branch_and_replay(&mut client).await;
+    assert_eq!(
+        note["kept"],
+        serde_json::json!({"userMessages": 1, "of": 2, "lastUserText": "make it fast"})
+    );
+    assert!(shown.is_empty(), "{shown:?}");
 
     // The summary request saw the branch left, and only it.
     let requests = h.server.requests();
@@ -202,10 +204,10 @@ async fn choosing_a_user_message_returns_its_text_and_the_move_survives_a_reload
     assert_eq!(moved.editor_text.as_deref(), Some("second"));
     assert_eq!(moved.leaf_id.as_deref(), Some(a1.as_str()));
     assert_eq!(moved.summary_id, None);
-    assert_eq!(
-        replayed_after_move(&mut client).await,
-        ["first", "First answer."]
-    );
+    // The client keeps what it shows before the second message: nothing to replay.
+    let (note, shown) = branch_and_replay(&mut client).await;
+    assert_eq!(note["kept"]["userMessages"], 1, "{note}");
+    assert!(shown.is_empty(), "{shown:?}");
     assert_eq!(h.server.requests().len(), 2, "no summary was asked for");
 
     // The move is in the file: a new runner loads the session where the user went.
@@ -356,12 +358,14 @@ async fn a_move_replays_only_what_changed_after_the_shared_start() {
         .unwrap_or_else(|e| panic!("navigate: {e:?}"));
     assert_eq!(moved.editor_text.as_deref(), Some("third"));
     let (note, shown) = branch_and_replay(&mut client).await;
-    // The first turn stays as the client shows it; the second is replayed from its message.
+    let left_from = note.clone();
+    // Up the same path: the client keeps what it shows before the third message, and
+    // nothing is replayed.
     assert_eq!(
         note["kept"],
-        serde_json::json!({"userMessages": 1, "of": 3, "lastUserText": "first"})
+        serde_json::json!({"userMessages": 2, "of": 3, "lastUserText": "second"})
     );
-    assert_eq!(shown, ["second", "Two."]);
+    assert!(shown.is_empty(), "{shown:?}");
 
     // A client that cannot keep its view asks for the whole path.
     let sent = client.cx.send_request(NavigateRequest {
@@ -372,6 +376,7 @@ async fn a_move_replays_only_what_changed_after_the_shared_start() {
         replace_instructions: false,
         label: None,
         replay_only: true,
+        held: None,
     });
     let again = within("replay", sent.block_task())
         .await
@@ -380,5 +385,44 @@ async fn a_move_replays_only_what_changed_after_the_shared_start() {
     let (note, shown) = branch_and_replay(&mut client).await;
     assert!(note.get("kept").is_none(), "{note}");
     assert_eq!(shown, ["first", "One.", "second", "Two."]);
+
+    // Back down to the third turn: replayed, since the client says it holds another leaf's
+    // conversation. Up again, and down with the third turn's held: nothing is replayed.
+    let a3 = entry(
+        &tree(&client, &id).await,
+        TreeEntryKind::Assistant,
+        "Three.",
+    );
+    assert_eq!(left_from["previousLeafId"], a3.as_str());
+    let back = |held: &str| NavigateRequest {
+        session_id: id.0.to_string(),
+        entry_id: a3.clone(),
+        summarize: false,
+        instructions: None,
+        replace_instructions: false,
+        label: None,
+        replay_only: false,
+        held: Some(HeldConversation {
+            leaf_id: held.to_string(),
+        }),
+    };
+    let sent = client.cx.send_request(back("elsewhere"));
+    within("down", sent.block_task())
+        .await
+        .unwrap_or_else(|e| panic!("down: {e:?}"));
+    let (note, shown) = branch_and_replay(&mut client).await;
+    assert!(note.get("held").is_none(), "{note}");
+    assert_eq!(shown, ["third", "Three."]);
+    navigate(&client, &id, &u3, false, None)
+        .await
+        .unwrap_or_else(|e| panic!("up: {e:?}"));
+    branch_and_replay(&mut client).await;
+    let sent = client.cx.send_request(back(&a3));
+    within("back", sent.block_task())
+        .await
+        .unwrap_or_else(|e| panic!("back: {e:?}"));
+    let (note, shown) = branch_and_replay(&mut client).await;
+    assert_eq!(note["held"], true, "{note}");
+    assert!(shown.is_empty(), "{shown:?}");
     client.close().await;
 }

@@ -2,7 +2,9 @@
 //! pane, and the move the user chose made (`_march/session/navigate`).
 
 use march_panes::agent::{TreeMove, TreeNode, TreeNodeKind};
-use march_runner::client::{NavigateRequest, NavigateResponse, TreeEntry, TreeEntryKind};
+use march_runner::client::{
+    HeldConversation, NavigateRequest, NavigateResponse, TreeEntry, TreeEntryKind,
+};
 
 use super::Workspace;
 use super::agent::TreePurpose;
@@ -84,6 +86,9 @@ impl Workspace {
             replace_instructions: false,
             label: None,
             replay_only: false,
+            held: slot.view.held_leaf().map(|leaf| HeldConversation {
+                leaf_id: leaf.to_string(),
+            }),
         };
         slot.driver.navigate(request, chosen);
     }

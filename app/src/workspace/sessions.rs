@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     PermissionOptionKind, RequestPermissionOutcome, SessionId, SessionUpdate, ToolCallContent,
 };
-use march_panes::agent::{AgentPane, PaneEvent, SessionChoice, TurnOutcome};
+use march_panes::agent::{AgentPane, BranchMove, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::picture::Picture;
 use march_panes::setup::SetupView;
 
@@ -381,8 +381,14 @@ impl Workspace {
                     let n = |v: u32| usize::try_from(v).unwrap_or(usize::MAX);
                     (n(k.user_messages), n(k.of), k.last_user_text.as_deref())
                 });
+                let branch = BranchMove {
+                    kept,
+                    left: moved.previous_leaf_id.as_deref(),
+                    leaf: moved.leaf_id.as_deref(),
+                    held: moved.held,
+                };
                 // A view that does not show what the agent expects gets the whole path.
-                if !view.branch_moved(kept) {
+                if !view.branch_moved(&branch) {
                     slot.driver.replay_path();
                 }
             }

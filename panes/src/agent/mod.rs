@@ -65,6 +65,7 @@ struct Queued {
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::{PaneStatus, SANDBOX_CATEGORY};
+pub use transcript::BranchMove;
 pub use tree::{RestoreLine, TreeMove, TreeNode, TreeNodeKind};
 
 /// An agent pane.

@@ -172,6 +172,8 @@ pub(crate) struct Transcript {
     reset: bool,
     /// Tool calls whose permission request the user rejected.
     rejected: std::collections::HashSet<String>,
+    /// The conversation put aside at the last leaf move, for when the leaf comes back.
+    held: Option<held::HeldBranch>,
     pub facts: SessionFacts,
 }
 
@@ -319,15 +321,10 @@ impl Transcript {
         self.facts = facts;
     }
 
-    /// Keeps the conversation before the `(kept + 1)`-th user message, when the transcript
-    /// shows exactly `of` user messages and the `kept`-th reads `last` (what the agent says
-    /// is unchanged); false, changing nothing, when it cannot tell.
-    pub(crate) fn keep_user_messages(
-        &mut self,
-        kept: usize,
-        of: usize,
-        last: Option<&str>,
-    ) -> bool {
+    /// Where the `(kept + 1)`-th user message starts (the end when there is none), when the
+    /// transcript shows exactly `of` user messages and the `kept`-th reads `last` (what the
+    /// agent says is unchanged); none when it cannot tell.
+    fn user_message_cut(&self, kept: usize, of: usize, last: Option<&str>) -> Option<usize> {
         let users: Vec<usize> = self
             .blocks
             .iter()
@@ -336,25 +333,16 @@ impl Transcript {
             .map(|(i, _)| i)
             .collect();
         if users.len() != of || kept > of {
-            return false;
+            return None;
         }
         if let (Some(last), Some(i)) = (last, kept.checked_sub(1)) {
             let same = matches!(&self.blocks[users[i]], Block::Message(m)
                 if m.text.trim() == sanitize(last).trim());
             if !same {
-                return false;
+                return None;
             }
         }
-        let cut = users.get(kept).copied().unwrap_or(self.blocks.len());
-        self.blocks.truncate(cut);
-        self.tools.retain(|_, i| *i < cut);
-        self.messages.retain(|_, i| *i < cut);
-        self.compactions.retain(|_, i| *i < cut);
-        self.plan = self.plan.filter(|&i| i < cut);
-        self.changed.retain(|&i| i < cut);
-        self.is_changed.truncate(cut);
-        self.reset = true;
-        true
+        Some(users.get(kept).copied().unwrap_or(self.blocks.len()))
     }
 
     /// A prompt the user sent from this pane.
@@ -687,6 +675,10 @@ impl Transcript {
         })
     }
 }
+
+#[path = "transcript_held.rs"]
+mod held;
+pub use held::BranchMove;
 
 #[cfg(test)]
 #[path = "transcript_tests.rs"]

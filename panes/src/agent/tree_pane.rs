@@ -3,6 +3,7 @@
 
 use crossterm::event::KeyEvent;
 
+use super::BranchMove;
 use super::tree::{RestoreLine, TreeKey, TreeNode, TreeView};
 
 /// What the pane keeps of the session's tree between openings: the entries in file order
@@ -67,26 +68,28 @@ impl super::AgentPane {
     }
 
     /// The session's leaf moved; the replay that follows shows the new path. With `kept`
-    /// (`(k, of, text)`: the first `k` of the `of` user messages shown are unchanged, the
-    /// `k`-th reading `text`) the conversation before the next user message stays and only
-    /// the rest is replayed; otherwise, or when the pane does not show what the agent
-    /// expects, it is cleared (the session's title, usage, commands and options stay).
-    /// False when the pane could not keep what it was asked to: the whole path must be
-    /// replayed.
-    pub fn branch_moved(&mut self, kept: Option<(usize, usize, Option<&str>)>) -> bool {
+    /// the conversation before the next user message stays and only the rest is replayed;
+    /// with `held` nothing is replayed and what the pane held since it left the new leaf is
+    /// shown again; otherwise, or when the pane does not show what the agent expects, it is
+    /// cleared (the session's title, usage, commands and options stay). The conversation
+    /// left is held for the leaf left. False when the pane could not keep what it was asked
+    /// to: the whole path must be replayed.
+    pub fn branch_moved(&mut self, moved: &BranchMove<'_>) -> bool {
         self.leave_copy_mode();
         self.expanded.clear();
         self.tree = None;
         self.error = None;
-        if let Some((k, of, last)) = kept {
-            if self.transcript.keep_user_messages(k, of, last) {
-                return true;
-            }
-            self.transcript.clear_conversation();
-            return false;
+        if self.transcript.move_branch(moved) {
+            return true;
         }
         self.transcript.clear_conversation();
-        true
+        false
+    }
+
+    /// The leaf whose conversation the pane holds for a move back
+    /// (`_march/session/navigate`'s `held`).
+    pub fn held_leaf(&self) -> Option<&str> {
+        self.transcript.held_leaf()
     }
 
     /// Whether the tree (or rewind list) is open.

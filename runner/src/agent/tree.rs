@@ -64,8 +64,12 @@ pub(crate) struct Moved {
     pub response: NavigateResponse,
     /// What a client showing the old path keeps.
     pub kept: Option<KeptConversation>,
-    /// The new path's updates after what is kept.
+    /// The new path's updates after what is kept; none when the client holds them.
     pub replay: Vec<agent_client_protocol::v1::schema::SessionUpdate>,
+    /// The leaf left.
+    pub previous_leaf: Option<String>,
+    /// The client's held conversation is the new path's.
+    pub held: bool,
 }
 
 /// Whether an entry shows as a user message (what a client counts to keep its view).
@@ -88,11 +92,19 @@ fn kept_conversation(
         .zip(old_path)
         .take_while(|(e, old)| e.id == **old)
         .count();
-    // The replay starts at a user message: the last one within the shared part, or the
-    // first one after it.
-    let end = (common + 1).min(path.len());
-    let Some(from) = (0..end).rev().find(|&i| is_user_turn(path[i])) else {
-        return (None, 0);
+    // The client cuts its view before one of its user messages, so the cut is where the
+    // paths part when the old one has a user message there (or ends there); otherwise at
+    // the last user message both share, and the new path is replayed from there.
+    let cut_where_they_part = old_path
+        .get(common)
+        .is_none_or(|id| store.entry(id).is_some_and(is_user_turn));
+    let from = if cut_where_they_part {
+        common
+    } else {
+        match (0..common).rev().find(|&i| is_user_turn(path[i])) {
+            Some(from) => from,
+            None => return (None, 0),
+        }
     };
     let kept: Vec<&SessionEntry> = path[..from]
         .iter()
@@ -171,6 +183,8 @@ impl Session {
                 },
                 kept: None,
                 replay: super::replay::replay(&store, &self.tools, self.client.compaction, 0),
+                previous_leaf: None,
+                held: false,
             });
         }
         let old_path: Vec<String> = self
@@ -233,6 +247,16 @@ impl Session {
         let leaf_id = store.leaf_id().map(str::to_string);
         tracing::info!(session = %self.id(), leaf = ?leaf_id, summary = ?summary_id, "leaf moved");
         let (kept, from) = kept_conversation(&store, &old_path);
+        // The client holds what this path shows.
+        let held = match (&req.held, &leaf_id) {
+            (Some(held), Some(leaf)) => held.leaf_id == *leaf,
+            _ => false,
+        };
+        let replay = if held {
+            Vec::new()
+        } else {
+            super::replay::replay(&store, &self.tools, self.client.compaction, from)
+        };
         Ok(Moved {
             response: NavigateResponse {
                 leaf_id,
@@ -240,7 +264,9 @@ impl Session {
                 summary_id,
             },
             kept,
-            replay: super::replay::replay(&store, &self.tools, self.client.compaction, from),
+            replay,
+            previous_leaf: old_leaf,
+            held,
         })
     }
 
@@ -475,4 +501,118 @@ fn clip(text: &str) -> String {
         count += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use march_core::message::{
+        AssistantMessage, Message, TextContent, ToolCall, ToolResultMessage, UserContent,
+        UserMessage,
+    };
+    use march_core::model::Model;
+    use march_core::session::SessionHeader;
+
+    use super::*;
+
+    fn answer(text: &str, call: Option<&str>) -> Message {
+        let mut a = AssistantMessage::empty(&Model::openai_compatible("p", "m", "http://x"));
+        a.content.push(AssistantContent::Text(TextContent {
+            text: text.into(),
+            text_signature: None,
+        }));
+        if let Some(id) = call {
+            a.content.push(AssistantContent::ToolCall(ToolCall {
+                id: id.into(),
+                name: "ls".into(),
+                arguments: serde_json::json!({}),
+                thought_signature: None,
+            }));
+        }
+        Message::Assistant(a)
+    }
+
+    fn result(call: &str) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            tool_call_id: call.into(),
+            tool_name: "ls".into(),
+            content: vec![UserContent::text("a.txt")],
+            details: serde_json::Value::Null,
+            is_error: false,
+            timestamp: 0,
+        })
+    }
+
+    /// Appends `messages`; the id of each.
+    fn append(store: &mut SessionStore, messages: Vec<Message>) -> Vec<String> {
+        messages
+            .into_iter()
+            .map(|m| store.append_message(m).unwrap().id.clone())
+            .collect()
+    }
+
+    fn path_ids(store: &SessionStore) -> Vec<String> {
+        store
+            .branch_path(None)
+            .iter()
+            .map(|e| e.id.clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_kept_part_ends_where_the_old_view_can_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SessionStore::create(dir.path(), SessionHeader::new("/p")).unwrap();
+        let ids = append(
+            &mut store,
+            vec![
+                Message::User(UserMessage::text("first")),
+                answer("looking", Some("c1")),
+                result("c1"),
+                answer("One.", None),
+                Message::User(UserMessage::text("second")),
+                answer("Two.", None),
+            ],
+        );
+        let old = path_ids(&store);
+
+        // A new prompt after the call-making answer: the old view has the call's result
+        // where the paths part, and no user message to cut at there, so it keeps nothing of
+        // the first turn and the new path is replayed from its first message.
+        store.move_leaf(Some(&ids[1])).unwrap();
+        append(&mut store, vec![Message::User(UserMessage::text("other"))]);
+        let (kept, from) = kept_conversation(&store, &old);
+        assert_eq!(
+            kept,
+            Some(KeptConversation {
+                user_messages: 0,
+                of: 2,
+                last_user_text: None
+            })
+        );
+        assert_eq!(from, 0);
+
+        // A new prompt after the first turn: the old view cuts at its second message.
+        store.move_leaf(Some(&ids[3])).unwrap();
+        append(&mut store, vec![Message::User(UserMessage::text("again"))]);
+        let (kept, from) = kept_conversation(&store, &old);
+        assert_eq!(
+            kept,
+            Some(KeptConversation {
+                user_messages: 1,
+                of: 2,
+                last_user_text: Some("first".into())
+            })
+        );
+        assert_eq!(from, 4);
+
+        // Forward along the old path's own start: it ends where the new one goes on.
+        store.move_leaf(Some(&ids[3])).unwrap();
+        let short = path_ids(&store);
+        store.move_leaf(Some(&ids[5])).unwrap();
+        let (kept, from) = kept_conversation(&store, &short);
+        assert_eq!(kept.map(|k| (k.user_messages, k.of)), Some((1, 1)));
+        assert_eq!(from, 4);
+    }
 }

@@ -31,9 +31,9 @@ pub use crate::diagnostics::{
 };
 pub use crate::mcp_status::{McpStatusRequest, McpStatusResponse, ServerPhase, ServerStatus};
 pub use crate::session_tree::{
-    BranchNotification, EntryLabel, ForkSessionRequest, ForkSessionResponse, LabelEntryRequest,
-    NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse, TreeEntry,
-    TreeEntryKind,
+    BranchNotification, EntryLabel, ForkSessionRequest, ForkSessionResponse, HeldConversation,
+    LabelEntryRequest, NavigateRequest, NavigateResponse, SessionTreeRequest, SessionTreeResponse,
+    TreeEntry, TreeEntryKind,
 };
 pub use crate::steering::{
     QueueKind, QueueMessageRequest, QueueMessageResponse, UNSENT_KEY, UnqueueMessageRequest,

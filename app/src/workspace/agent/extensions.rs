@@ -293,6 +293,7 @@ impl AgentDriver {
                     replace_instructions: false,
                     label: None,
                     replay_only: true,
+                    held: None,
                 };
                 connection.navigate(request).await
             },

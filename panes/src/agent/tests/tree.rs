@@ -2,7 +2,7 @@
 //! and the moves and labels they hand the app.
 
 use super::*;
-use crate::agent::{PaneEvent, RestoreLine, TreeMove, TreeNode, TreeNodeKind};
+use crate::agent::{BranchMove, PaneEvent, RestoreLine, TreeMove, TreeNode, TreeNodeKind};
 use crate::test_support::{dark, rows};
 
 fn node(id: &str, parent: Option<&str>, kind: TreeNodeKind, text: &str) -> TreeNode {
@@ -312,7 +312,7 @@ fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
         (0, agent_id("Three.", "a3")),
     ]);
     // The agent and the pane agree: the first turn stays, the rest goes.
-    assert!(pane.branch_moved(Some((1, 3, Some("first")))));
+    assert!(pane.branch_moved(&kept(Some((1, 3, Some("first"))))));
     let shown = screen(&mut pane).join("\n");
     assert!(shown.contains("One.") && !shown.contains("second") && !shown.contains("Three."));
     pane.apply(&user("second"));
@@ -320,13 +320,76 @@ fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
     assert!(screen(&mut pane).join("\n").contains("Two."));
 
     // They do not (another count, or another text): cleared, and the whole path is asked for.
-    assert!(!pane.branch_moved(Some((1, 5, Some("first")))));
+    assert!(!pane.branch_moved(&kept(Some((1, 5, Some("first"))))));
     assert!(!screen(&mut pane).join("\n").contains("One."));
     let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
-    assert!(!pane.branch_moved(Some((1, 1, Some("other")))));
+    assert!(!pane.branch_moved(&kept(Some((1, 1, Some("other"))))));
     let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
-    assert!(pane.branch_moved(None));
+    assert!(pane.branch_moved(&kept(None)));
     assert!(!screen(&mut pane).join("\n").contains("One."));
+}
+
+/// A move that keeps `kept`, from leaf `x` to leaf `y`, replayed.
+fn kept(kept: Option<(usize, usize, Option<&str>)>) -> BranchMove<'_> {
+    BranchMove {
+        kept,
+        left: Some("x"),
+        leaf: Some("y"),
+        held: false,
+    }
+}
+
+#[test]
+fn moving_back_shows_the_conversation_held_for_that_leaf() {
+    use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate};
+    let user = |t: &str| SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)));
+    let mut pane = pane_with(&[
+        (0, user("first")),
+        (0, agent_id("One.", "a1")),
+        (0, user("second")),
+        (0, agent_id("Two.", "a2")),
+    ]);
+    // To another branch: the first turn stays, the other branch's turn is replayed.
+    let there = BranchMove {
+        kept: Some((1, 2, Some("first"))),
+        left: Some("a2"),
+        leaf: Some("b2"),
+        held: false,
+    };
+    assert!(pane.branch_moved(&there));
+    assert_eq!(pane.held_leaf(), Some("a2"));
+    pane.apply(&user("other"));
+    pane.apply(&agent_id("Other.", "b2"));
+    let shown = screen(&mut pane).join("\n");
+    assert!(
+        shown.contains("Other.") && !shown.contains("Two."),
+        "{shown}"
+    );
+
+    // And back, with nothing replayed: the held conversation is shown again, and the one
+    // left is held in its turn.
+    let back = BranchMove {
+        kept: Some((1, 2, Some("first"))),
+        left: Some("b2"),
+        leaf: Some("a2"),
+        held: true,
+    };
+    assert!(pane.branch_moved(&back));
+    let shown = screen(&mut pane).join("\n");
+    assert!(shown.contains("One.") && shown.contains("Two."), "{shown}");
+    assert!(!shown.contains("Other."), "{shown}");
+    assert_eq!(pane.held_leaf(), Some("b2"));
+    // A streamed answer still finds its message: the indexes came back with the blocks.
+    pane.apply(&agent_id(" More.", "a2"));
+    assert!(screen(&mut pane).join("\n").contains("Two. More."));
+
+    // Held for another leaf than the agent's: nothing changes, the whole path is asked for.
+    let wrong = BranchMove {
+        leaf: Some("zz"),
+        ..back
+    };
+    assert!(!pane.branch_moved(&wrong));
+    assert_eq!(pane.held_leaf(), None, "cleared for the whole path");
 }
 
 #[test]

@@ -251,6 +251,8 @@ pub async fn serve_on(
                     leaf_id: moved.response.leaf_id.clone(),
                     summary_id: moved.response.summary_id.clone(),
                     kept: moved.kept,
+                    previous_leaf_id: moved.previous_leaf,
+                    held: moved.held,
                 };
                 if let Err(e) = cx.send_notification(note) {
                     tracing::debug!("branch notification not sent: {e}");
