@@ -24,11 +24,12 @@ use march_core::message::{
 };
 use march_core::model::Model;
 use march_core::session::{SessionHeader, SessionMessage, SessionStore};
-use march_panes::agent::{AgentPane, TreeNode, TreeNodeKind};
+use march_panes::agent::{AgentPane, BranchMove, TreeNode, TreeNodeKind};
 use march_panes::highlight::Highlighter;
 use march_panes::theme::Theme;
 use march_runner::session_tree::{
-    NavigateRequest, SessionTreeRequest, SessionTreeResponse, TreeEntry, TreeEntryKind,
+    HeldConversation, NavigateRequest, SessionTreeRequest, SessionTreeResponse, TreeEntry,
+    TreeEntryKind,
 };
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -150,9 +151,16 @@ async fn tree_from(client: &AcpClient, id: &SessionId, from: u64) -> SessionTree
         .unwrap()
 }
 
-/// Move the leaf to `entry` and wait for the answer (the notification and the replay come
-/// before it).
-async fn navigate(client: &AcpClient, id: &SessionId, entry: &str) {
+/// Move the leaf to `entry` as the workspace does, and show the move in `pane`: the request
+/// (saying which conversation the pane holds), the branch notification and the replay that
+/// come before its answer, the pane's view kept, put back or replayed, and drawn.
+async fn navigate(
+    client: &mut AcpClient,
+    id: &SessionId,
+    entry: &str,
+    pane: &mut AgentPane,
+    draw: &mut impl FnMut(&mut AgentPane),
+) {
     client
         .cx
         .send_request(NavigateRequest {
@@ -163,11 +171,33 @@ async fn navigate(client: &AcpClient, id: &SessionId, entry: &str) {
             replace_instructions: false,
             label: None,
             replay_only: false,
-            held: None,
+            held: pane.held_leaf().map(|leaf| HeldConversation {
+                leaf_id: leaf.to_string(),
+            }),
         })
         .block_task()
         .await
         .unwrap();
+    let note = client.wait_call("_march/session/branch").await;
+    let n = |v: &serde_json::Value| v.as_u64().unwrap() as usize;
+    let kept = note.get("kept").map(|k| {
+        (
+            n(&k["userMessages"]),
+            n(&k["of"]),
+            k["lastUserText"].as_str(),
+        )
+    });
+    let moved = BranchMove {
+        kept,
+        left: note["previousLeafId"].as_str(),
+        leaf: note["leafId"].as_str(),
+        held: note["held"] == true,
+    };
+    assert!(pane.branch_moved(&moved), "the pane kept its view: {note}");
+    for update in client.drain() {
+        pane.apply(&update);
+    }
+    draw(pane);
 }
 
 async fn load(client: &AcpClient, id: &SessionId, h: &Harness) {
@@ -189,7 +219,11 @@ async fn main() {
     let (_runner, mut client) = h.connect().await;
     client.initialize().await;
     load(&client, &id, &h).await;
-    client.drain();
+    // The pane the moves are shown in, showing the session as loaded.
+    let mut shown = AgentPane::new("moves");
+    for update in client.drain() {
+        shown.apply(&update);
+    }
 
     {
         // Where the list's time goes, in this process: made from the store, and taken
@@ -219,7 +253,7 @@ async fn main() {
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
     let (mut open_file, mut acp_load) = (Vec::new(), Vec::new());
     let (mut first_open, mut kept_open, mut view_alone) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut near_move, mut far_move) = (Vec::new(), Vec::new());
+    let (mut near_move, mut far_move, mut back_move) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..ROUNDS {
         let t = Instant::now();
         let (store, _) = SessionStore::open(&file).unwrap();
@@ -258,17 +292,18 @@ async fn main() {
             pane.close_tree();
         }
 
-        // There and back: to the other branch, then to the last leaf again.
+        // There and back: to the other branch, then to the last leaf again, whose
+        // conversation the pane holds by then.
         let (to, samples) = if round % 2 == 0 {
             (&near_leaf, &mut near_move)
         } else {
             (&middle_leaf, &mut far_move)
         };
-        for target in [to, &last_leaf] {
+        for (target, samples) in [(to, &mut *samples), (&last_leaf, &mut back_move)] {
             let t = Instant::now();
-            within("navigate", navigate(&client, &id, target)).await;
+            let moving = navigate(&mut client, &id, target, &mut shown, &mut draw);
+            within("navigate", moving).await;
             samples.push(t.elapsed());
-            client.drain();
         }
     }
     report("load the file (SessionStore::open)", open_file);
@@ -276,7 +311,8 @@ async fn main() {
     report("/tree opens, the whole list asked for", first_open);
     report("/tree opens, the pane's copy kept current", kept_open);
     report("  of which the view built and drawn", view_alone);
-    report("move to the newest other branch and back", near_move);
-    report("move to a branch in the middle and back", far_move);
+    report("move to the newest other branch", near_move);
+    report("move to a branch in the middle", far_move);
+    report("move back to the last leaf (held)", back_move);
     client.close().await;
 }

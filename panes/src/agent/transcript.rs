@@ -289,6 +289,7 @@ impl Transcript {
     }
 
     fn mark(&mut self, i: usize) {
+        self.held_before(i);
         if self.is_changed.len() <= i {
             self.is_changed.resize(i + 1, false);
         }

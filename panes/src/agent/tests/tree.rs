@@ -299,17 +299,27 @@ fn esc_twice_on_an_empty_prompt_asks_for_the_rewind_list() {
     assert_eq!(pane.cancel(), PaneEvent::None);
 }
 
+fn user(t: &str) -> agent_client_protocol::v1::schema::SessionUpdate {
+    use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate};
+    SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)))
+}
+
+/// A pane showing these turns: the prompt, the answer and the answer's message id.
+fn conversation(turns: &[(&str, &str, &str)]) -> AgentPane {
+    let mut pane = AgentPane::new("agent 1");
+    for (prompt, answer, id) in turns {
+        pane.apply(&user(prompt));
+        pane.apply(&agent_id(answer, id));
+    }
+    pane
+}
+
 #[test]
 fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
-    use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate};
-    let user = |t: &str| SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)));
-    let mut pane = pane_with(&[
-        (0, user("first")),
-        (0, agent_id("One.", "a1")),
-        (0, user("second")),
-        (0, agent_id("Two.", "a2")),
-        (0, user("third")),
-        (0, agent_id("Three.", "a3")),
+    let mut pane = conversation(&[
+        ("first", "One.", "a1"),
+        ("second", "Two.", "a2"),
+        ("third", "Three.", "a3"),
     ]);
     // The agent and the pane agree: the first turn stays, the rest goes.
     assert!(pane.branch_moved(&kept(Some((1, 3, Some("first"))))));
@@ -322,9 +332,9 @@ fn a_move_keeps_the_shared_start_of_the_conversation_when_it_matches() {
     // They do not (another count, or another text): cleared, and the whole path is asked for.
     assert!(!pane.branch_moved(&kept(Some((1, 5, Some("first"))))));
     assert!(!screen(&mut pane).join("\n").contains("One."));
-    let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
+    let mut pane = conversation(&[("first", "One.", "a1")]);
     assert!(!pane.branch_moved(&kept(Some((1, 1, Some("other"))))));
-    let mut pane = pane_with(&[(0, user("first")), (0, agent_id("One.", "a1"))]);
+    let mut pane = conversation(&[("first", "One.", "a1")]);
     assert!(pane.branch_moved(&kept(None)));
     assert!(!screen(&mut pane).join("\n").contains("One."));
 }
@@ -341,14 +351,7 @@ fn kept(kept: Option<(usize, usize, Option<&str>)>) -> BranchMove<'_> {
 
 #[test]
 fn moving_back_shows_the_conversation_held_for_that_leaf() {
-    use agent_client_protocol::v1::schema::{ContentChunk, SessionUpdate};
-    let user = |t: &str| SessionUpdate::UserMessageChunk(ContentChunk::new(text(t)));
-    let mut pane = pane_with(&[
-        (0, user("first")),
-        (0, agent_id("One.", "a1")),
-        (0, user("second")),
-        (0, agent_id("Two.", "a2")),
-    ]);
+    let mut pane = conversation(&[("first", "One.", "a1"), ("second", "Two.", "a2")]);
     // To another branch: the first turn stays, the other branch's turn is replayed.
     let there = BranchMove {
         kept: Some((1, 2, Some("first"))),
@@ -390,6 +393,12 @@ fn moving_back_shows_the_conversation_held_for_that_leaf() {
     };
     assert!(!pane.branch_moved(&wrong));
     assert_eq!(pane.held_leaf(), None, "cleared for the whole path");
+
+    // What is held follows the blocks before it as they were: a change there drops it.
+    let mut pane = conversation(&[("first", "One.", "a1"), ("second", "Two.", "a2")]);
+    assert!(pane.branch_moved(&there));
+    pane.apply(&agent_id(" Amended.", "a1"));
+    assert_eq!(pane.held_leaf(), None);
 }
 
 #[test]
