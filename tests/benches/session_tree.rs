@@ -2,12 +2,14 @@
 //! `/tree` opening (the runner lists the tree over ACP, the pane builds its view and draws it;
 //! the whole list, and as the workspace does it, the pane's copy kept current by asking for
 //! the entries appended since)
-//! and a leaf move without a summary (`_march/session/navigate` answered, after the branch
-//! notification and the replay of what changed), to the newest other branch and to one in
-//! the middle of the session, against loading the same file (`SessionStore::open` in
-//! process, and `session/load` through the runner), interleaved in one run.
+//! and a leaf move without a summary as the workspace makes it (`_march/session/navigate`
+//! answered, the branch notification and the replay of what changed applied to a pane that
+//! shows the session, the pane drawn), to the newest other branch, to one in the middle of
+//! the session, and back to the last leaf (whose conversation the pane holds), against
+//! loading the same file (`SessionStore::open` in process, and `session/load` through the
+//! runner), interleaved in one run.
 //!
-//! Run: `cargo bench -p march-e2e --bench session_tree` (about half a minute).
+//! Run: `cargo bench -p march-e2e --bench session_tree` (about three minutes after the build).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
