@@ -76,6 +76,19 @@ fn processes_in(dir: &Path, word: &str) -> Vec<u32> {
     found
 }
 
+/// The `march lsp-host` processes serving `project`.
+fn lsp_hosts(project: &Path) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap_or_else(|e| panic!("/proc: {e}"))
+        .flatten()
+        .filter(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains("lsp-host") && cmd.contains(&*project.to_string_lossy())
+        })
+        .count()
+}
+
 fn host_sockets(h: &Harness) -> Vec<PathBuf> {
     std::fs::read_dir(h.march_home().join("data/lsp"))
         .map(|d| {
@@ -227,16 +240,7 @@ async fn two_runners_in_one_project_share_one_language_server() {
         1,
         "one ruff for both"
     );
-    let hosts = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            cmd.contains("lsp-host") && cmd.contains(&*project.to_string_lossy())
-        })
-        .count();
-    assert_eq!(hosts, 1, "one host process for the project");
+    assert_eq!(lsp_hosts(&project), 1, "one host process for the project");
     first.close().await;
     second.close().await;
     within("runners to exit", async {
@@ -287,4 +291,20 @@ async fn a_client_has_files_it_changed_itself_checked_again() {
     within("the runner to exit", runner.child.wait())
         .await
         .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_touches_no_source_file_starts_no_host() {
+    let h = harness(vec![Turn::text("Nothing to edit.")]).await;
+    let project = h.project();
+    // A client that watches diagnostics, as the workspace does.
+    let (_runner, client) = h.connect_offering(wanting_diagnostics()).await;
+    let s = client.new_session(&project).await;
+    within("the turn", client.prompt(&s.session_id, "hello"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(lsp_hosts(&project), 0, "no language server host");
+    assert!(host_sockets(&h).is_empty(), "{:?}", host_sockets(&h));
+    client.close().await;
 }

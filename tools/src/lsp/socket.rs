@@ -286,6 +286,9 @@ pub struct HostClient {
     start: Option<(PathBuf, Vec<OsString>)>,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     next_id: AtomicU64,
+    /// Set by the first question asked of the host: a project whose files no language
+    /// server handles never asks, so no host is started for it.
+    asked: tokio::sync::watch::Sender<bool>,
 }
 
 impl HostClient {
@@ -296,7 +299,13 @@ impl HostClient {
             start,
             connection: tokio::sync::Mutex::new(None),
             next_id: AtomicU64::new(1),
+            asked: tokio::sync::watch::channel(false).0,
         }
+    }
+
+    /// Whether anything was asked of the host yet.
+    fn was_asked(&self) -> bool {
+        *self.asked.borrow()
     }
 
     async fn stream(&self) -> Result<UnixStream, LspError> {
@@ -389,6 +398,7 @@ impl HostClient {
     }
 
     async fn call(&self, request: Request, wait: Duration) -> Result<Value, LspError> {
+        self.asked.send_replace(true);
         let line = RequestLine {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             request,
@@ -417,8 +427,10 @@ impl HostClient {
         Err(LspError::Host("the host closed the connection".into()))
     }
 
-    /// Watch the host: everything known now, then every change. Reconnects (starting the
-    /// host again) when it goes away; ends when the receiver is dropped.
+    /// Watch the host: everything known now, then every change. Until something is asked
+    /// of the host it only joins one already running (another runner's); after that it
+    /// reconnects, starting the host again, when it goes away. Ends when the receiver is
+    /// dropped.
     pub fn subscribe(self: &Arc<Self>) -> mpsc::UnboundedReceiver<HostEvent> {
         let (tx, rx) = mpsc::unbounded_channel();
         let this = self.clone();
@@ -432,7 +444,24 @@ impl HostClient {
             };
             let mut attempt = 0;
             while !tx.is_closed() {
-                if let Ok(stream) = this.stream().await {
+                let asked = this.was_asked();
+                let stream = if asked {
+                    this.stream().await
+                } else {
+                    UnixStream::connect(&this.socket)
+                        .await
+                        .map_err(|e| LspError::Host(e.to_string()))
+                };
+                if stream.is_err() && !asked {
+                    // Nothing runs and nothing was asked: wait for the first question (no
+                    // timer runs meanwhile).
+                    let mut asked = this.asked.subscribe();
+                    tokio::select! {
+                        _ = asked.wait_for(|asked| *asked) => continue,
+                        _ = tx.closed() => return,
+                    }
+                }
+                if let Ok(stream) = stream {
                     attempt = 0;
                     let (read, mut write) = stream.into_split();
                     let line = RequestLine {

@@ -394,6 +394,38 @@ async fn runners_share_one_host_over_its_socket() {
 }
 
 #[tokio::test]
+async fn a_watcher_starts_no_host_until_something_is_asked() {
+    let (_dir, root) = project();
+    let socket = socket_path(&root.join("data"), &root);
+    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+    let marker = root.join("started");
+    let start = (
+        PathBuf::from("/bin/sh"),
+        vec![
+            "-c".into(),
+            format!("echo started >> '{}'", marker.display()).into(),
+        ],
+    );
+    let client = Arc::new(HostClient::new(socket.clone(), Some(start)));
+    // Watching a project nobody asked about starts nothing.
+    let mut watch = client.subscribe();
+    // Another runner's host comes up; this runner asks its first question.
+    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+    let host = LspHost::new(&root, vec![fake(&root, "shared", "pull")], LONG);
+    tokio::spawn(serve_host(host.clone(), listener, None));
+    let path = write(&root, "i.fk", "BAD\n");
+    let checked = client.check(&path, "BAD\n", LONG).await.unwrap();
+    assert_eq!(lines(&checked).len(), 1);
+    // Now the watcher joins it and hears the project's diagnostics.
+    let event = tokio::time::timeout(LONG, watch.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(matches!(event, HostEvent::Diagnostics(f) if f.path == path));
+    assert!(!marker.exists(), "no host of its own was started");
+}
+
+#[tokio::test]
 async fn the_diagnostics_tool_reports_a_file_and_the_project() {
     let (_dir, root) = project();
     let servers = vec![fake(&root, "puller", "pull")];
