@@ -1,0 +1,255 @@
+//! Streaming close to the limit (issue 23): the real `march` in a tmux pane of 200×50,
+//! answered by the scripted model server. Every process that carries this run's
+//! `MARCH_HOME` counts as March's (client, workspace server, runners, language-server
+//! hosts); CPU is the scheduler's own count from `/proc/PID/task/*/schedstat`, bytes are what
+//! March wrote to its pane's PTY (tmux `pipe-pane`).
+//!
+//! - idle 5–30 s after start, one agent pane in a project without source files: CPU, bytes
+//!   written, and which processes run;
+//! - a 2,000-token markdown answer streamed over 30 s (500 deltas 60 ms apart): CPU of all of
+//!   March's processes and bytes written, and the screen at the end against a full repaint
+//!   (the window resized away and back), cell by cell with colours;
+//! - 50 short rounds: from Enter to the answer's bytes leaving March for the pane, minus
+//!   nothing (the server answers at once, so its own time is the HTTP exchange).
+//!
+//! Run: `cargo bench -p march-e2e --bench streaming` (about two minutes after the build).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
+
+#[path = "support/term.rs"]
+mod term;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use march_testkit::{Script, ScriptedServer, Turn};
+use term::{ANSWER_END, cpu_ns, kill_servers, ms, runtime_dir, streamed_answer};
+
+/// The tmux socket the bench's server listens on.
+const SOCKET: &str = "march-streaming-bench";
+/// Short rounds.
+const ROUNDS: usize = 50;
+
+fn tmux(args: &[&str]) -> Output {
+    Command::new("tmux")
+        .args(["-L", SOCKET, "-f", "/dev/null"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn screen(escapes: bool) -> String {
+    let mut args = vec!["capture-pane", "-p", "-t", "bench"];
+    if escapes {
+        args.push("-e");
+    }
+    String::from_utf8_lossy(&tmux(&args).stdout).into_owned()
+}
+
+/// Polls the pane until its screen holds `needle` (within a minute).
+fn wait_screen(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !screen(false).contains(needle) {
+        assert!(Instant::now() < deadline, "never on screen: {needle}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The processes of this run: every one whose environment names its `MARCH_HOME`.
+fn march_processes(march_home: &Path) -> Vec<(u32, String)> {
+    let wanted = format!("MARCH_HOME={}", march_home.display());
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|v| v == wanted.as_bytes()) {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            found.push((pid, cmd.trim().to_string()));
+        }
+    }
+    found
+}
+
+/// CPU of each of this run's processes so far, in nanoseconds.
+fn march_cpu(march_home: &Path) -> HashMap<u32, u64> {
+    march_processes(march_home)
+        .into_iter()
+        .map(|(pid, _)| (pid, cpu_ns(pid)))
+        .collect()
+}
+
+/// CPU spent between two [`march_cpu`] samples, in nanoseconds: what the processes alive
+/// at the second spent since the first (a process that ended between them is not counted).
+fn spent(before: &HashMap<u32, u64>, after: &HashMap<u32, u64>) -> u64 {
+    after
+        .iter()
+        .map(|(pid, ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0)))
+        .sum()
+}
+
+fn bytes(out: &Path) -> u64 {
+    std::fs::metadata(out).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Waits until the pane's output file holds `needle` after byte `from`; returns when.
+fn wait_output(out: &Path, from: u64, needle: &[u8]) -> Instant {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let all = std::fs::read(out).unwrap_or_default();
+        let fresh = all.get(from as usize..).unwrap_or(&[]);
+        if fresh.windows(needle.len()).any(|w| w == needle) {
+            return Instant::now();
+        }
+        assert!(Instant::now() < deadline, "never written: {needle:?}");
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut turns = vec![streamed_answer(60)];
+    turns.extend((0..ROUNDS).map(|i| Turn::text(format!("Answer{i} done."))));
+    let server = runtime
+        .block_on(ScriptedServer::start(Script::new(turns)))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "march", "project"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    term::write_scripted_config(&dir.path().join("march"), &server.base_url());
+    let project = dir.path().join("project").canonicalize().unwrap();
+    let march_home = dir.path().join("march");
+    let out: PathBuf = dir.path().join("pane.out");
+    let bin = march_e2e::march_bin();
+    let _ = tmux(&["kill-server"]);
+
+    let command = format!(
+        "env -i PATH='{}' TERM=tmux-256color HOME='{}' MARCH_HOME='{}' XDG_RUNTIME_DIR='{}' '{}' \
+         --fresh",
+        std::env::var("PATH").unwrap_or_default(),
+        dir.path().join("home").display(),
+        march_home.display(),
+        runtime_dir(dir.path()).display(),
+        bin.display(),
+    );
+    let started = Instant::now();
+    let made = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "bench",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-c",
+        &project.to_string_lossy(),
+        &command,
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    tmux(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "bench",
+        &format!("cat >> '{}'", out.display()),
+    ]);
+    wait_screen("m · off");
+
+    // Idle from 5 to 30 s after start.
+    std::thread::sleep(Duration::from_secs(5).saturating_sub(started.elapsed()));
+    let (cpu0, bytes0) = (march_cpu(&march_home), bytes(&out));
+    std::thread::sleep(Duration::from_secs(25));
+    let (cpu1, bytes1) = (march_cpu(&march_home), bytes(&out));
+    let processes = march_processes(&march_home);
+    println!(
+        "idle 5–30 s after start: CPU {:.1} ms, {} bytes written; processes: {}",
+        spent(&cpu0, &cpu1) as f64 / 1e6,
+        bytes1 - bytes0,
+        processes
+            .iter()
+            .map(|(_, cmd)| cmd.split(' ').nth(1).unwrap_or("(client)").to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    // A 2,000-token answer over 30 s.
+    let (cpu0, bytes0) = (march_cpu(&march_home), bytes(&out));
+    let start = Instant::now();
+    tmux(&[
+        "send-keys",
+        "-t",
+        "bench",
+        "explain the parser changes",
+        "Enter",
+    ]);
+    wait_screen(ANSWER_END);
+    let streamed = start.elapsed();
+    std::thread::sleep(Duration::from_secs(1));
+    let (cpu1, bytes1) = (march_cpu(&march_home), bytes(&out));
+    let shown = screen(true);
+    // A full repaint: the window made narrower and then as wide again.
+    tmux(&["resize-window", "-t", "bench", "-x", "150"]);
+    std::thread::sleep(Duration::from_secs(1));
+    tmux(&["resize-window", "-t", "bench", "-x", "200"]);
+    std::thread::sleep(Duration::from_secs(1));
+    let repainted = screen(true);
+    let differing = shown
+        .lines()
+        .zip(repainted.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    println!(
+        "2,000-token answer ({:.1} s): CPU {:.2} s for all of March's processes, {:.0} KiB \
+         written; screen against a full repaint: {}",
+        streamed.as_secs_f64(),
+        spent(&cpu0, &cpu1) as f64 / 1e9,
+        (bytes1 - bytes0) as f64 / 1024.0,
+        if differing == 0 {
+            "identical".to_string()
+        } else {
+            format!("{differing} rows differ")
+        }
+    );
+
+    // Short rounds.
+    let mut rounds = Vec::new();
+    for i in 0..ROUNDS {
+        let from = bytes(&out);
+        tmux(&["send-keys", "-t", "bench", &format!("round {i}")]);
+        std::thread::sleep(Duration::from_millis(50));
+        // `send-keys` returns once tmux wrote the key to the pane: March has it from here.
+        tmux(&["send-keys", "-t", "bench", "Enter"]);
+        let sent = Instant::now();
+        let shown = wait_output(&out, from, format!("Answer{i} done.").as_bytes());
+        rounds.push(shown - sent);
+        // The turn's end (the prompt free again) before the next round.
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let median = |v: &[Duration]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!(
+        "short round, Enter to the answer written: median {:.1} ms (rounds 1–10 {:.1} ms, \
+         41–50 {:.1} ms)",
+        ms(median(&rounds)),
+        ms(median(&rounds[..10])),
+        ms(median(&rounds[ROUNDS - 10..]))
+    );
+    let _ = tmux(&["kill-server"]);
+    kill_servers(dir.path());
+}
