@@ -447,14 +447,33 @@ impl Client {
 /// Copies `area` of `canvas` into `buf`, in colours the terminal shows.
 fn compose(canvas: &Buffer, area: Rect, buf: &mut Buffer, caps: &TermCaps) {
     let area = area.intersection(buf.area).intersection(canvas.area);
+    // Neighbouring cells mostly share colours: each channel remembers its last mapping.
+    let (mut fg, mut bg) = (Remembered::default(), Remembered::default());
     for y in area.top()..area.bottom() {
         for x in area.left()..area.right() {
             let cell = &canvas[(x, y)];
             let to = &mut buf[(x, y)];
             to.clone_from(cell);
             if !caps.truecolor {
-                to.fg = indexed(cell.fg);
-                to.bg = indexed(cell.bg);
+                to.fg = fg.indexed(cell.fg);
+                to.bg = bg.indexed(cell.bg);
+            }
+        }
+    }
+}
+
+/// [`indexed`], remembering the last colour it mapped.
+#[derive(Default)]
+struct Remembered(Option<(Color, Color)>);
+
+impl Remembered {
+    fn indexed(&mut self, color: Color) -> Color {
+        match self.0 {
+            Some((from, to)) if from == color => to,
+            _ => {
+                let to = indexed(color);
+                self.0 = Some((color, to));
+                to
             }
         }
     }
