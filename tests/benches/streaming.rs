@@ -100,6 +100,25 @@ fn bytes(out: &Path) -> u64 {
     std::fs::metadata(out).map(|m| m.len()).unwrap_or(0)
 }
 
+/// Waits until March answered a resize (its output grew past `from`) and then wrote
+/// nothing for 200 ms: the frame after the resize is whole on screen.
+fn settled(out: &Path, from: u64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while bytes(out) == from {
+        assert!(Instant::now() < deadline, "no repaint after the resize");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut last = bytes(out);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = bytes(out);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+}
+
 /// Waits until the pane's output file holds `needle` after byte `from`; returns when.
 fn wait_output(out: &Path, from: u64, needle: &[u8]) -> Instant {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -124,12 +143,7 @@ fn main() {
     let server = runtime
         .block_on(ScriptedServer::start(Script::new(turns)))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    for sub in ["home", "march", "project"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-    }
-    term::write_scripted_config(&dir.path().join("march"), &server.base_url());
-    let project = dir.path().join("project").canonicalize().unwrap();
+    let (dir, project) = term::bench_home(&server.base_url());
     let march_home = dir.path().join("march");
     let out: PathBuf = dir.path().join("pane.out");
     let bin = march_e2e::march_bin();
@@ -201,10 +215,12 @@ fn main() {
     let (cpu1, bytes1) = (march_cpu(&march_home), bytes(&out));
     let shown = screen(true);
     // A full repaint: the window made narrower and then as wide again.
+    let from = bytes(&out);
     tmux(&["resize-window", "-t", "bench", "-x", "150"]);
-    std::thread::sleep(Duration::from_secs(1));
+    settled(&out, from);
+    let from = bytes(&out);
     tmux(&["resize-window", "-t", "bench", "-x", "200"]);
-    std::thread::sleep(Duration::from_secs(1));
+    settled(&out, from);
     let repainted = screen(true);
     let differing = shown
         .lines()

@@ -22,7 +22,7 @@ use march_testkit::{Script, ScriptedServer, Turn};
 use portable_pty::CommandBuilder;
 use term::{
     Term, kill_servers, march_command, march_stats, median, ms, proc_stats, streamed_answer,
-    tree_stats, write_scripted_config,
+    tree_stats,
 };
 
 const IDLE: Duration = Duration::from_secs(30);
@@ -41,12 +41,7 @@ fn main() {
     let server = runtime
         .block_on(ScriptedServer::start(Script::new(turns)))
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    for sub in ["home", "march", "project"] {
-        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
-    }
-    write_scripted_config(&dir.path().join("march"), &server.base_url());
-    let project = dir.path().join("project").canonicalize().unwrap();
+    let (dir, project) = term::bench_home(&server.base_url());
     let have_tmux = std::process::Command::new("tmux")
         .arg("-V")
         .output()

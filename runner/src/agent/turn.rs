@@ -179,11 +179,15 @@ fn limit_meta(limit: &RunLimit, message: &str) -> serde_json::Map<String, serde_
 /// A queued message the loop delivered, as the user's message the client shows, marked with
 /// its queue id (`_meta.march.queueId`) so the client can drop it from its queue.
 fn queued_delivery(user: &UserMessage, id: &str) -> SessionUpdate {
+    marked_user_message(user, crate::steering::QUEUE_ID_KEY, serde_json::json!(id))
+}
+
+/// `user` as the user's message the client shows, with `value` at `_meta.march.KEY`.
+fn marked_user_message(user: &UserMessage, key: &str, value: serde_json::Value) -> SessionUpdate {
+    let mut march = serde_json::Map::new();
+    march.insert(key.to_string(), value);
     let mut meta = serde_json::Map::new();
-    meta.insert(
-        "march".into(),
-        serde_json::json!({ crate::steering::QUEUE_ID_KEY: id }),
-    );
+    meta.insert("march".into(), serde_json::Value::Object(march));
     SessionUpdate::UserMessageChunk(
         ContentChunk::new(ContentBlock::Text(TextContent::new(user_text(user)))).meta(meta),
     )
@@ -415,13 +419,10 @@ fn with_structured_result(
 /// A request for a corrected answer, as the user's message the client shows, marked
 /// `_meta.march.schemaRetry`.
 fn schema_retry(user: &UserMessage) -> SessionUpdate {
-    let mut meta = serde_json::Map::new();
-    meta.insert(
-        "march".into(),
-        serde_json::json!({ structured_output::RETRY_KEY: true }),
-    );
-    SessionUpdate::UserMessageChunk(
-        ContentChunk::new(ContentBlock::Text(TextContent::new(user_text(user)))).meta(meta),
+    marked_user_message(
+        user,
+        structured_output::RETRY_KEY,
+        serde_json::Value::Bool(true),
     )
 }
 

@@ -291,6 +291,18 @@ pub fn kill_servers(home: &Path) {
     march_cli(home, &["kill-server", "--force"]);
 }
 
+/// A bench's home: `home`, `march` (its config pointing at the scripted server at
+/// `base_url`) and `project` under a temporary directory; the directory and the project.
+pub fn bench_home(base_url: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["home", "march", "project"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+    }
+    write_scripted_config(&dir.path().join("march"), base_url);
+    let project = dir.path().join("project").canonicalize().unwrap();
+    (dir, project)
+}
+
 /// Writes `march_home/config.toml` pointing March at the scripted model server.
 pub fn write_scripted_config(march_home: &Path, base_url: &str) {
     std::fs::create_dir_all(march_home).unwrap();

@@ -361,14 +361,26 @@ async fn idle_servers_are_shut_down() {
     assert_eq!(again.answered, ["sleepy"]);
 }
 
+/// Where the project's host listens (its directory made).
+fn host_socket(root: &Path) -> PathBuf {
+    let socket = socket_path(&root.join("data"), root);
+    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+    socket
+}
+
+/// A host with one pulling fake server, serving on `socket` as another runner's would.
+fn serve_shared_host(root: &Path, socket: &Path) -> LspHost {
+    let listener = tokio::net::UnixListener::bind(socket).unwrap();
+    let host = LspHost::new(root, vec![fake(root, "shared", "pull")], LONG);
+    tokio::spawn(serve_host(host.clone(), listener, None));
+    host
+}
+
 #[tokio::test]
 async fn runners_share_one_host_over_its_socket() {
     let (_dir, root) = project();
-    let socket = socket_path(&root.join("data"), &root);
-    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
-    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-    let host = LspHost::new(&root, vec![fake(&root, "shared", "pull")], LONG);
-    tokio::spawn(serve_host(host.clone(), listener, None));
+    let socket = host_socket(&root);
+    let host = serve_shared_host(&root, &socket);
 
     let first = Arc::new(HostClient::new(socket.clone(), None));
     let second = Arc::new(HostClient::new(socket.clone(), None));
@@ -396,8 +408,7 @@ async fn runners_share_one_host_over_its_socket() {
 #[tokio::test]
 async fn a_watcher_starts_no_host_until_something_is_asked() {
     let (_dir, root) = project();
-    let socket = socket_path(&root.join("data"), &root);
-    std::fs::create_dir_all(socket.parent().unwrap()).unwrap();
+    let socket = host_socket(&root);
     let marker = root.join("started");
     let start = (
         PathBuf::from("/bin/sh"),
@@ -410,9 +421,7 @@ async fn a_watcher_starts_no_host_until_something_is_asked() {
     // Watching a project nobody asked about starts nothing.
     let mut watch = client.subscribe();
     // Another runner's host comes up; this runner asks its first question.
-    let listener = tokio::net::UnixListener::bind(&socket).unwrap();
-    let host = LspHost::new(&root, vec![fake(&root, "shared", "pull")], LONG);
-    tokio::spawn(serve_host(host.clone(), listener, None));
+    serve_shared_host(&root, &socket);
     let path = write(&root, "i.fk", "BAD\n");
     let checked = client.check(&path, "BAD\n", LONG).await.unwrap();
     assert_eq!(lines(&checked).len(), 1);
