@@ -123,8 +123,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// `march runner` / `march acp`: stdout carries only ACP; logs go to the log file.
+///
+/// One thread runs it: a streamed delta passes from the HTTP body to the ACP line without a
+/// hand-off between threads (each a futex wake-up). Slow work (files, tools, the session
+/// file's fsync, the history index) runs on the blocking pool.
 fn run_runner(paths: MarchPaths) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(march_runner::serve(paths))?;

@@ -5,6 +5,7 @@
 //! an agent does reaches a pane as an ACP update routed by the app.
 
 pub mod agent;
+pub mod cells;
 pub mod chrome;
 pub mod copy;
 pub mod diagnostics;

@@ -8,6 +8,7 @@ pub mod mcp_check;
 pub mod mcp_status;
 pub mod sandbox_exec;
 pub mod session_tree;
+mod stdio;
 pub mod steering;
 pub mod structured_output;
 pub mod user_shell;

@@ -12,7 +12,9 @@
 //! - 50 short rounds: from Enter to the answer's bytes leaving March for the pane, minus
 //!   nothing (the server answers at once, so its own time is the HTTP exchange).
 //!
-//! Run: `cargo bench -p march-e2e --bench streaming` (about two minutes after the build).
+//! Run: `cargo bench -p march-e2e --bench streaming` (about two minutes after the build);
+//! `-- answer` (or `idle`, `rounds`) runs that part alone; `MARCH_BENCH_KEEP_OUTPUT=FILE`
+//! keeps the bytes March wrote.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
@@ -79,21 +81,52 @@ fn march_processes(march_home: &Path) -> Vec<(u32, String)> {
     found
 }
 
-/// CPU of each of this run's processes so far, in nanoseconds.
-fn march_cpu(march_home: &Path) -> HashMap<u32, u64> {
+/// What a process of this run is, from its command line: `server`, `runner`, `lsp-host`, or
+/// `client` (plain `march`).
+fn role(cmd: &str) -> String {
+    cmd.split(' ')
+        .nth(1)
+        .filter(|a| !a.starts_with('-'))
+        .unwrap_or("client")
+        .to_string()
+}
+
+/// CPU of each of this run's processes so far, in nanoseconds, with its role.
+fn march_cpu(march_home: &Path) -> HashMap<u32, (String, u64)> {
     march_processes(march_home)
         .into_iter()
-        .map(|(pid, _)| (pid, cpu_ns(pid)))
+        .map(|(pid, cmd)| (pid, (role(&cmd), cpu_ns(pid))))
         .collect()
 }
 
-/// CPU spent between two [`march_cpu`] samples, in nanoseconds: what the processes alive
-/// at the second spent since the first (a process that ended between them is not counted).
-fn spent(before: &HashMap<u32, u64>, after: &HashMap<u32, u64>) -> u64 {
+type Samples = HashMap<u32, (String, u64)>;
+
+/// CPU spent between two [`march_cpu`] samples, in nanoseconds, per process: what the
+/// processes alive at the second spent since the first (a process that ended between them
+/// is not counted).
+fn spent_each(before: &Samples, after: &Samples) -> Vec<(String, u64)> {
     after
         .iter()
-        .map(|(pid, ns)| ns.saturating_sub(before.get(pid).copied().unwrap_or(0)))
-        .sum()
+        .map(|(pid, (role, ns))| {
+            let was = before.get(pid).map_or(0, |(_, ns)| *ns);
+            (role.clone(), ns.saturating_sub(was))
+        })
+        .collect()
+}
+
+/// [`spent_each`] summed.
+fn spent(before: &Samples, after: &Samples) -> u64 {
+    spent_each(before, after).iter().map(|(_, ns)| ns).sum()
+}
+
+/// [`spent_each`] as `server 0.31 s, runner 0.08 s, …`, the largest first.
+fn spent_by_role(before: &Samples, after: &Samples) -> String {
+    let mut each = spent_each(before, after);
+    each.sort_by_key(|e| std::cmp::Reverse(e.1));
+    each.iter()
+        .map(|(role, ns)| format!("{role} {:.2} s", *ns as f64 / 1e9))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn bytes(out: &Path) -> u64 {
@@ -134,11 +167,18 @@ fn wait_output(out: &Path, from: u64, needle: &[u8]) -> Instant {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
         return;
     }
+    // Parts named on the command line run alone (`--bench` and other flags aside).
+    let named: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let runs = |part: &str| named.is_empty() || named.iter().any(|a| *a == part);
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut turns = vec![streamed_answer(60)];
+    let mut turns = Vec::new();
+    if runs("answer") {
+        turns.push(streamed_answer(60));
+    }
     turns.extend((0..ROUNDS).map(|i| Turn::text(format!("Answer{i} done."))));
     let server = runtime
         .block_on(ScriptedServer::start(Script::new(turns)))
@@ -149,9 +189,13 @@ fn main() {
     let bin = march_e2e::march_bin();
     let _ = tmux(&["kill-server"]);
 
+    // Frame times, when asked (see `MARCH_FRAME_STATS` in the UI).
+    let stats = std::env::var("MARCH_FRAME_STATS")
+        .map(|f| format!("MARCH_FRAME_STATS='{f}'"))
+        .unwrap_or_default();
     let command = format!(
-        "env -i PATH='{}' TERM=tmux-256color HOME='{}' MARCH_HOME='{}' XDG_RUNTIME_DIR='{}' '{}' \
-         --fresh",
+        "env -i {stats} PATH='{}' TERM=tmux-256color HOME='{}' MARCH_HOME='{}' \
+         XDG_RUNTIME_DIR='{}' '{}' --fresh",
         std::env::var("PATH").unwrap_or_default(),
         dir.path().join("home").display(),
         march_home.display(),
@@ -182,25 +226,45 @@ fn main() {
     ]);
     wait_screen("m · off");
 
-    // Idle from 5 to 30 s after start.
+    if runs("idle") {
+        idle(started, &march_home, &out);
+    }
+    if runs("answer") {
+        answer(&march_home, &out);
+    }
+    if runs("rounds") {
+        short_rounds(&out);
+    }
+    let _ = tmux(&["kill-server"]);
+    kill_servers(dir.path());
+    // What March wrote, kept for a look at its bytes when asked.
+    if let Some(keep) = std::env::var_os("MARCH_BENCH_KEEP_OUTPUT") {
+        std::fs::copy(&out, keep).unwrap();
+    }
+}
+
+/// Idle from 5 to 30 s after start.
+fn idle(started: Instant, march_home: &Path, out: &Path) {
     std::thread::sleep(Duration::from_secs(5).saturating_sub(started.elapsed()));
-    let (cpu0, bytes0) = (march_cpu(&march_home), bytes(&out));
+    let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
     std::thread::sleep(Duration::from_secs(25));
-    let (cpu1, bytes1) = (march_cpu(&march_home), bytes(&out));
-    let processes = march_processes(&march_home);
+    let (cpu1, bytes1) = (march_cpu(march_home), bytes(out));
+    let processes = march_processes(march_home);
     println!(
         "idle 5–30 s after start: CPU {:.1} ms, {} bytes written; processes: {}",
         spent(&cpu0, &cpu1) as f64 / 1e6,
         bytes1 - bytes0,
         processes
             .iter()
-            .map(|(_, cmd)| cmd.split(' ').nth(1).unwrap_or("(client)").to_string())
+            .map(|(_, cmd)| role(cmd))
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
 
-    // A 2,000-token answer over 30 s.
-    let (cpu0, bytes0) = (march_cpu(&march_home), bytes(&out));
+/// A 2,000-token answer over 30 s.
+fn answer(march_home: &Path, out: &Path) {
+    let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
     let start = Instant::now();
     tmux(&[
         "send-keys",
@@ -212,15 +276,15 @@ fn main() {
     wait_screen(ANSWER_END);
     let streamed = start.elapsed();
     std::thread::sleep(Duration::from_secs(1));
-    let (cpu1, bytes1) = (march_cpu(&march_home), bytes(&out));
+    let (cpu1, bytes1) = (march_cpu(march_home), bytes(out));
     let shown = screen(true);
     // A full repaint: the window made narrower and then as wide again.
-    let from = bytes(&out);
+    let from = bytes(out);
     tmux(&["resize-window", "-t", "bench", "-x", "150"]);
-    settled(&out, from);
-    let from = bytes(&out);
+    settled(out, from);
+    let from = bytes(out);
     tmux(&["resize-window", "-t", "bench", "-x", "200"]);
-    settled(&out, from);
+    settled(out, from);
     let repainted = screen(true);
     let differing = shown
         .lines()
@@ -228,10 +292,11 @@ fn main() {
         .filter(|(a, b)| a != b)
         .count();
     println!(
-        "2,000-token answer ({:.1} s): CPU {:.2} s for all of March's processes, {:.0} KiB \
-         written; screen against a full repaint: {}",
+        "2,000-token answer ({:.1} s): CPU {:.2} s for all of March's processes ({}), {:.0} \
+         KiB written; screen against a full repaint: {}",
         streamed.as_secs_f64(),
         spent(&cpu0, &cpu1) as f64 / 1e9,
+        spent_by_role(&cpu0, &cpu1),
         (bytes1 - bytes0) as f64 / 1024.0,
         if differing == 0 {
             "identical".to_string()
@@ -239,17 +304,19 @@ fn main() {
             format!("{differing} rows differ")
         }
     );
+}
 
-    // Short rounds.
+/// Short rounds, one after the other.
+fn short_rounds(out: &Path) {
     let mut rounds = Vec::new();
     for i in 0..ROUNDS {
-        let from = bytes(&out);
+        let from = bytes(out);
         tmux(&["send-keys", "-t", "bench", &format!("round {i}")]);
         std::thread::sleep(Duration::from_millis(50));
         // `send-keys` returns once tmux wrote the key to the pane: March has it from here.
         tmux(&["send-keys", "-t", "bench", "Enter"]);
         let sent = Instant::now();
-        let shown = wait_output(&out, from, format!("Answer{i} done.").as_bytes());
+        let shown = wait_output(out, from, format!("Answer{i} done.").as_bytes());
         rounds.push(shown - sent);
         // The turn's end (the prompt free again) before the next round.
         std::thread::sleep(Duration::from_millis(100));
@@ -266,6 +333,4 @@ fn main() {
         ms(median(&rounds[..10])),
         ms(median(&rounds[ROUNDS - 10..]))
     );
-    let _ = tmux(&["kill-server"]);
-    kill_servers(dir.path());
 }

@@ -34,6 +34,10 @@ pub struct TermCaps {
     /// Its cell size in pixels (width, height), when it said.
     #[serde(default)]
     pub cell_pixels: Option<(u16, u16)>,
+    /// Scroll regions (DECSTBM) work: a pane whose text only moved is moved by the
+    /// terminal, and only its new rows are sent.
+    #[serde(default)]
+    pub scroll_regions: bool,
 }
 
 /// What a client says to the server.
@@ -501,6 +505,7 @@ mod tests {
                     osc52: false,
                     graphics: Some("kitty".into()),
                     cell_pixels: Some((9, 18)),
+                    scroll_regions: true,
                 },
                 read_only: true,
                 tty: Some("/dev/pts/3".into()),

@@ -209,7 +209,9 @@ fn terminal_path() -> Option<String> {
 }
 
 /// What this terminal supports, from its environment: 24-bit colour unless `TERM` names
-/// a terminal known to lack it and `COLORTERM` does not say otherwise.
+/// a terminal known to lack it and `COLORTERM` does not say otherwise; scroll regions
+/// unless it is `dumb` or `MARCH_NO_SCROLL_REGIONS` is set (for a terminal that gets them
+/// wrong).
 fn term_caps(var: impl Fn(&str) -> Option<String>) -> TermCaps {
     let term = var("TERM").unwrap_or_default();
     let colorterm = var("COLORTERM").unwrap_or_default();
@@ -228,6 +230,9 @@ fn term_caps(var: impl Fn(&str) -> Option<String>) -> TermCaps {
         // Asked of the terminal itself (see `graphics`).
         graphics: None,
         cell_pixels: None,
+        scroll_regions: !term.is_empty()
+            && term != "dumb"
+            && var("MARCH_NO_SCROLL_REGIONS").is_none_or(|v| v.is_empty()),
     }
 }
 
@@ -251,5 +256,18 @@ mod tests {
         assert!(!caps("screen-256color", "").truecolor);
         assert!(caps("screen-256color", "truecolor").truecolor);
         assert!(!caps("xterm-16color", "").truecolor);
+        assert!(caps("tmux-256color", "").scroll_regions);
+        assert!(caps("linux", "").scroll_regions);
+        assert!(!caps("dumb", "").scroll_regions);
+    }
+
+    #[test]
+    fn scroll_regions_can_be_turned_off() {
+        let caps = term_caps(|k| match k {
+            "TERM" => Some("xterm-256color".into()),
+            "MARCH_NO_SCROLL_REGIONS" => Some("1".into()),
+            _ => None,
+        });
+        assert!(!caps.scroll_regions);
     }
 }

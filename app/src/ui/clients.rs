@@ -19,7 +19,8 @@ use super::pictures::{ClientPictures, EncodeRequest, Encoded};
 
 /// Pictures encoded at once, for all clients (each takes a core for a while).
 const ENCODING_AT_ONCE: usize = 2;
-use super::screen::{Captured, Screen};
+use super::damage::Damage;
+use super::screen::{Captured, Screen, Scroll};
 use crate::keymap::{Command, Dispatch, KeyContext, KeyDispatcher, Keymap};
 use crate::server::connection::{ClientId, Finished, Hello, Outbox};
 
@@ -59,6 +60,8 @@ pub(super) struct Clients {
     current: Option<ClientId>,
     /// The workspace as last drawn, patches included.
     canvas: Buffer,
+    /// The drawing before it (what the clients showed before the last frame).
+    before: Buffer,
     /// Where the cursor is on the canvas.
     cursor: Option<Position>,
     /// The pictures on the canvas.
@@ -78,6 +81,7 @@ impl Clients {
             latest: None,
             current: None,
             canvas: Buffer::empty(Rect::default()),
+            before: Buffer::empty(Rect::default()),
             cursor: None,
             pictures: Vec::new(),
             encoding: 0,
@@ -309,8 +313,11 @@ impl Clients {
     }
 
     /// Draws a whole frame of `size`: `draw` fills the canvas and says where the cursor
-    /// goes; each client is shown what of it differs from what it shows.
+    /// goes; each client is shown what of it differs from what it shows. A client of the
+    /// canvas's size gets the rows that changed alone, after a scroll region moved those
+    /// that only moved, when its terminal takes them.
     pub(super) fn frame(&mut self, size: Rect, draw: impl FnOnce(&mut Buffer) -> Drawn) {
+        std::mem::swap(&mut self.canvas, &mut self.before);
         if self.canvas.area == size {
             self.canvas.reset();
         } else {
@@ -318,9 +325,25 @@ impl Clients {
         }
         let drawn = draw(&mut self.canvas);
         self.cursor = drawn.cursor;
+        // Pictures are drawn over whole frames (and a terminal's own picture layer does
+        // not move with a scroll region).
+        let pictures = !self.pictures.is_empty() || !drawn.pictures.is_empty();
         self.pictures = drawn.pictures;
+        let damage = (!pictures && self.before.area == size)
+            .then(|| Damage::between(&self.before, &self.canvas));
         for client in &mut self.list {
-            client.show_whole(&self.canvas, self.cursor, &self.pictures);
+            match &damage {
+                Some(damage) if client.area() == size => {
+                    let (scroll, areas) = match &damage.moved {
+                        Some((scroll, areas)) if client.caps.scroll_regions => {
+                            (Some(*scroll), areas)
+                        }
+                        _ => (None, &damage.changed),
+                    };
+                    client.show_patch(&self.canvas, areas, scroll, self.cursor, &self.pictures);
+                }
+                _ => client.show_whole(&self.canvas, self.cursor, &self.pictures),
+            }
         }
     }
 
@@ -339,7 +362,7 @@ impl Clients {
         };
         self.cursor = cursor;
         for client in &mut self.list {
-            client.show_patch(&self.canvas, &areas, cursor, &self.pictures);
+            client.show_patch(&self.canvas, &areas, None, cursor, &self.pictures);
         }
         true
     }
@@ -396,11 +419,13 @@ impl Client {
         self.send(drawn);
     }
 
-    /// Shows `areas` of the canvas (or all of it, when this client has no frame yet).
+    /// Shows `areas` of the canvas, after moving a band by `scroll` (or all of it, when
+    /// this client has no frame yet).
     fn show_patch(
         &mut self,
         canvas: &Buffer,
         areas: &[Rect],
+        scroll: Option<Scroll>,
         cursor: Option<Position>,
         pictures: &[march_panes::picture::Placement],
     ) {
@@ -409,7 +434,7 @@ impl Client {
         }
         let area = self.area();
         let caps = &self.caps;
-        let patched = self.screen.patch(|buf| {
+        let patched = self.screen.patch(scroll, |buf| {
             if buf.area != area {
                 return None;
             }
@@ -564,6 +589,86 @@ mod tests {
         let mut parser = vt100::Parser::new(rows, cols, 0);
         parser.process(bytes.as_bytes());
         parser.screen().rows(0, cols).collect()
+    }
+
+    /// A pane's text streaming: the title, `rows` rows of text ending at line `last`, and
+    /// a status row that changes each time.
+    fn streaming(b: &mut Buffer, last: usize, rows: u16) {
+        b.set_string(
+            0,
+            0,
+            "┌ agent",
+            Style::default().fg(Color::Rgb(95, 135, 175)),
+        );
+        for y in 0..rows {
+            let line = (last + 1 + usize::from(y)).saturating_sub(usize::from(rows));
+            // Neighbouring lines share few cells, as prose does.
+            let words = [
+                "parser", "tokens", "an", "error", "spans", "of", "the", "lexer",
+            ];
+            let text: Vec<&str> = (0..4).map(|i| words[(line * 5 + i * 3) % 8]).collect();
+            let text = format!("│ {line} {}", text.join(" "));
+            b.set_string(0, 1 + y, text, Style::default());
+        }
+        b.set_string(0, rows + 1, format!("working {last} s"), Style::default());
+    }
+
+    #[test]
+    fn streamed_text_is_moved_by_the_terminal_and_ends_as_a_full_repaint_would() {
+        let mut clients = Clients::new();
+        let with_caps = |scroll_regions| Hello {
+            caps: TermCaps {
+                scroll_regions,
+                ..TermCaps::default()
+            },
+            ..hello(30, 10)
+        };
+        let (scrolls, mut scrolls_rx) = Outbox::unread();
+        let (repaints, mut repaints_rx) = Outbox::unread();
+        clients.attach(1, with_caps(true), scrolls);
+        clients.attach(2, with_caps(false), repaints);
+        let size = Rect::new(0, 0, 30, 10);
+        let (mut scrolled, mut repainted) = (String::new(), String::new());
+        for last in 0..40 {
+            clients.frame(size, |b| {
+                streaming(b, last, 8);
+                Drawn::default()
+            });
+            scrolled.push_str(&output(&mut scrolls_rx));
+            repainted.push_str(&output(&mut repaints_rx));
+        }
+        let mut whole = Buffer::empty(size);
+        streaming(&mut whole, 39, 8);
+        let expected: Vec<String> = (0..10)
+            .map(|y| {
+                (0..30)
+                    .map(|x| whole[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect();
+        let trimmed = |bytes: &str| -> Vec<String> {
+            rows(bytes, 30, 10)
+                .iter()
+                .map(|r| r.trim_end().to_string())
+                .collect()
+        };
+        assert_eq!(trimmed(&scrolled), expected);
+        assert_eq!(trimmed(&repainted), expected);
+        // The colours came through the moves too.
+        let mut parser = vt100::Parser::new(10, 30, 0);
+        parser.process(scrolled.as_bytes());
+        assert_eq!(
+            parser.screen().cell(0, 0).unwrap().fgcolor(),
+            vt100::Color::Idx(67)
+        );
+        assert!(
+            scrolled.len() * 2 < repainted.len(),
+            "moving sends half of repainting at most: {} against {}",
+            scrolled.len(),
+            repainted.len()
+        );
     }
 
     #[test]

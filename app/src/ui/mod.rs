@@ -10,6 +10,7 @@ mod agents;
 mod clients;
 mod commands;
 mod control;
+mod damage;
 mod draw;
 mod frame;
 mod hints;

@@ -11,8 +11,21 @@ use std::io::{self, Write};
 use crossterm::queue;
 use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use ratatui::backend::{Backend, ClearType, CrosstermBackend};
-use ratatui::buffer::Buffer;
+use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect};
+
+/// A band of full-width rows the terminal moves itself (a scroll region: DECSTBM, then line
+/// feeds or reverse indexes, all VT100; not SU/SD, which the Linux console lacks), instead
+/// of being sent them again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scroll {
+    /// The band's first row.
+    pub top: u16,
+    /// The row after its last.
+    pub bottom: u16,
+    /// Rows moved: up when positive (new rows come in at the bottom), down when negative.
+    pub by: i16,
+}
 
 /// The outer terminal: what it shows and the writer to it.
 pub struct Screen<W: Write> {
@@ -70,11 +83,13 @@ impl<W: Write> Screen<W> {
         self.finish(cursor)
     }
 
-    /// Draws again some rows only: `draw` fills them in a buffer whose other cells are stale
-    /// and not looked at, and returns the areas it drew and where the cursor goes, or `None`
-    /// when a whole frame is needed instead (then nothing is written and `false` returned).
+    /// Draws again some rows only, after moving a band of them by `scroll` when given:
+    /// `draw` fills them in a buffer whose other cells are stale and not looked at, and
+    /// returns the areas it drew and where the cursor goes, or `None` when a whole frame is
+    /// needed instead (then nothing is written and `false` returned).
     pub fn patch(
         &mut self,
+        scroll: Option<Scroll>,
         draw: impl FnOnce(&mut Buffer) -> Option<(Vec<Rect>, Option<Position>)>,
     ) -> io::Result<bool> {
         if self.shown.area.is_empty() {
@@ -84,6 +99,9 @@ impl<W: Write> Screen<W> {
             return Ok(false);
         };
         queue!(self.backend, BeginSynchronizedUpdate)?;
+        if let Some(scroll) = scroll {
+            self.scroll(scroll)?;
+        }
         self.changed.clear();
         for area in &areas {
             let area = area.intersection(self.shown.area);
@@ -106,6 +124,43 @@ impl<W: Write> Screen<W> {
         }
         self.finish(cursor)?;
         Ok(true)
+    }
+
+    /// Moves a band of rows on the terminal and in what it shows; the rows it leaves are
+    /// blank (in the default colours: attributes are reset first).
+    fn scroll(&mut self, scroll: Scroll) -> io::Result<()> {
+        let area = self.shown.area;
+        let width = usize::from(area.width);
+        let (top, bottom) = (scroll.top, scroll.bottom.min(area.height));
+        let k = scroll.by.unsigned_abs();
+        if k == 0 || top.saturating_add(k) >= bottom {
+            return Ok(());
+        }
+        let rows = &mut self.shown.content[usize::from(top) * width..usize::from(bottom) * width];
+        let moved = usize::from(k) * width;
+        let left = if scroll.by > 0 {
+            rows.rotate_left(moved);
+            let at = rows.len() - moved;
+            &mut rows[at..]
+        } else {
+            rows.rotate_right(moved);
+            &mut rows[..moved]
+        };
+        left.iter_mut().for_each(Cell::reset);
+        // The region, the cursor on its edge, one line feed (or reverse index) per row, and
+        // the whole screen as the region again (which homes the cursor: drawing places it).
+        let (edge, step) = if scroll.by > 0 {
+            (bottom, "\n")
+        } else {
+            (top + 1, "\x1bM")
+        };
+        write!(
+            self.backend,
+            "\x1b[m\x1b[{};{}r\x1b[{edge};1H{}\x1b[r",
+            top + 1,
+            bottom,
+            step.repeat(usize::from(k))
+        )
     }
 
     /// Where the cursor was left, `None` when hidden.
@@ -259,7 +314,7 @@ mod tests {
         let mut all = written(&mut s);
         // The patch's buffer is stale outside its area; what is there must not be written.
         let drawn = s
-            .patch(|b| {
+            .patch(None, |b| {
                 b.set_string(1, 1, "$ ", Style::default());
                 b.set_string(3, 1, "a", Style::default().fg(Color::Red));
                 b.set_string(0, 3, "junk", Style::default());
@@ -297,7 +352,7 @@ mod tests {
         })
         .unwrap();
         let mut all = written(&mut s);
-        s.patch(|b| {
+        s.patch(None, |b| {
             for x in 0..10 {
                 b[(x, 0)].reset();
             }
@@ -310,15 +365,88 @@ mod tests {
     }
 
     #[test]
+    fn a_scroll_moves_a_band_on_the_terminal_and_only_new_rows_are_written() {
+        let mut s = screen();
+        let size = Rect::new(0, 0, 12, 6);
+        let lines = ["┌ pane", "│ one", "│ two", "│ three", "│ four", "status"];
+        s.frame(size, |b| {
+            for (y, line) in lines.iter().enumerate() {
+                b.set_string(0, y as u16, *line, Style::default());
+            }
+            None
+        })
+        .unwrap();
+        let mut all = written(&mut s);
+        // Rows 1..5 go up two: "three" and "four" move, "five" and "six" come in.
+        let patched = s
+            .patch(
+                Some(Scroll {
+                    top: 1,
+                    bottom: 5,
+                    by: 2,
+                }),
+                |b| {
+                    b.set_string(0, 3, format!("{:<12}", "│ five"), Style::default());
+                    b.set_string(0, 4, format!("{:<12}", "│ six"), Style::default());
+                    Some((vec![Rect::new(0, 3, 12, 2)], None))
+                },
+            )
+            .unwrap();
+        assert!(patched);
+        let patch = written(&mut s);
+        assert!(
+            !patch.contains("three") && !patch.contains("four"),
+            "moved rows are not sent again: {patch:?}"
+        );
+        all.push_str(&patch);
+        let rows = outer_rows(&all, size);
+        let trimmed: Vec<&str> = rows.iter().map(|r| r.trim_end()).collect();
+        assert_eq!(
+            trimmed,
+            ["┌ pane", "│ three", "│ four", "│ five", "│ six", "status"]
+        );
+        // What the screen keeps agrees: the next frame writes nothing for the same text.
+        s.frame(size, |b| {
+            for (y, line) in trimmed.iter().enumerate() {
+                b.set_string(0, y as u16, *line, Style::default());
+            }
+            None
+        })
+        .unwrap();
+        assert!(!written(&mut s).contains("│"));
+        // And down: "two" comes back at the top of the band.
+        let patched = s
+            .patch(
+                Some(Scroll {
+                    top: 1,
+                    bottom: 5,
+                    by: -1,
+                }),
+                |b| {
+                    // The buffer is stale outside what a patch draws: whole rows are drawn.
+                    b.set_string(0, 1, format!("{:<12}", "│ two"), Style::default());
+                    Some((vec![Rect::new(0, 1, 12, 1)], None))
+                },
+            )
+            .unwrap();
+        assert!(patched);
+        all.push_str(&written(&mut s));
+        let rows = outer_rows(&all, size);
+        assert_eq!(rows[1].trim_end(), "│ two");
+        assert_eq!(rows[4].trim_end(), "│ five");
+        assert_eq!(rows[5].trim_end(), "status");
+    }
+
+    #[test]
     fn a_patch_that_needs_a_frame_writes_nothing() {
         let mut s = screen();
         assert!(
-            !s.patch(|_| Some((Vec::new(), None))).unwrap(),
+            !s.patch(None, |_| Some((Vec::new(), None))).unwrap(),
             "no frame yet"
         );
         s.frame(Rect::new(0, 0, 10, 2), |_| None).unwrap();
         written(&mut s);
-        assert!(!s.patch(|_| None).unwrap());
+        assert!(!s.patch(None, |_| None).unwrap());
         assert_eq!(written(&mut s), "");
     }
 

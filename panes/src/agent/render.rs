@@ -443,7 +443,7 @@ impl Scrollback {
         owners.truncate(h);
         self.drawn = (area, owners);
         for (y, line) in rows.iter().take(h).enumerate() {
-            buf.set_line(area.x, area.y + y as u16, line, area.width);
+            crate::cells::put_line(buf, area.x, area.y + y as u16, line, area.width);
         }
         if self.scrolled && !self.keep_all {
             self.draw_position(area, buf, ctx);

@@ -82,7 +82,7 @@ pub enum ServeError {
 pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
     // Language server hosts are this same program, `march lsp-host`.
     let host_program = std::env::current_exe().ok();
-    let transport = crate::wire::line_transport(tokio::io::stdin(), tokio::io::stdout());
+    let transport = crate::stdio::transport();
     // Set by the workspace server that started this runner: its sessions may open helper
     // sessions there (the `workspace` tool).
     let workspace = std::env::var_os(march_tools::workspace::SOCKET_VAR)
