@@ -60,7 +60,12 @@ mod tests {
         let mut theirs = Buffer::empty(area);
         // What was there is kept where the line does not write, and styles merge.
         for buf in [&mut ours, &mut theirs] {
-            buf.set_string(2, 2, "0123456789ab", Style::default().add_modifier(Modifier::DIM));
+            buf.set_string(
+                2,
+                2,
+                "0123456789ab",
+                Style::default().add_modifier(Modifier::DIM),
+            );
         }
         let a = put_line(&mut ours, x, 2, line, max_width);
         let b = theirs.set_line(x, 2, line, max_width);
@@ -78,7 +83,11 @@ mod tests {
             Span::raw("() {}"),
         ])
         .style(Style::default().add_modifier(Modifier::UNDERLINED));
-        let wide = Line::from(vec![Span::raw("a "), Span::raw("日本語 ok"), Span::raw("!")]);
+        let wide = Line::from(vec![
+            Span::raw("a "),
+            Span::raw("日本語 ok"),
+            Span::raw("!"),
+        ]);
         let mixed = Line::from(vec![Span::raw("tab\there"), Span::raw("é")]);
         for line in [&plain, &styled, &wide, &mixed] {
             for (x, width) in [(2, 12), (2, 5), (7, 12), (13, 12), (2, 0), (4, 3)] {

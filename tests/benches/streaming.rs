@@ -9,11 +9,13 @@
 //! - a 2,000-token markdown answer streamed over 30 s (500 deltas 60 ms apart): CPU of all of
 //!   March's processes and bytes written, and the screen at the end against a full repaint
 //!   (the window resized away and back), cell by cell with colours;
+//! - four panes stacked (each as wide as the window), the answer streaming into each at
+//!   once (each paragraph tagged with its session, so the panes do not show the same rows): CPU and bytes per pane against the one-pane answer;
 //! - 50 short rounds: from Enter to the answer's bytes leaving March for the pane, minus
 //!   nothing (the server answers at once, so its own time is the HTTP exchange).
 //!
 //! Run: `cargo bench -p march-e2e --bench streaming` (about two minutes after the build);
-//! `-- answer` (or `idle`, `rounds`) runs that part alone; `MARCH_BENCH_KEEP_OUTPUT=FILE`
+//! `-- answer` (or `idle`, `rounds`, `four`) runs that part alone; `MARCH_BENCH_KEEP_OUTPUT=FILE`
 //! keeps the bytes March wrote.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
@@ -179,7 +181,13 @@ fn main() {
     if runs("answer") {
         turns.push(streamed_answer(60));
     }
-    turns.extend((0..ROUNDS).map(|i| Turn::text(format!("Answer{i} done."))));
+    if runs("rounds") {
+        turns.extend((0..ROUNDS).map(|i| Turn::text(format!("Answer{i} done."))));
+    }
+    if runs("four") {
+        // Four sessions answering apart: each paragraph says whose it is.
+        turns.extend((1..=4).map(|i| term::streamed_answer_tagged(60, &format!("Session {i}. "))));
+    }
     let server = runtime
         .block_on(ScriptedServer::start(Script::new(turns)))
         .unwrap();
@@ -229,11 +237,12 @@ fn main() {
     if runs("idle") {
         idle(started, &march_home, &out);
     }
-    if runs("answer") {
-        answer(&march_home, &out);
-    }
+    let one = runs("answer").then(|| answer(&march_home, &out));
     if runs("rounds") {
         short_rounds(&out);
+    }
+    if runs("four") {
+        four_panes(&march_home, &out, one);
     }
     let _ = tmux(&["kill-server"]);
     kill_servers(dir.path());
@@ -262,8 +271,8 @@ fn idle(started: Instant, march_home: &Path, out: &Path) {
     );
 }
 
-/// A 2,000-token answer over 30 s.
-fn answer(march_home: &Path, out: &Path) {
+/// A 2,000-token answer over 30 s: the CPU seconds and KiB it cost.
+fn answer(march_home: &Path, out: &Path) -> (f64, f64) {
     let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
     let start = Instant::now();
     tmux(&[
@@ -277,6 +286,10 @@ fn answer(march_home: &Path, out: &Path) {
     let streamed = start.elapsed();
     std::thread::sleep(Duration::from_secs(1));
     let (cpu1, bytes1) = (march_cpu(march_home), bytes(out));
+    let cost = (
+        spent(&cpu0, &cpu1) as f64 / 1e9,
+        (bytes1 - bytes0) as f64 / 1024.0,
+    );
     let shown = screen(true);
     // A full repaint: the window made narrower and then as wide again.
     let from = bytes(out);
@@ -295,15 +308,16 @@ fn answer(march_home: &Path, out: &Path) {
         "2,000-token answer ({:.1} s): CPU {:.2} s for all of March's processes ({}), {:.0} \
          KiB written; screen against a full repaint: {}",
         streamed.as_secs_f64(),
-        spent(&cpu0, &cpu1) as f64 / 1e9,
+        cost.0,
         spent_by_role(&cpu0, &cpu1),
-        (bytes1 - bytes0) as f64 / 1024.0,
+        cost.1,
         if differing == 0 {
             "identical".to_string()
         } else {
             format!("{differing} rows differ")
         }
     );
+    cost
 }
 
 /// Short rounds, one after the other.
@@ -332,5 +346,58 @@ fn short_rounds(out: &Path) {
         ms(median(&rounds)),
         ms(median(&rounds[..10])),
         ms(median(&rounds[ROUNDS - 10..]))
+    );
+}
+
+/// How many times `needle` shows on the screen.
+fn on_screen(needle: &str) -> usize {
+    screen(false).matches(needle).count()
+}
+
+/// Polls the screen until `needle` shows `n` times (within two minutes).
+fn wait_screen_times(needle: &str, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while on_screen(needle) < n {
+        assert!(
+            Instant::now() < deadline,
+            "{needle} never on screen {n} times"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Four agent panes stacked, the answer streaming into each at once: the cost per pane
+/// against `one` (the one-pane answer's CPU seconds and KiB), when it ran.
+fn four_panes(march_home: &Path, out: &Path, one: Option<(f64, f64)>) {
+    // Three splits below (prefix `-`), then the panes stacked equally high (prefix alt-2).
+    for _ in 0..3 {
+        tmux(&["send-keys", "-t", "bench", "C-a", "-"]);
+    }
+    tmux(&["send-keys", "-t", "bench", "C-a", "M-2"]);
+    wait_screen_times("m · off", 4);
+    let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
+    for _ in 0..4 {
+        tmux(&[
+            "send-keys",
+            "-t",
+            "bench",
+            "explain the parser changes",
+            "Enter",
+        ]);
+        // The next pane (prefix `o`).
+        tmux(&["send-keys", "-t", "bench", "C-a", "o"]);
+    }
+    wait_screen_times(ANSWER_END, 4);
+    std::thread::sleep(Duration::from_secs(1));
+    let (cpu1, bytes1) = (march_cpu(march_home), bytes(out));
+    let cpu = spent(&cpu0, &cpu1) as f64 / 1e9 / 4.0;
+    let kib = (bytes1 - bytes0) as f64 / 1024.0 / 4.0;
+    let against = one.map_or(String::new(), |(c, k)| {
+        format!(" ({:.2}× and {:.2}× one pane)", cpu / c, kib / k)
+    });
+    println!(
+        "four panes streaming at once: per pane CPU {cpu:.2} s, {kib:.0} KiB written{against}; \
+         all together {}",
+        spent_by_role(&cpu0, &cpu1)
     );
 }

@@ -334,13 +334,13 @@ impl Clients {
         for client in &mut self.list {
             match &damage {
                 Some(damage) if client.area() == size => {
-                    let (scroll, areas) = match &damage.moved {
-                        Some((scroll, areas)) if client.caps.scroll_regions => {
-                            (Some(*scroll), areas)
+                    let (scrolls, areas) = match &damage.moved {
+                        Some((scrolls, areas)) if client.caps.scroll_regions => {
+                            (scrolls.as_slice(), areas)
                         }
-                        _ => (None, &damage.changed),
+                        _ => (&[][..], &damage.changed),
                     };
-                    client.show_patch(&self.canvas, areas, scroll, self.cursor, &self.pictures);
+                    client.show_patch(&self.canvas, areas, scrolls, self.cursor, &self.pictures);
                 }
                 _ => client.show_whole(&self.canvas, self.cursor, &self.pictures),
             }
@@ -362,7 +362,7 @@ impl Clients {
         };
         self.cursor = cursor;
         for client in &mut self.list {
-            client.show_patch(&self.canvas, &areas, None, cursor, &self.pictures);
+            client.show_patch(&self.canvas, &areas, &[], cursor, &self.pictures);
         }
         true
     }
@@ -419,13 +419,13 @@ impl Client {
         self.send(drawn);
     }
 
-    /// Shows `areas` of the canvas, after moving a band by `scroll` (or all of it, when
+    /// Shows `areas` of the canvas, after moving bands by `scrolls` (or all of it, when
     /// this client has no frame yet).
     fn show_patch(
         &mut self,
         canvas: &Buffer,
         areas: &[Rect],
-        scroll: Option<Scroll>,
+        scrolls: &[Scroll],
         cursor: Option<Position>,
         pictures: &[march_panes::picture::Placement],
     ) {
@@ -434,7 +434,7 @@ impl Client {
         }
         let area = self.area();
         let caps = &self.caps;
-        let patched = self.screen.patch(scroll, |buf| {
+        let patched = self.screen.patch(scrolls, |buf| {
             if buf.area != area {
                 return None;
             }

@@ -19,8 +19,9 @@ const CANDIDATES: usize = 8;
 pub(super) struct Damage {
     /// The rows that differ, as full-width areas.
     pub changed: Vec<Rect>,
-    /// A band that moved, and the rows that differ once it has.
-    pub moved: Option<(Scroll, Vec<Rect>)>,
+    /// Bands that moved (apart from each other: a pane's text each, for panes stacked),
+    /// and the rows that differ once they have.
+    pub moved: Option<(Vec<Scroll>, Vec<Rect>)>,
 }
 
 impl Damage {
@@ -40,17 +41,27 @@ impl Damage {
         ) else {
             return Damage::default();
         };
-        let up = rows.moved_up(first);
-        let down = rows.moved_down(last);
-        let best = match (up, down) {
-            (Some(u), Some(d)) if d.1 > u.1 => Some(d.0),
-            (Some(u), _) => Some(u.0),
-            (None, d) => d.map(|d| d.0),
-        };
-        let moved = best.map(|scroll| {
+        // Bands that went up, top to bottom; else one that went down (text scrolled back).
+        let mut scrolls = Vec::new();
+        let mut from = first;
+        while let Some(at) = (from..rows.height()).find(|y| changed[*y]) {
+            match rows.moved_up(at) {
+                Some((scroll, _)) => {
+                    from = usize::from(scroll.bottom);
+                    scrolls.push(scroll);
+                }
+                None => from = at + 1,
+            }
+        }
+        if scrolls.is_empty() {
+            scrolls.extend(rows.moved_down(last).map(|(scroll, _)| scroll));
+        }
+        let moved = (!scrolls.is_empty()).then(|| {
             let mut dirty = changed.clone();
-            rows.after(scroll, &mut dirty);
-            (scroll, areas(&dirty, new.area))
+            for scroll in &scrolls {
+                Rows::after(*scroll, &mut dirty);
+            }
+            (scrolls, areas(&dirty, new.area))
         });
         Damage {
             changed: areas(&changed, new.area),
@@ -77,14 +88,15 @@ impl Rows<'_> {
 
     /// Whether new row `y` differs from old row `from`.
     fn differ(&self, y: usize, from: usize) -> bool {
-        Self::row(self.new, y) != Self::row(self.old, from)
+        !same_row(Self::row(self.new, y), Self::row(self.old, from))
     }
 
-    /// The best move up that puts old rows at new row `at` and below: the scroll and the
-    /// rows it keeps.
+    /// The shortest move up that puts old rows (at least [`MOVE_WORTH`]) at new row `at` and
+    /// below: the scroll and the rows it keeps. Shortest, because a band moved by `k` has `k`
+    /// rows to draw, and text scrolls by little; a longer move may keep more rows only by
+    /// coincidence (panes showing the same text), at the cost of more to draw.
     fn moved_up(&self, at: usize) -> Option<(Scroll, usize)> {
         let height = self.height();
-        let mut best: Option<(Scroll, usize)> = None;
         let candidates = (1..height - at).filter(|k| !self.differ(at, at + k));
         for k in candidates.take(CANDIDATES) {
             let mut end = at;
@@ -92,16 +104,15 @@ impl Rows<'_> {
                 end += 1;
             }
             let kept = end - at;
-            if kept >= MOVE_WORTH && best.is_none_or(|(_, b)| kept > b) {
-                best = Some((scroll(at, end + k, k, true), kept));
+            if kept >= MOVE_WORTH {
+                return Some((scroll(at, end + k, k, true), kept));
             }
         }
-        best
+        None
     }
 
-    /// The best move down that puts old rows at new row `at` and above.
+    /// The shortest move down that puts old rows at new row `at` and above.
     fn moved_down(&self, at: usize) -> Option<(Scroll, usize)> {
-        let mut best: Option<(Scroll, usize)> = None;
         let candidates = (1..=at).filter(|k| !self.differ(at, at - k));
         for k in candidates.take(CANDIDATES) {
             // Rows start..=at came from k rows above.
@@ -110,27 +121,46 @@ impl Rows<'_> {
                 start -= 1;
             }
             let kept = at + 1 - start;
-            if kept >= MOVE_WORTH && best.is_none_or(|(_, b)| kept > b) {
-                best = Some((scroll(start - k, at + 1, k, false), kept));
+            if kept >= MOVE_WORTH {
+                return Some((scroll(start - k, at + 1, k, false), kept));
             }
         }
-        best
+        None
     }
 
-    /// Which rows differ once `scroll` has moved the old drawing, in `dirty` (which holds
-    /// the rows that differ without it).
-    fn after(&self, scroll: Scroll, dirty: &mut [bool]) {
+    /// Which rows differ once `scroll` (as [`Self::moved_up`] or [`Self::moved_down`] found
+    /// it) has moved the old drawing, in `dirty` (which holds the rows that differ without
+    /// it): in the band, the rows it kept are the same, and those it leaves blank are drawn.
+    fn after(scroll: Scroll, dirty: &mut [bool]) {
         let (top, bottom) = (usize::from(scroll.top), usize::from(scroll.bottom));
         let k = usize::from(scroll.by.unsigned_abs());
         for (y, d) in dirty.iter_mut().enumerate().take(bottom).skip(top) {
             *d = if scroll.by > 0 {
-                // The rows the move leaves blank at the bottom are drawn.
-                y + k >= bottom || self.differ(y, y + k)
+                y + k >= bottom
             } else {
-                y < top + k || self.differ(y, y - k)
+                y < top + k
             };
         }
     }
+}
+
+/// Whether two rows show the same: cell by cell, the cheap fields first and one-byte
+/// symbols without a call to `memcmp` (most of what a frame's comparison costs otherwise).
+fn same_row(a: &[Cell], b: &[Cell]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_cell(x, y))
+}
+
+fn same_cell(x: &Cell, y: &Cell) -> bool {
+    let symbols = match (x.symbol().as_bytes(), y.symbol().as_bytes()) {
+        ([p], [q]) => p == q,
+        (p, q) => p == q,
+    };
+    x.fg == y.fg
+        && x.bg == y.bg
+        && x.modifier == y.modifier
+        && symbols
+        && x.underline_color == y.underline_color
+        && x.diff_option == y.diff_option
 }
 
 fn scroll(top: usize, bottom: usize, by: usize, up: bool) -> Scroll {
@@ -191,14 +221,14 @@ mod tests {
         ]);
         let damage = Damage::between(&old, &new);
         assert_eq!(rows(&damage.changed), vec![1, 2, 3, 4, 6]);
-        let (scroll, dirty) = damage.moved.expect("a move");
+        let (scrolls, dirty) = damage.moved.expect("a move");
         assert_eq!(
-            scroll,
-            Scroll {
+            scrolls,
+            [Scroll {
                 top: 1,
                 bottom: 5,
                 by: 2
-            }
+            }]
         );
         assert_eq!(rows(&dirty), vec![3, 4, 6]);
     }
@@ -207,16 +237,55 @@ mod tests {
     fn text_going_down_is_a_move_too() {
         let old = drawing(&["title", "three", "four", "five", "six", "> prompt"]);
         let new = drawing(&["title", "two", "three", "four", "five", "> prompt"]);
-        let (scroll, dirty) = Damage::between(&old, &new).moved.expect("a move");
+        let (scrolls, dirty) = Damage::between(&old, &new).moved.expect("a move");
         assert_eq!(
-            scroll,
-            Scroll {
+            scrolls,
+            [Scroll {
                 top: 1,
                 bottom: 5,
                 by: -1
-            }
+            }]
         );
         assert_eq!(rows(&dirty), vec![1]);
+    }
+
+    #[test]
+    fn panes_stacked_move_each_on_their_own() {
+        let old = drawing(&[
+            "┌ one", "a1", "a2", "a3", "> x", "┌ two", "b1", "b2", "b3", "> y",
+        ]);
+        let new = drawing(&[
+            "┌ one", "a2", "a3", "a4", "> x", "┌ two", "b2", "b3", "b4", "> y",
+        ]);
+        let (scrolls, dirty) = Damage::between(&old, &new).moved.expect("moves");
+        assert_eq!(
+            scrolls,
+            [
+                Scroll {
+                    top: 1,
+                    bottom: 4,
+                    by: 1
+                },
+                Scroll {
+                    top: 6,
+                    bottom: 9,
+                    by: 1
+                }
+            ]
+        );
+        assert_eq!(rows(&dirty), vec![3, 8]);
+    }
+
+    #[test]
+    fn panes_showing_the_same_text_move_each_and_not_into_each_other() {
+        // Pane one's new rows are also pane two's old rows moved up 5: that move keeps more
+        // rows, but each pane moving by one leaves less to draw.
+        let old = drawing(&["┌", "a", "b", "c", "┌", "a", "b", "c", "┌", "a"]);
+        let new = drawing(&["┌", "b", "c", "d", "┌", "b", "c", "d", "┌", "a"]);
+        let (scrolls, dirty) = Damage::between(&old, &new).moved.expect("moves");
+        assert_eq!(scrolls.len(), 2, "{scrolls:?}");
+        assert!(scrolls.iter().all(|s| s.by == 1));
+        assert_eq!(rows(&dirty), vec![3, 7]);
     }
 
     #[test]
@@ -230,20 +299,41 @@ mod tests {
 
     #[test]
     fn blank_rows_do_not_hide_the_real_move() {
-        // The first changed row is blank: it matches the old blank row 1 first, the move
-        // that keeps most rows is from row 2.
+        // The first changed row is blank: it matches the old blank row 1 first, which keeps
+        // one row only; the move from row 2 keeps five.
         let old = drawing(&["x", "", "", "p", "q", "r", "s"]);
         let new = drawing(&["", "p", "q", "r", "s", "t", "u"]);
-        let (scroll, dirty) = Damage::between(&old, &new).moved.expect("a move");
+        let (scrolls, dirty) = Damage::between(&old, &new).moved.expect("a move");
         assert_eq!(
-            scroll,
-            Scroll {
+            scrolls,
+            [Scroll {
                 top: 0,
                 bottom: 7,
                 by: 2
-            }
+            }]
         );
         assert_eq!(rows(&dirty), vec![5, 6]);
+    }
+
+    #[test]
+    fn a_change_of_colour_or_attribute_alone_is_a_change() {
+        let old = drawing(&["title", "same text"]);
+        for style in [
+            Style::default().fg(ratatui::style::Color::Indexed(3)),
+            Style::default().bg(ratatui::style::Color::Indexed(3)),
+            Style::default().add_modifier(ratatui::style::Modifier::BOLD),
+            Style::default().underline_color(ratatui::style::Color::Indexed(3)),
+        ] {
+            let mut new = old.clone();
+            new.set_style(Rect::new(2, 1, 1, 1), style);
+            assert_eq!(rows(&Damage::between(&old, &new).changed), vec![1]);
+        }
+        // Wide symbols are compared whole.
+        let mut wide = old.clone();
+        wide.set_string(0, 1, "日本", Style::default());
+        let mut other = old.clone();
+        other.set_string(0, 1, "日木", Style::default());
+        assert_eq!(rows(&Damage::between(&wide, &other).changed), vec![1]);
     }
 
     #[test]

@@ -10,6 +10,67 @@ use ratatui::layout::Rect;
 use super::{Ui, frame};
 use crate::workspace::layout::PaneId;
 
+/// Shortest time between two frames of output: changes arriving faster are drawn together.
+const FRAME_INTERVAL: Duration = Duration::from_millis(8);
+
+/// Shortest time between two frames while only shells' output changes the screen and nobody
+/// typed lately: a flood is watched, not read, and the CPU goes to parsing it (tmux drops to
+/// 10 frames a second under load).
+const FLOOD_FRAME_INTERVAL: Duration = Duration::from_millis(25);
+
+/// When the next frame is drawn. Output (streamed deltas, programs' output, jobs, timers)
+/// is drawn at most once per [`FRAME_INTERVAL`]; what the user typed alone is drawn at once
+/// and does not hold the next frame of output back, so an answer that follows a prompt
+/// within the interval is not made to wait for the prompt's own frame. Keys come at the
+/// rate a person types, so they cannot flood.
+pub(super) struct Pacing {
+    /// When a frame last drew output.
+    last_output: Instant,
+    /// Output waits to be drawn.
+    output: bool,
+    /// What waits is shells' output alone.
+    pub only_output: bool,
+}
+
+impl Pacing {
+    pub(super) fn new() -> Pacing {
+        Pacing {
+            last_output: Instant::now() - FLOOD_FRAME_INTERVAL,
+            output: false,
+            only_output: false,
+        }
+    }
+
+    /// Something besides the user's input waits to be drawn.
+    pub(super) fn output(&mut self) {
+        self.output = true;
+    }
+
+    /// When the next frame is due for what waits in `redraw`, if anything does.
+    pub(super) fn next(&self, redraw: &Redraw, typed_lately: bool) -> Option<Instant> {
+        if !redraw.due() {
+            return None;
+        }
+        if !self.output {
+            return Some(Instant::now());
+        }
+        let interval = if self.only_output && !typed_lately {
+            FLOOD_FRAME_INTERVAL
+        } else {
+            FRAME_INTERVAL
+        };
+        Some(self.last_output + interval)
+    }
+
+    /// A frame was drawn.
+    pub(super) fn drawn(&mut self) {
+        if self.output {
+            self.last_output = Instant::now();
+        }
+        self.output = false;
+    }
+}
+
 /// What waits to be drawn.
 pub(super) struct Redraw {
     /// Something besides shells' output changed: a whole frame.

@@ -47,11 +47,8 @@ use crate::workspace::shells::ShellSource;
 use crate::workspace::{AgentLauncher, Notification, UiRequest, Workspace};
 use clients::Clients;
 use control::Control;
-use draw::{FrameStats, Redraw};
+use draw::{FrameStats, Pacing, Redraw};
 use layers::{Layer, Layers, Step};
-
-/// Shortest time between two frames: changes arriving faster are drawn together.
-const FRAME_INTERVAL: Duration = Duration::from_millis(8);
 
 /// Agent events handled in one pass of the loop at most.
 const EVENT_BATCH: usize = 256;
@@ -59,11 +56,6 @@ const EVENT_BATCH: usize = 256;
 const LAST_WORDS: Duration = Duration::from_secs(1);
 /// How long quitting waits for a revert or a setup save under way.
 const JOBS_AT_QUIT: Duration = Duration::from_secs(5);
-
-/// Shortest time between two frames while only shells' output changes the screen and nobody
-/// typed lately: a flood is watched, not read, and the CPU goes to parsing it (tmux drops to
-/// 10 frames a second under load).
-const FLOOD_FRAME_INTERVAL: Duration = Duration::from_millis(25);
 
 /// Output of the focused shell this soon after a key is taken for its echo, drawn at once.
 const ECHO_WINDOW: Duration = Duration::from_millis(100);
@@ -247,18 +239,13 @@ pub async fn serve(
         status: false,
         shells: Vec::new(),
     };
-    let mut last_frame = Instant::now() - FRAME_INTERVAL;
-    // Whether what waits to be drawn is shells' output alone.
-    let mut only_output = false;
+    let mut pacing = Pacing::new();
     while !shell.quit {
-        let interval = if only_output && !shell.typed_lately() {
-            FLOOD_FRAME_INTERVAL
-        } else {
-            FRAME_INTERVAL
-        };
-        let next_frame = redraw
-            .due()
-            .then(|| tokio::time::Instant::from_std(last_frame + interval));
+        let next_frame = pacing
+            .next(&redraw, shell.typed_lately())
+            .map(tokio::time::Instant::from_std);
+        // Whether this pass handled the user's input (else what changed is output).
+        let mut from_input = false;
         // A pane counting the seconds of a wait for the model is drawn as they change.
         let wait_tick = shell
             .ws
@@ -267,6 +254,7 @@ pub async fn serve(
         tokio::select! {
             biased;
             Some(first) = incoming.recv() => {
+                from_input = true;
                 let mut next = Some(first);
                 let mut handled = 0;
                 let mut attached = false;
@@ -275,11 +263,11 @@ pub async fn serve(
                     match shell.incoming(message, &mut redraw).await {
                         Changed::Nothing => {}
                         Changed::StatusBar => {
-                            only_output = false;
+                            pacing.only_output = false;
                             redraw.status = true;
                         }
                         Changed::Everything => {
-                            only_output = false;
+                            pacing.only_output = false;
                             redraw.full = true;
                             // Typing into a program changes no layout: no save (and no
                             // reading of every shell's directory) on that path. A `cd` is
@@ -295,7 +283,7 @@ pub async fn serve(
                 }
                 if attached && shell.draw(&mut redraw) {
                     // A terminal that attached sees the workspace at once.
-                    last_frame = Instant::now();
+                    pacing.drawn();
                 }
             },
             // A due frame goes before more events, so a flood of them cannot hold it back.
@@ -303,9 +291,9 @@ pub async fn serve(
                 // Only a frame drawn counts: with nobody attached, the next to attach is
                 // not kept waiting for an interval that drew nothing.
                 if shell.draw(&mut redraw) {
-                    last_frame = Instant::now();
+                    pacing.drawn();
                 }
-                only_output = false;
+                pacing.only_output = false;
             }
             Some(first) = agent_events.recv() => {
                 // What else has arrived is handled in the same pass (up to a bound, so
@@ -317,7 +305,7 @@ pub async fn serve(
                     // Streamed updates change no saved state; everything else may.
                     structural |= !matches!(event, AgentEvent::Update(_));
                     let changed = shell.ws.agent_event(key, event);
-                    only_output &= !changed;
+                    pacing.only_output &= !changed;
                     redraw.full |= changed;
                     handled += 1;
                     if handled < EVENT_BATCH {
@@ -352,7 +340,7 @@ pub async fn serve(
                         }
                     };
                     if changed && !redraw.due() {
-                        only_output = true;
+                        pacing.only_output = true;
                     }
                     if changed {
                         match source {
@@ -373,7 +361,7 @@ pub async fn serve(
                     // timer would add up to a millisecond of its own granularity).
                     shell.typed_to_shell = None;
                     if shell.draw(&mut redraw) {
-                        last_frame = Instant::now();
+                        pacing.drawn();
                     }
                 }
                 if shell.ws.pane_count() != panes_before {
@@ -420,7 +408,7 @@ pub async fn serve(
                     shell.ws.drop_found_turns();
                     redraw.full = true;
                 }
-                only_output &= !redraw.full;
+                pacing.only_output &= !redraw.full;
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
@@ -435,6 +423,9 @@ pub async fn serve(
                 tracing::warn!("the server's socket was removed: the workspace ends");
                 break;
             }
+        }
+        if !from_input && redraw.due() {
+            pacing.output();
         }
         if shell.control.has_waiting() {
             // A session closed by a key or by its agent: whoever waits on it is told.

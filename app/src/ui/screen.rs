@@ -83,13 +83,14 @@ impl<W: Write> Screen<W> {
         self.finish(cursor)
     }
 
-    /// Draws again some rows only, after moving a band of them by `scroll` when given:
+    /// Draws again some rows only, after moving bands of them by `scrolls` (apart from each
+    /// other):
     /// `draw` fills them in a buffer whose other cells are stale and not looked at, and
     /// returns the areas it drew and where the cursor goes, or `None` when a whole frame is
     /// needed instead (then nothing is written and `false` returned).
     pub fn patch(
         &mut self,
-        scroll: Option<Scroll>,
+        scrolls: &[Scroll],
         draw: impl FnOnce(&mut Buffer) -> Option<(Vec<Rect>, Option<Position>)>,
     ) -> io::Result<bool> {
         if self.shown.area.is_empty() {
@@ -99,8 +100,8 @@ impl<W: Write> Screen<W> {
             return Ok(false);
         };
         queue!(self.backend, BeginSynchronizedUpdate)?;
-        if let Some(scroll) = scroll {
-            self.scroll(scroll)?;
+        for scroll in scrolls {
+            self.scroll(*scroll)?;
         }
         self.changed.clear();
         for area in &areas {
@@ -314,7 +315,7 @@ mod tests {
         let mut all = written(&mut s);
         // The patch's buffer is stale outside its area; what is there must not be written.
         let drawn = s
-            .patch(None, |b| {
+            .patch(&[], |b| {
                 b.set_string(1, 1, "$ ", Style::default());
                 b.set_string(3, 1, "a", Style::default().fg(Color::Red));
                 b.set_string(0, 3, "junk", Style::default());
@@ -352,7 +353,7 @@ mod tests {
         })
         .unwrap();
         let mut all = written(&mut s);
-        s.patch(None, |b| {
+        s.patch(&[], |b| {
             for x in 0..10 {
                 b[(x, 0)].reset();
             }
@@ -380,11 +381,11 @@ mod tests {
         // Rows 1..5 go up two: "three" and "four" move, "five" and "six" come in.
         let patched = s
             .patch(
-                Some(Scroll {
+                &[Scroll {
                     top: 1,
                     bottom: 5,
                     by: 2,
-                }),
+                }],
                 |b| {
                     b.set_string(0, 3, format!("{:<12}", "│ five"), Style::default());
                     b.set_string(0, 4, format!("{:<12}", "│ six"), Style::default());
@@ -417,11 +418,11 @@ mod tests {
         // And down: "two" comes back at the top of the band.
         let patched = s
             .patch(
-                Some(Scroll {
+                &[Scroll {
                     top: 1,
                     bottom: 5,
                     by: -1,
-                }),
+                }],
                 |b| {
                     // The buffer is stale outside what a patch draws: whole rows are drawn.
                     b.set_string(0, 1, format!("{:<12}", "│ two"), Style::default());
@@ -441,12 +442,12 @@ mod tests {
     fn a_patch_that_needs_a_frame_writes_nothing() {
         let mut s = screen();
         assert!(
-            !s.patch(None, |_| Some((Vec::new(), None))).unwrap(),
+            !s.patch(&[], |_| Some((Vec::new(), None))).unwrap(),
             "no frame yet"
         );
         s.frame(Rect::new(0, 0, 10, 2), |_| None).unwrap();
         written(&mut s);
-        assert!(!s.patch(None, |_| None).unwrap());
+        assert!(!s.patch(&[], |_| None).unwrap());
         assert_eq!(written(&mut s), "");
     }
 

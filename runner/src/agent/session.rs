@@ -438,13 +438,19 @@ impl Session {
                         }
                     };
             }
-            if let Some(title) = self.state.prompt_started(&user).await {
+            let (title, saving) = self.state.prompt_started(&user).await;
+            if let Some(title) = title {
                 // Clients learn the title as ACP says: a session info update.
                 port.notify(SessionUpdate::SessionInfoUpdate(
                     SessionInfoUpdate::new().title(title),
                 ));
             }
             let stop = turn::run(self, user, schema, port, mine.clone()).await;
+            if let Some(saving) = saving
+                && let Err(e) = saving.await
+            {
+                tracing::warn!(error = %e, "saving March session state failed");
+            }
             // What was queued into the turn and never delivered goes back to the client.
             let unsent = self.queue.run_ended();
             let stop = stop.map(|response| with_unsent(response, unsent));

@@ -154,18 +154,31 @@ impl SessionState {
     }
 
     /// Record a prompt starting its run; the first one titles an untitled session. Returns
-    /// the title when this prompt gave it.
-    pub(crate) async fn prompt_started(self: &Arc<Self>, user: &UserMessage) -> Option<String> {
+    /// the title when this prompt gave it, and the save still under way. Only that first
+    /// record is waited for here (clients are told the title it saved); later ones are saved
+    /// while the request goes out, so the model is not kept waiting on this file's fsyncs,
+    /// and the turn waits for the save before it answers.
+    pub(crate) async fn prompt_started(
+        self: &Arc<Self>,
+        user: &UserMessage,
+    ) -> (Option<String>, Option<tokio::task::JoinHandle<()>>) {
         let untitled = self.title().is_none();
         let title = listing::user_title(&user.content);
         let detail = title.clone();
-        self.record(TimelineKind::Prompt, detail, move |s| {
+        let change = move |s: &mut MarchSession| {
             if s.title.is_none() {
                 s.title = title;
             }
-        })
-        .await;
-        if untitled { self.title() } else { None }
+        };
+        if untitled {
+            self.record(TimelineKind::Prompt, detail, change).await;
+            return (self.title(), None);
+        }
+        let this = self.clone();
+        let saving = tokio::task::spawn_blocking(move || {
+            this.record_now(TimelineKind::Prompt, detail, change);
+        });
+        (None, Some(saving))
     }
 
     /// The sandbox mode the user chose for the session, if one this runner knows.

@@ -22,7 +22,15 @@ pub const ANSWER_END: &str = "That is the whole change.";
 /// About 2,000 tokens of markdown (paragraphs, a list, code) in 500 deltas, `delay_ms`
 /// apart, ending with [`ANSWER_END`].
 pub fn streamed_answer(delay_ms: u64) -> Turn {
-    let piece = "The parser keeps **nested** brackets now. Each `Token` carries its span, \
+    streamed_answer_tagged(delay_ms, "")
+}
+
+/// [`streamed_answer`] with each paragraph starting with `tag`: sessions side by side
+/// answering apart, not showing the same rows.
+#[allow(dead_code)] // Not every bench that includes this file uses it.
+pub fn streamed_answer_tagged(delay_ms: u64, tag: &str) -> Turn {
+    let piece = tag.to_string()
+        + "The parser keeps **nested** brackets now. Each `Token` carries its span, \
                  so errors point at the right column.\n\n- lexer: skips comments\n- parser: \
                  recovers after a bad token\n\n```rust\nfn parse(input: &str) -> Ast {\n    \
                  Parser::new(input).run()\n}\n```\n\n";
