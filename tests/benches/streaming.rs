@@ -271,10 +271,8 @@ fn idle(started: Instant, march_home: &Path, out: &Path) {
     );
 }
 
-/// A 2,000-token answer over 30 s: the CPU seconds and KiB it cost.
-fn answer(march_home: &Path, out: &Path) -> (f64, f64) {
-    let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
-    let start = Instant::now();
+/// Types the prompt every answer part asks into the focused pane.
+fn ask() {
     tmux(&[
         "send-keys",
         "-t",
@@ -282,6 +280,13 @@ fn answer(march_home: &Path, out: &Path) -> (f64, f64) {
         "explain the parser changes",
         "Enter",
     ]);
+}
+
+/// A 2,000-token answer over 30 s: the CPU seconds and KiB it cost.
+fn answer(march_home: &Path, out: &Path) -> (f64, f64) {
+    let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
+    let start = Instant::now();
+    ask();
     wait_screen(ANSWER_END);
     let streamed = start.elapsed();
     std::thread::sleep(Duration::from_secs(1));
@@ -377,13 +382,7 @@ fn four_panes(march_home: &Path, out: &Path, one: Option<(f64, f64)>) {
     wait_screen_times("m · off", 4);
     let (cpu0, bytes0) = (march_cpu(march_home), bytes(out));
     for _ in 0..4 {
-        tmux(&[
-            "send-keys",
-            "-t",
-            "bench",
-            "explain the parser changes",
-            "Enter",
-        ]);
+        ask();
         // The next pane (prefix `o`).
         tmux(&["send-keys", "-t", "bench", "C-a", "o"]);
     }
