@@ -9,6 +9,7 @@
 mod agents;
 mod clients;
 mod commands;
+mod compose;
 mod control;
 mod damage;
 mod draw;
