@@ -35,7 +35,10 @@ pub(super) struct Pacing {
 impl Pacing {
     pub(super) fn new() -> Pacing {
         Pacing {
-            last_output: Instant::now() - FLOOD_FRAME_INTERVAL,
+            // The first frame of output is not held back (nor a subtraction underflowed).
+            last_output: Instant::now()
+                .checked_sub(FLOOD_FRAME_INTERVAL)
+                .unwrap_or_else(Instant::now),
             output: false,
             only_output: false,
         }
