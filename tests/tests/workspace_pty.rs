@@ -824,7 +824,10 @@ fn steering_and_a_follow_up_typed_during_a_turn_reach_its_next_requests() {
     let_commands_run_unasked(&h);
     let mut m = start(&h);
     m.type_line("start the slow thing");
-    m.wait_for("the command running", |t| t.contains("working"));
+    // Typed while the command runs: the steer is delivered after its result.
+    m.wait_for("the command running", |t| {
+        t.contains("echo went") && t.contains("running")
+    });
     m.type_line("use tabs");
     m.send(b"then summarise");
     m.send(b"\x1b\r");
@@ -841,8 +844,9 @@ fn steering_and_a_follow_up_typed_during_a_turn_reach_its_next_requests() {
         .into_iter()
         .filter(|r| r.model().is_some())
         .collect();
-    assert_eq!(calls.len(), 3);
-    assert!(!calls[0].raw_body.contains("use tabs"));
+    let bodies: Vec<&str> = calls.iter().map(|c| c.raw_body.as_str()).collect();
+    assert_eq!(calls.len(), 3, "{bodies:#?}");
+    assert!(!calls[0].raw_body.contains("use tabs"), "{bodies:#?}");
     assert!(calls[1].raw_body.contains("use tabs"));
     assert!(!calls[1].raw_body.contains("then summarise"));
     assert!(calls[2].raw_body.contains("then summarise"));

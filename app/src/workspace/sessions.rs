@@ -301,7 +301,12 @@ impl Workspace {
             }
             AgentEvent::Options(Ok(options)) => view.set_config_options(&options),
             AgentEvent::ModeSet(Ok(mode)) => view.mode_set(&mode.0),
-            AgentEvent::Queued { local, id } => view.queue_taken(local, id),
+            AgentEvent::Queued { local, id } => {
+                // Taken back while on its way: the agent lets go of it too.
+                if let Some(id) = view.queue_taken(local, id) {
+                    slot.driver.unqueue(id);
+                }
+            }
             AgentEvent::NotRecorded(why) => view.set_error(why),
             AgentEvent::Mcp { result, show } => match result {
                 Ok(servers) if show && servers.is_empty() => view.notice(super::mcp::NO_SERVERS),

@@ -226,11 +226,7 @@ impl AgentPane {
                 )
             } else {
                 let first = q.text.lines().next().unwrap_or_default();
-                format!(
-                    "⧗ {}: {}",
-                    q.kind.label(),
-                    crate::sanitize::sanitize_line(first)
-                )
+                format!("⧗ {}: {}", q.label(), crate::sanitize::sanitize_line(first))
             };
             let line = wrap::truncate(&line, usize::from(area.width));
             let y = area.y + u16::try_from(i).unwrap_or(u16::MAX);

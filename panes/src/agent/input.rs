@@ -10,6 +10,7 @@ use super::permission::ModalKey;
 use super::picker::{Choice, PickerKey};
 use super::pictures;
 use super::prompt::PromptEdit;
+use super::queue::Held;
 use super::{AgentPane, PaneEvent, QueuedKind};
 use crate::scroll::Scroll;
 
@@ -286,9 +287,9 @@ impl AgentPane {
             && let Some(q) = self.queued.pop_back()
         {
             self.prompt.replace(&q.text);
-            return match q.id {
-                Some(id) => PaneEvent::Unqueue(id),
-                None => PaneEvent::Redraw,
+            return match q.held {
+                Held::Taken(id) => PaneEvent::Unqueue(id),
+                Held::Sending | Held::AfterTurn => PaneEvent::Redraw,
             };
         }
         if self.prompt.history_prev() {

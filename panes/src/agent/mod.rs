@@ -21,6 +21,7 @@ mod permission;
 mod picker;
 mod pictures;
 mod prompt;
+mod queue;
 mod render;
 mod status;
 mod stream;
@@ -43,6 +44,7 @@ use completion::Completion;
 use permission::PermissionModal;
 use picker::Picker;
 use prompt::Prompt;
+use queue::Queued;
 use render::Scrollback;
 use transcript::{Severity, Transcript};
 
@@ -52,16 +54,6 @@ pub use events::{PaneEvent, QueuedKind, TurnOutcome};
 pub use mention::ProjectFiles;
 pub use prompt::PromptEdit;
 
-/// A message typed while a turn runs.
-#[derive(Debug, Clone)]
-struct Queued {
-    text: String,
-    kind: QueuedKind,
-    /// The pane's number for it, until the agent answers.
-    local: u64,
-    /// The agent's id once it took the message into the running turn.
-    id: Option<String>,
-}
 pub use permission::PermissionId;
 pub use picker::SessionChoice;
 pub use status::{PaneStatus, SANDBOX_CATEGORY};
@@ -188,7 +180,7 @@ impl AgentPane {
                 .as_ref()
                 .and_then(|m| m.get("march")?.get("queueId")?.as_str())
         {
-            self.queued.retain(|q| q.id.as_deref() != Some(id));
+            self.queued.retain(|q| q.taken_id() != Some(id));
         }
         let changed = self.transcript.apply(update, now);
         if self.busy {
@@ -240,72 +232,6 @@ impl AgentPane {
             }
             _ => {}
         }
-    }
-
-    /// The message typed during the last turn that runs now as a prompt of its own, if any:
-    /// one the agent could not take into the turn (it lacks March's queue extension, or the
-    /// turn ended first).
-    pub fn next_queued(&mut self) -> Option<String> {
-        if self.busy {
-            return None;
-        }
-        let at = self.queued.iter().position(|q| q.id.is_none())?;
-        self.queued.remove(at).map(|q| q.text)
-    }
-
-    /// Messages typed while the turn runs, oldest first: their text and kind.
-    pub fn queued(&self) -> impl Iterator<Item = (&str, QueuedKind)> {
-        self.queued.iter().map(|q| (q.text.as_str(), q.kind))
-    }
-
-    /// The agent took queued message `local` into the running turn as `id`; `None`: it did
-    /// not (no extension, or no turn), so it runs as the next prompt.
-    pub fn queue_taken(&mut self, local: u64, id: Option<String>) {
-        if let Some(q) = self.queued.iter_mut().find(|q| q.local == local) {
-            q.id = id;
-        }
-    }
-
-    /// Queue `text` for the running turn (`kind`); the event asks the app to hand it over.
-    fn queue_kind(&mut self, text: String, kind: QueuedKind) -> PaneEvent {
-        self.next_queued += 1;
-        let local = self.next_queued;
-        self.queued.push_back(Queued {
-            text: text.clone(),
-            kind,
-            local,
-            id: None,
-        });
-        PaneEvent::Queue { local, text, kind }
-    }
-
-    /// The turn ended: messages it delivered leave the queue; those it never delivered
-    /// (`unsent`, by id) stay, to run as prompts, or after a cancel or a failure come back
-    /// into the editor with everything else queued, so nothing typed is lost.
-    fn settle_queue(&mut self, unsent: &[String], restore: bool) {
-        self.queued.retain(|q| match &q.id {
-            Some(id) => unsent.contains(id),
-            None => true,
-        });
-        for q in &mut self.queued {
-            q.id = None;
-        }
-        if restore {
-            self.restore_queued();
-        }
-    }
-
-    /// Every queued message back into the editor, before what is typed there.
-    fn restore_queued(&mut self) {
-        if self.queued.is_empty() {
-            return;
-        }
-        let mut texts: Vec<String> = self.queued.drain(..).map(|q| q.text).collect();
-        let typed = self.prompt.text();
-        if !typed.trim().is_empty() {
-            texts.push(typed);
-        }
-        self.prompt.replace(&texts.join("\n\n"));
     }
 
     /// Since when the running turn runs, if one does.
@@ -581,17 +507,6 @@ impl AgentPane {
     /// The latest agent message, for copying.
     pub fn last_message_text(&self) -> Option<String> {
         self.transcript.last_agent_text().map(str::to_string)
-    }
-
-    /// Queues a prompt from outside the editor (`march send`) to run after the running turn.
-    pub fn queue(&mut self, text: String) {
-        self.next_queued += 1;
-        self.queued.push_back(Queued {
-            text,
-            kind: QueuedKind::Next,
-            local: self.next_queued,
-            id: None,
-        });
     }
 
     /// The transcript as markdown text, only its last `last_turns` turns when given.

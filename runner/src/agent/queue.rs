@@ -30,7 +30,10 @@ pub(crate) struct TurnQueue {
 
 #[derive(Default)]
 struct Inner {
-    /// The running turn's agent; `None` between turns.
+    /// A prompt has the turn: from here until it ends, typed messages are its.
+    open: bool,
+    /// The running turn's agent; `None` between turns and while the prompt is prepared
+    /// (what is queued then waits in `items` and is handed over when the run starts).
     agent: Option<Agent>,
     /// Queued and not delivered yet, oldest first.
     items: Vec<Item>,
@@ -71,17 +74,29 @@ fn push(agent: &Agent, item: &Item) {
 }
 
 impl TurnQueue {
-    /// A turn started with `agent`; its changes are told through `port`.
-    pub(crate) fn run_started(&self, agent: Agent, port: Arc<dyn ClientPort>) {
+    /// A prompt took the turn: messages typed from now on are its, even before its run
+    /// starts (the prompt is still expanded and recorded); its changes are told to `port`.
+    pub(crate) fn opened(&self, port: Arc<dyn ClientPort>) {
         let mut inner = self.inner.lock();
-        inner.agent = Some(agent);
+        inner.open = true;
         inner.port = Some(port);
+    }
+
+    /// The prompt's run started with `agent`: what was queued meanwhile goes into it, in
+    /// order.
+    pub(crate) fn run_started(&self, agent: Agent) {
+        let mut inner = self.inner.lock();
+        for item in &inner.items {
+            push(&agent, item);
+        }
+        inner.agent = Some(agent);
     }
 
     /// The turn ended: the ids of what it never delivered (the client sends or keeps them).
     pub(crate) fn run_ended(&self) -> Vec<String> {
         let (unsent, changed) = {
             let mut inner = self.inner.lock();
+            inner.open = false;
             inner.agent = None;
             let unsent: Vec<String> = inner.items.drain(..).map(|i| i.id).collect();
             let changed = if unsent.is_empty() {
@@ -100,10 +115,14 @@ impl TurnQueue {
     pub(crate) fn queue(&self, kind: QueueKind, text: String) -> Option<String> {
         let (id, changed) = {
             let mut inner = self.inner.lock();
-            let agent = inner.agent.clone()?;
+            if !inner.open {
+                return None;
+            }
             let id = format!("q{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
             let item = Item { id, kind, text };
-            push(&agent, &item);
+            if let Some(agent) = &inner.agent {
+                push(agent, &item);
+            }
             let id = item.id.clone();
             inner.items.push(item);
             (id, inner.changed())
@@ -132,7 +151,9 @@ impl TurnQueue {
             return false;
         };
         let Some(agent) = inner.agent.clone() else {
-            return false;
+            // Before the run: it only waited here.
+            inner.items.remove(at);
+            return true;
         };
         let waiting = agent.clear_queues();
         inner.items.remove(at);
@@ -212,12 +233,37 @@ mod tests {
     }
 
     #[test]
+    fn what_is_queued_before_the_run_starts_goes_into_it_in_order() {
+        let q = TurnQueue::default();
+        q.opened(Arc::new(Told::default()));
+        let early = q.queue(QueueKind::Steer, "early".into()).unwrap();
+        let gone = q.queue(QueueKind::Steer, "taken back".into()).unwrap();
+        let after = q.queue(QueueKind::FollowUp, "after".into()).unwrap();
+        assert!(q.unqueue(&gone));
+        let a = agent();
+        q.run_started(a.clone());
+        let texts: Vec<String> = a
+            .clear_queues()
+            .iter()
+            .map(|m| match m {
+                Message::User(u) => crate::agent::turn::user_text(u),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(texts, ["early", "after"]);
+        // Never delivered (the queues were emptied here): both come back.
+        assert_eq!(q.run_ended(), [early, after]);
+        assert_eq!(q.queue(QueueKind::Steer, "between".into()), None);
+    }
+
+    #[test]
     fn nothing_queues_between_turns_and_the_unsent_come_back() {
         let q = TurnQueue::default();
         assert_eq!(q.queue(QueueKind::Steer, "early".into()), None);
         let a = agent();
         let told = Arc::new(Told::default());
-        q.run_started(a.clone(), told.clone());
+        q.opened(told.clone());
+        q.run_started(a.clone());
         let one = q.queue(QueueKind::Steer, "one".into()).unwrap();
         let two = q.queue(QueueKind::FollowUp, "two".into()).unwrap();
         let three = q.queue(QueueKind::Steer, "three".into()).unwrap();

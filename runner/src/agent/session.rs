@@ -343,7 +343,7 @@ impl Session {
         if self.closed.load(Ordering::SeqCst) {
             return Err(errors::session_not_found(&self.id));
         }
-        let mut user = content::user_message(blocks)?;
+        let user = content::user_message(blocks)?;
         if content::has_image(&user) {
             let model = self.settings.lock().model.clone();
             if !model.images {
@@ -364,102 +364,12 @@ impl Session {
             if mine.is_cancelled() {
                 return Ok(PromptResponse::new(StopReason::Cancelled));
             }
-            if let Some(instructions) = compact_command(&user) {
-                let stop = self
-                    .compact_command(instructions, &port, mine.clone())
-                    .await;
-                return Ok(PromptResponse::new(stop));
-            }
-            if turn::user_text(&user).trim() == "/skills" {
-                port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                    ContentBlock::Text(TextContent::new(self.commands.skills_listing())),
-                )));
-                return Ok(PromptResponse::new(StopReason::EndTurn));
-            }
-            if let Some((command, rest)) = mcp_prompt_command(&user) {
-                self.mcp.prepare(&port, &mine).await;
-                let hub = self.mcp.hub();
-                let expanded = tokio::select! {
-                    biased;
-                    () = mine.cancelled() => return Ok(PromptResponse::new(StopReason::Cancelled)),
-                    expanded = hub.run_prompt(&command, &rest) => expanded,
-                };
-                match expanded {
-                    Some(Ok(content)) => {
-                        user.content = march_core::message::UserBody::Blocks(content);
-                    }
-                    Some(Err(e)) => {
-                        port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                            ContentBlock::Text(TextContent::new(e)),
-                        )));
-                        return Ok(PromptResponse::new(StopReason::EndTurn));
-                    }
-                    // Not a prompt of a running server: sent as typed.
-                    None => {}
-                }
-            }
-            // A skill's or a prompt template's command is its text, expanded (as pi records
-            // it); a skill's file is read again, off the async threads.
-            let typed = turn::user_text(&user).trim_start().to_string();
-            let commands = self.commands.clone();
-            let skill = tokio::task::spawn_blocking(move || {
-                march_core::skills::expand(&typed, commands.skills())
-            })
-            .await
-            .ok()
-            .flatten();
-            let expanded = match skill {
-                Some(Err(e)) => {
-                    port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                        ContentBlock::Text(TextContent::new(e)),
-                    )));
-                    return Ok(PromptResponse::new(StopReason::EndTurn));
-                }
-                Some(Ok(text)) => Some(text),
-                None => march_core::prompt_templates::expand(
-                    turn::user_text(&user).trim_start(),
-                    self.commands.templates(),
-                ),
-            };
-            if let Some(expanded) = expanded {
-                use march_core::message::{UserBody, UserContent};
-                // Pictures sent with it stay; the text is the template's.
-                user.content =
-                    match std::mem::replace(&mut user.content, UserBody::Text(String::new())) {
-                        UserBody::Text(_) => UserBody::Text(expanded),
-                        UserBody::Blocks(blocks) => {
-                            let mut out = vec![UserContent::text(expanded)];
-                            out.extend(
-                                blocks
-                                    .into_iter()
-                                    .filter(|b| !matches!(b, UserContent::Text(_))),
-                            );
-                            UserBody::Blocks(out)
-                        }
-                    };
-            }
-            let (title, saving) = self.state.prompt_started(&user).await;
-            if let Some(title) = title {
-                // Clients learn the title as ACP says: a session info update.
-                port.notify(SessionUpdate::SessionInfoUpdate(
-                    SessionInfoUpdate::new().title(title),
-                ));
-            }
-            let stop = turn::run(self, user, schema, port, mine.clone()).await;
-            if let Some(saving) = saving
-                && let Err(e) = saving.await
-            {
-                tracing::warn!(error = %e, "saving March session state failed");
-            }
+            // Messages typed from here on are this prompt's, also while it is prepared.
+            self.queue.opened(port.clone());
+            let result = self.prepare_and_run(user, schema, &port, &mine).await;
             // What was queued into the turn and never delivered goes back to the client.
             let unsent = self.queue.run_ended();
-            let stop = stop.map(|response| with_unsent(response, unsent));
-            // Commands a cancel cut short are released before the turn answers.
-            self.terminals.settle().await;
-            // Indexed before the answer, so a search right after finds the turn; a failure
-            // is only logged and the next pass catches up.
-            self.history.index_session(self.path()).await;
-            stop
+            result.map(|response| with_unsent(response, unsent))
         };
         tokio::pin!(run);
         tokio::select! {
@@ -470,6 +380,107 @@ impl Session {
                 run.await
             }
         }
+    }
+
+    /// The prompt's commands and expansions, then its run (the turn is the prompt's).
+    async fn prepare_and_run(
+        self: &Arc<Self>,
+        mut user: march_core::message::UserMessage,
+        schema: Option<ResponseSchema>,
+        port: &Arc<dyn ClientPort>,
+        mine: &CancellationToken,
+    ) -> Result<PromptResponse, Error> {
+        if let Some(instructions) = compact_command(&user) {
+            let stop = self.compact_command(instructions, port, mine.clone()).await;
+            return Ok(PromptResponse::new(stop));
+        }
+        if turn::user_text(&user).trim() == "/skills" {
+            port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::Text(TextContent::new(self.commands.skills_listing())),
+            )));
+            return Ok(PromptResponse::new(StopReason::EndTurn));
+        }
+        if let Some((command, rest)) = mcp_prompt_command(&user) {
+            self.mcp.prepare(port, mine).await;
+            let hub = self.mcp.hub();
+            let expanded = tokio::select! {
+                biased;
+                () = mine.cancelled() => return Ok(PromptResponse::new(StopReason::Cancelled)),
+                expanded = hub.run_prompt(&command, &rest) => expanded,
+            };
+            match expanded {
+                Some(Ok(content)) => {
+                    user.content = march_core::message::UserBody::Blocks(content);
+                }
+                Some(Err(e)) => {
+                    port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                        ContentBlock::Text(TextContent::new(e)),
+                    )));
+                    return Ok(PromptResponse::new(StopReason::EndTurn));
+                }
+                // Not a prompt of a running server: sent as typed.
+                None => {}
+            }
+        }
+        // A skill's or a prompt template's command is its text, expanded (as pi records
+        // it); a skill's file is read again, off the async threads.
+        let typed = turn::user_text(&user).trim_start().to_string();
+        let commands = self.commands.clone();
+        let skill = tokio::task::spawn_blocking(move || {
+            march_core::skills::expand(&typed, commands.skills())
+        })
+        .await
+        .ok()
+        .flatten();
+        let expanded = match skill {
+            Some(Err(e)) => {
+                port.notify(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::Text(TextContent::new(e)),
+                )));
+                return Ok(PromptResponse::new(StopReason::EndTurn));
+            }
+            Some(Ok(text)) => Some(text),
+            None => march_core::prompt_templates::expand(
+                turn::user_text(&user).trim_start(),
+                self.commands.templates(),
+            ),
+        };
+        if let Some(expanded) = expanded {
+            use march_core::message::{UserBody, UserContent};
+            // Pictures sent with it stay; the text is the template's.
+            user.content = match std::mem::replace(&mut user.content, UserBody::Text(String::new()))
+            {
+                UserBody::Text(_) => UserBody::Text(expanded),
+                UserBody::Blocks(blocks) => {
+                    let mut out = vec![UserContent::text(expanded)];
+                    out.extend(
+                        blocks
+                            .into_iter()
+                            .filter(|b| !matches!(b, UserContent::Text(_))),
+                    );
+                    UserBody::Blocks(out)
+                }
+            };
+        }
+        let (title, saving) = self.state.prompt_started(&user).await;
+        if let Some(title) = title {
+            // Clients learn the title as ACP says: a session info update.
+            port.notify(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new().title(title),
+            ));
+        }
+        let stop = turn::run(self, user, schema, port.clone(), mine.clone()).await;
+        if let Some(saving) = saving
+            && let Err(e) = saving.await
+        {
+            tracing::warn!(error = %e, "saving March session state failed");
+        }
+        // Commands a cancel cut short are released before the turn answers.
+        self.terminals.settle().await;
+        // Indexed before the answer, so a search right after finds the turn; a failure
+        // is only logged and the next pass catches up.
+        self.history.index_session(self.path()).await;
+        stop
     }
 }
 

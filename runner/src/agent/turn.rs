@@ -330,7 +330,7 @@ pub(super) async fn run(
     let agent = Agent::new(config, assembled.system_prompt, tools.clone());
     agent.set_messages(assembled.messages);
     // Messages typed from here on go into this run (`_march/session/queue`).
-    session.queue.run_started(agent.clone(), port.clone());
+    session.queue.run_started(agent.clone());
     let port_for_compaction = port.clone();
     let listener = Arc::new(Listener {
         store: session.store.clone(),

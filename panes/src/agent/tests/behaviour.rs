@@ -476,8 +476,15 @@ fn messages_typed_during_a_turn_queue_with_their_kind_and_survive_a_cancel() {
             kind: QueuedKind::FollowUp
         }
     );
-    pane.queue_taken(1, Some("q1".into()));
-    pane.queue_taken(2, Some("q2".into()));
+    // On its way to the agent, it says so: the turn may still end before it arrives.
+    let shown = format!("{}", draw(&mut pane, &dark(), 70, 14).backend());
+    assert!(shown.contains("⧗ steer (sending): use tabs"), "{shown}");
+    assert!(
+        shown.contains("⧗ follow-up (sending): then summarise"),
+        "{shown}"
+    );
+    assert_eq!(pane.queue_taken(1, Some("q1".into())), None);
+    assert_eq!(pane.queue_taken(2, Some("q2".into())), None);
     let shown = format!("{}", draw(&mut pane, &dark(), 70, 14).backend());
     assert!(shown.contains("⧗ steer: use tabs"), "{shown}");
     assert!(shown.contains("⧗ follow-up: then summarise"), "{shown}");
@@ -526,14 +533,46 @@ fn what_a_turn_never_delivered_runs_next_and_an_agent_without_the_queue_gets_pro
     pane.submit();
     type_text(&mut pane, "not taken");
     pane.submit();
-    pane.queue_taken(1, Some("q1".into()));
-    // The agent lacks the extension: it stays, to run as the next prompt.
-    pane.queue_taken(2, None);
+    assert_eq!(pane.queue_taken(1, Some("q1".into())), None);
+    // The agent lacks the extension: it stays, to run as the next prompt, and says so.
+    assert_eq!(pane.queue_taken(2, None), None);
+    let shown = format!("{}", draw(&mut pane, &dark(), 70, 14).backend());
+    assert!(shown.contains("⧗ next: not taken"), "{shown}");
     // The turn ended by error before delivering q1: back to the editor, with the other.
     pane.turn_ended_with(TurnOutcome::EndTurn, &["q1".into()]);
     assert_eq!(pane.next_queued().as_deref(), Some("taken"));
     assert_eq!(pane.next_queued().as_deref(), Some("not taken"));
     assert_eq!(pane.next_queued(), None);
+}
+
+#[test]
+fn a_message_taken_back_while_on_its_way_is_taken_back_from_the_agent_too() {
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    type_text(&mut pane, "never mind");
+    pane.submit();
+    // Up before the agent answered: nothing to unqueue yet.
+    assert_eq!(pane.history_prev(), PaneEvent::Redraw);
+    assert_eq!(pane.prompt_text(), "never mind");
+    // The agent's answer names what it holds: the pane asks for it back.
+    assert_eq!(
+        pane.queue_taken(1, Some("q1".into())),
+        Some("q1".to_string())
+    );
+    // An answer for a message gone that the agent did not take asks nothing.
+    assert_eq!(pane.queue_taken(7, None), None);
+}
+
+#[test]
+fn a_message_still_on_its_way_when_the_turn_ends_runs_next() {
+    let mut pane = AgentPane::new("agent 1");
+    pane.turn_started();
+    type_text(&mut pane, "late");
+    pane.submit();
+    pane.turn_ended_with(TurnOutcome::EndTurn, &[]);
+    // The agent's late answer changes nothing: its turn is over.
+    assert_eq!(pane.queue_taken(1, Some("q1".into())), None);
+    assert_eq!(pane.next_queued().as_deref(), Some("late"));
 }
 
 #[test]
