@@ -337,6 +337,9 @@ fn short_rounds(out: &Path) {
         let sent = Instant::now();
         let shown = wait_output(out, from, format!("Answer{i} done.").as_bytes());
         rounds.push(shown - sent);
+        if std::env::var_os("MARCH_BENCH_EACH_ROUND").is_some() {
+            eprintln!("round {i}: {:.1} ms", ms(shown - sent));
+        }
         // The turn's end (the prompt free again) before the next round.
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -245,8 +245,11 @@ pub async fn serve(
         let next_frame = pacing
             .next(&redraw, shell.typed_lately())
             .map(tokio::time::Instant::from_std);
-        // Whether this pass handled the user's input (else what changed is output).
-        let mut from_input = false;
+        // Whether this pass changed what is shown on its own, not from the user's input:
+        // only such changes are paced (a pass that changed nothing, e.g. a job that saved
+        // the prompt history, must not make a pending input frame count as output and hold
+        // the next output frame back).
+        let mut output_changed = false;
         // A pane counting the seconds of a wait for the model is drawn as they change.
         let wait_tick = shell
             .ws
@@ -255,7 +258,6 @@ pub async fn serve(
         tokio::select! {
             biased;
             Some(first) = incoming.recv() => {
-                from_input = true;
                 let mut next = Some(first);
                 let mut handled = 0;
                 let mut attached = false;
@@ -308,6 +310,7 @@ pub async fn serve(
                     let changed = shell.ws.agent_event(key, event);
                     pacing.only_output &= !changed;
                     redraw.full |= changed;
+                    output_changed |= changed;
                     handled += 1;
                     if handled < EVENT_BATCH {
                         next = agent_events.try_recv().ok();
@@ -321,6 +324,7 @@ pub async fn serve(
                 if let Some(note) = shell.ws.take_status_note() {
                     shell.message = Some(note);
                     redraw.full = true;
+                    output_changed = true;
                 }
                 shell.notify();
                 if structural {
@@ -343,6 +347,7 @@ pub async fn serve(
                     if changed && !redraw.due() {
                         pacing.only_output = true;
                     }
+                    output_changed |= changed;
                     if changed {
                         match source {
                             // Its rows alone, when nothing else changed with them.
@@ -371,6 +376,7 @@ pub async fn serve(
                 }
             }
             Some(done) = jobs_done.recv() => {
+                let full_before = redraw.full;
                 let mut next = Some(done);
                 let mut handled = 0;
                 while let Some(done) = next.take() {
@@ -410,13 +416,16 @@ pub async fn serve(
                     redraw.full = true;
                 }
                 pacing.only_output &= !redraw.full;
+                output_changed = redraw.full && !full_before;
             }
             () = sleep_until(idle_check), if idle_check.is_some() => {
                 idle_check = shell.stop_idle();
                 redraw.full = true;
+                output_changed = true;
             }
             () = sleep_until(wait_tick), if wait_tick.is_some() && !redraw.due() => {
                 redraw.full = true;
+                output_changed = true;
             }
             () = &mut socket_gone => {
                 // Nobody can attach any more: the workspace is saved and ends, and the next
@@ -425,7 +434,7 @@ pub async fn serve(
                 break;
             }
         }
-        if !from_input && redraw.due() {
+        if output_changed && redraw.due() {
             pacing.output();
         }
         if shell.control.has_waiting() {

@@ -80,31 +80,73 @@ struct Listener {
     structured: bool,
     /// Requests for a corrected answer (structured output) the run made.
     schema_retries: Mutex<u32>,
+    /// A user message being written while the request goes out.
+    writing: Mutex<Option<Writing>>,
 }
+
+/// A user message's write the run did not wait for, and its event, told once written.
+type Writing = (tokio::task::JoinHandle<Result<(), String>>, AgentEvent);
 
 impl Listener {
     async fn on_event(&self, event: AgentEvent) {
+        self.flush().await;
         if self.failure.lock().is_some() {
             return;
         }
         if let AgentEvent::MessageEnd { message } = &event {
             // On disk before anyone hears of it.
-            let store = self.store.clone();
-            let entry = message.clone();
-            let written =
-                tokio::task::spawn_blocking(move || store.lock().append_message(entry).map(drop))
-                    .await;
-            let error = match written {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(e) => Some(format!("writing the session failed: {e}")),
-            };
-            if let Some(error) = error {
-                tracing::error!("{error}");
-                *self.failure.lock() = Some(error);
-                self.stop.cancel();
+            let write = self.write(message.clone());
+            if matches!(message, Message::User(_)) {
+                // The model request can leave while it is written: nothing is told, and
+                // nothing else written, before it is on disk (the next event waits).
+                *self.writing.lock() = Some((write, event));
                 return;
             }
+            if !self.written(write).await {
+                return;
+            }
+        }
+        self.tell(&event);
+    }
+
+    /// Waits for a user message's write still under way, then tells its event.
+    async fn flush(&self) {
+        let Some((write, event)) = self.writing.lock().take() else {
+            return;
+        };
+        if self.written(write).await {
+            self.tell(&event);
+        }
+    }
+
+    /// Appends `message` to the session file, off the async thread.
+    fn write(&self, message: Message) -> tokio::task::JoinHandle<Result<(), String>> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || {
+            store
+                .lock()
+                .append_message(message)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// Whether the write succeeded; when not, the run stops with the reason.
+    async fn written(&self, write: tokio::task::JoinHandle<Result<(), String>>) -> bool {
+        let error = match write.await {
+            Ok(Ok(())) => return true,
+            Ok(Err(e)) => e,
+            Err(e) => format!("writing the session failed: {e}"),
+        };
+        tracing::error!("{error}");
+        *self.failure.lock() = Some(error);
+        self.stop.cancel();
+        false
+    }
+
+    /// Sends the updates for `event` (its message is on disk).
+    fn tell(&self, event: &AgentEvent) {
+        if let AgentEvent::MessageEnd { message } = event {
             if let Message::User(u) = message {
                 let text = user_text(u);
                 if let Some(id) = self.queue.delivered(&text) {
@@ -123,7 +165,7 @@ impl Listener {
                 mapper.set_session_usage(usage);
             }
         }
-        let updates = self.mapper.lock().map(&event);
+        let updates = self.mapper.lock().map(event);
         for update in updates {
             self.port.notify(update);
         }
@@ -351,6 +393,7 @@ pub(super) async fn run(
         queue: session.queue.clone(),
         structured: schema.is_some(),
         schema_retries: Mutex::new(0),
+        writing: Mutex::new(None),
     });
     let events = listener.clone();
     agent.subscribe(move |event, _| {
@@ -369,6 +412,8 @@ pub(super) async fn run(
             prompt.await
         }
     };
+    // The run's events all went out; a write it ended on is waited for here.
+    listener.flush().await;
     result.map_err(|e| errors::internal(e.to_string()))?;
     if let Some(failure) = listener.failure.lock().clone() {
         return Err(errors::internal(failure));
