@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 
 use super::screen::Scroll;
 
-/// Rows a move must keep, at least, to be worth a scroll region.
+/// Rows a move must save from being drawn, at least, to be worth a scroll region.
 const MOVE_WORTH: usize = 2;
 /// Places looked at for where a row moved (a row repeated many times, like a blank one,
 /// matches at each).
@@ -45,8 +45,8 @@ impl Damage {
         let mut scrolls = Vec::new();
         let mut from = first;
         while let Some(at) = (from..rows.height()).find(|y| changed[*y]) {
-            match rows.moved_up(at) {
-                Some((scroll, _)) => {
+            match rows.moved_up(at, &changed) {
+                Some(scroll) => {
                     from = usize::from(scroll.bottom);
                     scrolls.push(scroll);
                 }
@@ -54,7 +54,7 @@ impl Damage {
             }
         }
         if scrolls.is_empty() {
-            scrolls.extend(rows.moved_down(last).map(|(scroll, _)| scroll));
+            scrolls.extend(rows.moved_down(last, &changed));
         }
         let moved = (!scrolls.is_empty()).then(|| {
             let mut dirty = changed.clone();
@@ -91,41 +91,40 @@ impl Rows<'_> {
         !same_row(Self::row(self.new, y), Self::row(self.old, from))
     }
 
-    /// The shortest move up that puts old rows (at least [`MOVE_WORTH`]) at new row `at` and
-    /// below: the scroll and the rows it keeps. Shortest, because a band moved by `k` has `k`
-    /// rows to draw, and text scrolls by little; a longer move may keep more rows only by
-    /// coincidence (panes showing the same text), at the cost of more to draw.
-    fn moved_up(&self, at: usize) -> Option<(Scroll, usize)> {
+    /// The move up that puts old rows at new row `at` and below and saves the most rows to
+    /// draw (at least [`MOVE_WORTH`]), the shortest of equals. A band moved by `k` has `k`
+    /// rows to draw, and may make rows that had not changed be drawn: a long move can keep
+    /// rows by coincidence (stacked panes showing the same text) and cost more than it saves.
+    fn moved_up(&self, at: usize, changed: &[bool]) -> Option<Scroll> {
         let height = self.height();
         let candidates = (1..height - at).filter(|k| !self.differ(at, at + k));
+        let mut best: Option<(usize, Scroll)> = None;
         for k in candidates.take(CANDIDATES) {
             let mut end = at;
             while end + k < height && !self.differ(end, end + k) {
                 end += 1;
             }
-            let kept = end - at;
-            if kept >= MOVE_WORTH {
-                return Some((scroll(at, end + k, k, true), kept));
-            }
+            let band = scroll(at, end + k, k, true);
+            best = better(best, band, changed);
         }
-        None
+        best.map(|(_, band)| band)
     }
 
-    /// The shortest move down that puts old rows at new row `at` and above.
-    fn moved_down(&self, at: usize) -> Option<(Scroll, usize)> {
+    /// The move down that puts old rows at new row `at` and above, chosen as
+    /// [`Self::moved_up`] chooses.
+    fn moved_down(&self, at: usize, changed: &[bool]) -> Option<Scroll> {
         let candidates = (1..=at).filter(|k| !self.differ(at, at - k));
+        let mut best: Option<(usize, Scroll)> = None;
         for k in candidates.take(CANDIDATES) {
             // Rows start..=at came from k rows above.
             let mut start = at;
             while start > k && !self.differ(start - 1, start - 1 - k) {
                 start -= 1;
             }
-            let kept = at + 1 - start;
-            if kept >= MOVE_WORTH {
-                return Some((scroll(start - k, at + 1, k, false), kept));
-            }
+            let band = scroll(start - k, at + 1, k, false);
+            best = better(best, band, changed);
         }
-        None
+        best.map(|(_, band)| band)
     }
 
     /// Which rows differ once `scroll` (as [`Self::moved_up`] or [`Self::moved_down`] found
@@ -161,6 +160,30 @@ fn same_cell(x: &Cell, y: &Cell) -> bool {
         && symbols
         && x.underline_color == y.underline_color
         && x.diff_option == y.diff_option
+}
+
+/// How many fewer rows are drawn with `band` moved than without: the rows of the band that
+/// changed, less the `k` it leaves to draw.
+fn saved(band: Scroll, changed: &[bool]) -> usize {
+    let (top, bottom) = (usize::from(band.top), usize::from(band.bottom));
+    let redrawn = changed
+        .get(top..bottom)
+        .map_or(0, |c| c.iter().filter(|d| **d).count());
+    redrawn.saturating_sub(usize::from(band.by.unsigned_abs()))
+}
+
+/// `band` if it saves more than `best` (and at least [`MOVE_WORTH`] rows), else `best`.
+fn better(
+    best: Option<(usize, Scroll)>,
+    band: Scroll,
+    changed: &[bool],
+) -> Option<(usize, Scroll)> {
+    let saves = saved(band, changed);
+    match best {
+        Some((most, _)) if most >= saves => best,
+        _ if saves >= MOVE_WORTH => Some((saves, band)),
+        _ => best,
+    }
 }
 
 fn scroll(top: usize, bottom: usize, by: usize, up: bool) -> Scroll {
@@ -286,6 +309,17 @@ mod tests {
         assert_eq!(scrolls.len(), 2, "{scrolls:?}");
         assert!(scrolls.iter().all(|s| s.by == 1));
         assert_eq!(rows(&dirty), vec![3, 7]);
+    }
+
+    #[test]
+    fn a_move_that_keeps_rows_by_coincidence_but_draws_more_is_not_made() {
+        // Pane two's new last rows are pane one's old rows 1–2, seven rows up: moving them
+        // down keeps two rows and leaves seven to draw, where two changed.
+        let old = drawing(&["┌", "a", "b", "c", "·", "┌", "x", "y", "z", "·"]);
+        let new = drawing(&["┌", "a", "b", "c", "·", "┌", "x", "y", "a", "b"]);
+        let damage = Damage::between(&old, &new);
+        assert_eq!(damage.moved, None);
+        assert_eq!(rows(&damage.changed), vec![8, 9]);
     }
 
     #[test]
