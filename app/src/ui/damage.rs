@@ -98,8 +98,13 @@ impl Rows<'_> {
     fn moved_up(&self, at: usize, changed: &[bool]) -> Option<Scroll> {
         let height = self.height();
         let candidates = (1..height - at).filter(|k| !self.differ(at, at + k));
+        // No move by k saves more than the rows below that changed, less k.
+        let most = count(&changed[at..]);
         let mut best: Option<(usize, Scroll)> = None;
         for k in candidates.take(CANDIDATES) {
+            if best.is_some_and(|(saves, _)| saves + k >= most) {
+                break;
+            }
             let mut end = at;
             while end + k < height && !self.differ(end, end + k) {
                 end += 1;
@@ -114,8 +119,12 @@ impl Rows<'_> {
     /// [`Self::moved_up`] chooses.
     fn moved_down(&self, at: usize, changed: &[bool]) -> Option<Scroll> {
         let candidates = (1..=at).filter(|k| !self.differ(at, at - k));
+        let most = count(&changed[..=at]);
         let mut best: Option<(usize, Scroll)> = None;
         for k in candidates.take(CANDIDATES) {
+            if best.is_some_and(|(saves, _)| saves + k >= most) {
+                break;
+            }
             // Rows start..=at came from k rows above.
             let mut start = at;
             while start > k && !self.differ(start - 1, start - 1 - k) {
@@ -166,10 +175,13 @@ fn same_cell(x: &Cell, y: &Cell) -> bool {
 /// changed, less the `k` it leaves to draw.
 fn saved(band: Scroll, changed: &[bool]) -> usize {
     let (top, bottom) = (usize::from(band.top), usize::from(band.bottom));
-    let redrawn = changed
-        .get(top..bottom)
-        .map_or(0, |c| c.iter().filter(|d| **d).count());
+    let redrawn = changed.get(top..bottom).map_or(0, count);
     redrawn.saturating_sub(usize::from(band.by.unsigned_abs()))
+}
+
+/// The rows marked.
+fn count(rows: &[bool]) -> usize {
+    rows.iter().filter(|d| **d).count()
 }
 
 /// `band` if it saves more than `best` (and at least [`MOVE_WORTH`] rows), else `best`.
