@@ -371,7 +371,8 @@ pub(super) async fn run(
     }
     let agent = Agent::new(config, assembled.system_prompt, tools.clone());
     agent.set_messages(assembled.messages);
-    // Messages typed from here on go into this run (`_march/session/queue`).
+    // What was typed since the prompt took the turn, and from here on, goes into this run
+    // (`_march/session/queue`).
     session.queue.run_started(agent.clone());
     let port_for_compaction = port.clone();
     let listener = Arc::new(Listener {
