@@ -6,12 +6,16 @@ use std::time::Duration;
 ///
 /// `connect_timeout` bounds connection setup only; streams may run as long as the model talks.
 pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
+    client_builder(connect_timeout).build()
+}
+
+/// The setup of [`client`], for clients that add to it (redirects, name resolution).
+pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     // rustls needs a process-wide crypto provider; installing twice is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .user_agent(concat!("march/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
-        .build()
 }
 
 /// A short, printable excerpt of an HTTP error body, for messages the user reads.

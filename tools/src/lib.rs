@@ -23,6 +23,7 @@ mod task;
 pub(crate) mod test_support;
 pub mod todo;
 pub mod truncate;
+pub mod web;
 pub mod workspace;
 pub mod write;
 

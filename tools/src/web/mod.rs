@@ -1,0 +1,8 @@
+//! The web capability: pages fetched as readable markdown, within limits, and only from
+//! public addresses unless the user allows the rest.
+
+pub mod fetch;
+pub mod guard;
+pub mod page;
+
+pub use fetch::{FetchError, FetchLimits, Fetched, WebClient};
