@@ -79,6 +79,31 @@ pub struct Config {
     pub ssh: SshConfig,
     /// `[remotes.NAME]`: projects on other machines, by name.
     pub remotes: std::collections::BTreeMap<String, RemoteProjectConfig>,
+    /// The `[web]` table: how far the web tools may go.
+    pub web: WebConfig,
+}
+
+/// The `[web]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct WebConfig {
+    /// Private, loopback and link-local addresses may be fetched (off: a page cannot send
+    /// the agent into the user's own machine or network).
+    pub allow_private: bool,
+    /// A page's body is cut after this many KiB.
+    pub max_kib: u64,
+    /// Seconds one fetch may take, redirects and body included.
+    pub timeout_secs: u64,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        WebConfig {
+            allow_private: false,
+            max_kib: 5 * 1024,
+            timeout_secs: 30,
+        }
+    }
 }
 
 /// The `[ssh]` table: March reaches other machines with the user's own OpenSSH client.

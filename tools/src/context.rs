@@ -41,6 +41,8 @@ pub struct ToolContext {
     pub lsp: Option<LspAccess>,
     /// The socket of the workspace server the session runs in; `None` outside one.
     pub workspace: Option<PathBuf>,
+    /// How far web fetches may go (`[web]`).
+    pub web: crate::web::FetchLimits,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -97,6 +99,7 @@ impl ToolContext {
             memory: None,
             lsp: None,
             workspace: None,
+            web: crate::web::FetchLimits::default(),
         }
     }
 
@@ -121,6 +124,12 @@ impl ToolContext {
     /// The same context, with the project's language servers.
     pub fn with_lsp(mut self, lsp: LspAccess) -> Self {
         self.lsp = Some(lsp);
+        self
+    }
+
+    /// The same context, fetching from the web within `limits`.
+    pub fn with_web(mut self, limits: crate::web::FetchLimits) -> Self {
+        self.web = limits;
         self
     }
 

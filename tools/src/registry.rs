@@ -17,11 +17,12 @@ use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
 use crate::read::ReadTool;
 use crate::todo::TodoTool;
+use crate::web::tool::WebFetchTool;
 use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 11] = [
+pub const ALL: [&str; 12] = [
     "read",
     "bash",
     "edit",
@@ -33,6 +34,7 @@ pub const ALL: [&str; 11] = [
     "todo",
     "diagnostics",
     "workspace",
+    "web_fetch",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -69,6 +71,7 @@ impl ToolRegistry {
             "todo" => Arc::new(TodoTool::new()),
             "diagnostics" => Arc::new(DiagnosticsTool::new(ctx)),
             "workspace" => Arc::new(WorkspaceTool::new(ctx)),
+            "web_fetch" => Arc::new(WebFetchTool::new(ctx.web)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -156,7 +159,15 @@ mod tests {
         assert_eq!(
             names(&ToolRegistry::available(&ctx)),
             [
-                "read", "bash", "edit", "write", "grep", "find", "ls", "todo"
+                "read",
+                "bash",
+                "edit",
+                "write",
+                "grep",
+                "find",
+                "ls",
+                "todo",
+                "web_fetch"
             ]
         );
         for t in ToolRegistry::read_only(&ctx).tools() {
@@ -179,7 +190,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -37,6 +37,18 @@ impl Default for FetchLimits {
     }
 }
 
+impl FetchLimits {
+    /// The limits the `[web]` table sets.
+    pub fn from_config(config: &march_core::config::WebConfig) -> Self {
+        FetchLimits {
+            max_bytes: usize::try_from(config.max_kib.saturating_mul(1024)).unwrap_or(usize::MAX),
+            timeout: Duration::from_secs(config.timeout_secs),
+            allow_private: config.allow_private,
+            ..FetchLimits::default()
+        }
+    }
+}
+
 /// A page fetched and made readable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fetched {
@@ -459,6 +471,26 @@ mod tests {
         });
         let e = stalled.fetch(&format!("{base}/slow")).await.unwrap_err();
         assert_eq!(e.to_string(), "no complete answer within 300 ms");
+    }
+
+    #[test]
+    fn the_web_table_sets_the_limits() {
+        let config = march_core::config::Config::parse(
+            "[web]\nallow_private = true\nmax_kib = 64\ntimeout_secs = 5\n",
+            std::path::Path::new("config.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            FetchLimits::from_config(&config.web),
+            FetchLimits {
+                max_bytes: 64 * 1024,
+                timeout: Duration::from_secs(5),
+                max_redirects: 10,
+                allow_private: true,
+            }
+        );
+        let defaults = march_core::config::WebConfig::default();
+        assert_eq!(FetchLimits::from_config(&defaults), FetchLimits::default());
     }
 
     #[test]

@@ -4,5 +4,6 @@
 pub mod fetch;
 pub mod guard;
 pub mod page;
+pub mod tool;
 
 pub use fetch::{FetchError, FetchLimits, Fetched, WebClient};

@@ -242,6 +242,9 @@ impl Server {
         if let Some(socket) = &self.workspace {
             ctx = ctx.with_workspace(socket.clone());
         }
+        ctx = ctx.with_web(march_tools::web::FetchLimits::from_config(
+            &opened.config.web,
+        ));
         let tools = ToolRegistry::available(&ctx).tools().to_vec();
         let templates =
             march_core::prompt_templates::load(&march_core::prompt_templates::template_dirs(
