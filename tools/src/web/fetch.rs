@@ -11,7 +11,7 @@ use reqwest::Url;
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 
 use super::guard::{GuardedResolver, is_public, refusal};
-use super::page;
+use super::{charset, page};
 
 /// How far a fetch may go.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,18 +164,18 @@ impl WebClient {
             url = self.checked(next.as_str())?;
         };
         let status = response.status();
-        let media_type = response
+        let content_type = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_lowercase()
-            })
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .to_string();
+        let media_type = content_type
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_lowercase();
         let declared = response.content_length();
         let (body, truncated) = self.body(response).await?;
         if !status.is_success() {
@@ -189,13 +189,13 @@ impl WebClient {
             Kind::Html => {
                 // Parsing is CPU work that grows with the page: off the async threads.
                 let page = tokio::task::spawn_blocking(move || {
-                    page::readable(&String::from_utf8_lossy(&body))
+                    page::readable(&charset::decode(&body, &content_type, true))
                 })
                 .await
                 .map_err(|e| FetchError::Request(format!("reading the page failed: {e}")))?;
                 (page.title, page.markdown)
             }
-            Kind::Text => (String::new(), String::from_utf8_lossy(&body).into_owned()),
+            Kind::Text => (String::new(), charset::decode(&body, &content_type, false)),
             Kind::Binary => {
                 return Err(FetchError::NotText {
                     media_type: if media_type.is_empty() {
@@ -379,6 +379,11 @@ mod tests {
             "/old" => moved("/article"),
             "/loop" => moved("/loop"),
             "/json" => whole("200 OK", "application/json", br#"{"ok": true}"#),
+            "/latin" => whole(
+                "200 OK",
+                "text/html; charset=iso-8859-1",
+                b"<main><p>caf\xe9 cr\xe8me</p></main>",
+            ),
             "/png" => whole("200 OK", "image/png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
             "/pdf" => whole("200 OK", "application/pdf", b"%PDF-1.7\n"),
             "/missing" => whole(
@@ -437,6 +442,8 @@ mod tests {
         assert!(!page.truncated);
         let json = web.fetch(&format!("{base}/json")).await.unwrap();
         assert_eq!(json.text, r#"{"ok": true}"#);
+        let latin = web.fetch(&format!("{base}/latin")).await.unwrap();
+        assert_eq!(latin.text, "café crème");
     }
 
     #[tokio::test]
