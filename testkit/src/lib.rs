@@ -2,12 +2,14 @@
 //! Completions and Anthropic Messages streaming wire formats over real HTTP.
 //!
 //! Each POST consumes the next [`Turn`] of a [`Script`]; every request is
-//! recorded so tests can assert what the client sent.
+//! recorded so tests can assert what the client sent. [`PageServer`] serves fixed web pages
+//! for the web tools.
 
 mod anthropic;
 pub mod client;
 mod http;
 mod openai;
+mod pages;
 pub mod process;
 mod record;
 mod script;
@@ -16,6 +18,7 @@ pub mod test_tools;
 mod wire;
 pub mod workload;
 
+pub use pages::{PageReply, PageServer};
 pub use record::RecordedRequest;
 pub use script::{Event, Script, ScriptStop, ScriptUsage, Turn};
 pub use server::{RequestHook, ScriptedServer, ServerOptions};

@@ -9,43 +9,23 @@ mod acp_client;
 
 use acp_client::*;
 use agent_client_protocol::v1::schema::{SessionUpdate, StopReason};
-use march_testkit::{Event, Turn};
+use march_testkit::{Event, PageReply, PageServer, Turn};
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const PAGE: &str = "<html><head><title>Release notes</title></head><body>\
     <nav>Home · Docs · Blog</nav><main><h1>Version 2</h1>\
     <p>Parsing is <strong>twice</strong> as fast.</p></main><footer>© 2026</footer></body></html>";
 
-/// A page server on loopback: `/old` redirects to `/notes`, which is the page.
+/// The page on loopback: `/old` redirects to `/notes`, which is the page.
 async fn page_server() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let reply = if head.starts_with(b"GET /old ") {
-                    "HTTP/1.1 301 Moved\r\nLocation: /notes\r\nContent-Length: 0\r\n\r\n".into()
-                } else {
-                    format!(
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
-                         Connection: close\r\n\r\n{PAGE}",
-                        PAGE.len()
-                    )
-                };
-                let _ = stream.write_all(reply.as_bytes()).await;
-            });
-        }
-    });
-    base
+    let routes = [
+        ("/notes".to_string(), PageReply::ok("text/html", PAGE)),
+        ("/old".to_string(), PageReply::Redirect("/notes".into())),
+    ];
+    let pages = PageServer::start(routes.into_iter().collect())
+        .await
+        .unwrap();
+    pages.url("")
 }
 
 fn fetch_call(url: &str) -> Event {

@@ -152,18 +152,21 @@ pub fn open(dirs: &[PathBuf], name: Option<&str>, fresh: bool) -> anyhow::Result
             return Ok(socket);
         }
         // Another server has the name: one started at the same moment (the same workspace,
-        // or the next name for ours), or one that is ending.
-        match ask(&socket, ControlRequest::Info)
-            .and_then(|v| serde_json::from_value::<WorkspaceInfo>(v).map_err(Into::into))
-        {
-            Ok(info) if same_dirs(&info.dirs, dirs) => return Ok(socket),
-            Ok(_) if name.is_some() => bail!("a workspace named `{candidate}` just started"),
-            Ok(_) => n += 1,
+        // or the next name for ours, perhaps not listening yet), or one that is ending.
+        let info = match info_of(&socket) {
+            Ok(info) => Some(info),
             Err(_) if !waited => {
                 waited = true;
-                wait_ended(&socket, ENDING_TIMEOUT)?;
+                answered_or_ended(&socket, ENDING_TIMEOUT)?
             }
             Err(e) => return Err(e.context(format!("workspace `{candidate}` does not answer"))),
+        };
+        match info {
+            Some(info) if same_dirs(&info.dirs, dirs) => return Ok(socket),
+            Some(_) if name.is_some() => bail!("a workspace named `{candidate}` just started"),
+            Some(_) => n += 1,
+            // It ended: the name is free again.
+            None => {}
         }
     }
     bail!("no free workspace name after `{base}`-99")
@@ -171,20 +174,50 @@ pub fn open(dirs: &[PathBuf], name: Option<&str>, fresh: bool) -> anyhow::Result
 
 /// Waits until the server of `socket` has ended (its lock is free), for `limit` at most.
 pub fn wait_ended(socket: &Path, limit: Duration) -> anyhow::Result<()> {
-    let lock = socket.with_extension("lock");
     let deadline = Instant::now() + limit;
-    loop {
-        match std::fs::File::open(&lock) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(e).with_context(|| format!("cannot open {}", lock.display())),
-            // Free once the server's process is gone; let go of it at once.
-            Ok(file) if file.try_lock().is_ok() => return Ok(()),
-            Ok(_) => {}
-        }
+    while !ended(socket)? {
         if Instant::now() >= deadline {
             bail!("still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// What the server of `socket` says of itself once it answers, or `None` once it has ended,
+/// for `limit` at most: a server that holds the name may still be starting, or be ending.
+fn answered_or_ended(socket: &Path, limit: Duration) -> anyhow::Result<Option<WorkspaceInfo>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(info) = info_of(socket) {
+            return Ok(Some(info));
+        }
+        if ended(socket)? {
+            return Ok(None);
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "a workspace server holds the name, does not answer, and is still running after {limit:?}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What the server of `socket` says of itself.
+fn info_of(socket: &Path) -> anyhow::Result<WorkspaceInfo> {
+    let value = ask(socket, ControlRequest::Info)?;
+    Ok(serde_json::from_value(value)?)
+}
+
+/// Whether the server of `socket` has ended: its lock is free (or gone).
+fn ended(socket: &Path) -> anyhow::Result<bool> {
+    let lock = socket.with_extension("lock");
+    match std::fs::File::open(&lock) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+        Err(e) => Err(e).with_context(|| format!("cannot open {}", lock.display())),
+        // Free once the server's process is gone; let go of it at once.
+        Ok(file) => Ok(file.try_lock().is_ok()),
     }
 }
 

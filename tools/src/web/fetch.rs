@@ -328,95 +328,56 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
+    use march_testkit::{PageReply, PageServer};
 
     const ARTICLE: &str = "<html><head><title>Release notes</title></head><body>\
         <nav>Home · Docs</nav><main><h1>Version 2</h1><p>Faster <em>parsing</em>.</p></main>\
         </body></html>";
 
-    /// A loopback server answering by path, every connection on its own task.
-    async fn server() -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        if stream.read(&mut byte).await.unwrap_or(0) == 0 {
-                            return;
-                        }
-                        head.push(byte[0]);
-                    }
-                    let head = String::from_utf8_lossy(&head).into_owned();
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    answer(&mut stream, &path).await;
-                });
-            }
-        });
-        base
-    }
-
-    async fn answer(stream: &mut tokio::net::TcpStream, path: &str) {
-        let whole = |status: &str, media: &str, body: &[u8]| {
-            let mut out = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {media}\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n",
-                body.len()
-            )
-            .into_bytes();
-            out.extend_from_slice(body);
-            out
-        };
-        let moved = |to: &str| {
-            format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n")
-                .into_bytes()
-        };
-        let reply = match path {
-            "/article" => whole("200 OK", "text/html; charset=utf-8", ARTICLE.as_bytes()),
-            "/old" => moved("/article"),
-            "/loop" => moved("/loop"),
-            "/json" => whole("200 OK", "application/json", br#"{"ok": true}"#),
-            "/latin" => whole(
-                "200 OK",
-                "text/html; charset=iso-8859-1",
-                b"<main><p>caf\xe9 cr\xe8me</p></main>",
+    /// The pages the tests read, on loopback.
+    async fn server() -> PageServer {
+        let routes = [
+            (
+                "/article",
+                PageReply::ok("text/html; charset=utf-8", ARTICLE),
             ),
-            "/png" => whole("200 OK", "image/png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
-            "/pdf" => whole("200 OK", "application/pdf", b"%PDF-1.7\n"),
-            "/missing" => whole(
-                "404 Not Found",
-                "text/html",
-                b"<html><title>No such page</title></html>",
+            ("/old", PageReply::Redirect("/article".into())),
+            ("/loop", PageReply::Redirect("/loop".into())),
+            (
+                "/json",
+                PageReply::ok("application/json", r#"{"ok": true}"#),
             ),
-            "/big" => {
-                // 50 MB of text, written until the reader stops reading.
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\
-                            Content-Length: 52428800\r\n\r\n";
-                if stream.write_all(head.as_bytes()).await.is_err() {
-                    return;
-                }
-                let line = [b'x'; 1024];
-                for _ in 0..51_200 {
-                    if stream.write_all(&line).await.is_err() {
-                        return;
-                    }
-                }
-                return;
-            }
-            "/slow" => {
-                let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\
-                            Content-Length: 100\r\n\r\nstarted";
-                let _ = stream.write_all(head.as_bytes()).await;
-                // The rest never comes.
-                std::future::pending::<()>().await;
-                return;
-            }
-            _ => whole("404 Not Found", "text/plain", b"no"),
-        };
-        let _ = stream.write_all(&reply).await;
+            (
+                "/latin",
+                PageReply::ok(
+                    "text/html; charset=iso-8859-1",
+                    b"<main><p>caf\xe9 cr\xe8me</p></main>".to_vec(),
+                ),
+            ),
+            (
+                "/png",
+                PageReply::ok("image/png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
+            ),
+            ("/pdf", PageReply::ok("application/pdf", "%PDF-1.7\n")),
+            (
+                "/missing",
+                PageReply::Page {
+                    status: 404,
+                    media_type: "text/html".into(),
+                    body: b"<html><title>No such page</title></html>".to_vec(),
+                },
+            ),
+            ("/big", PageReply::Large { size: 50 << 20 }),
+            ("/slow", PageReply::Stalled),
+        ];
+        PageServer::start(
+            routes
+                .into_iter()
+                .map(|(p, r)| (p.to_string(), r))
+                .collect(),
+        )
+        .await
+        .unwrap()
     }
 
     fn local(limits: FetchLimits) -> WebClient {
@@ -429,45 +390,45 @@ mod tests {
 
     #[tokio::test]
     async fn a_page_comes_as_markdown_with_its_title_and_redirects() {
-        let base = server().await;
+        let pages = server().await;
         let web = local(FetchLimits::default());
-        let page = web.fetch(&format!("{base}/old")).await.unwrap();
-        assert_eq!(page.url, format!("{base}/article"));
-        assert_eq!(page.redirects, [format!("{base}/old")]);
+        let page = web.fetch(&pages.url("/old")).await.unwrap();
+        assert_eq!(page.url, pages.url("/article"));
+        assert_eq!(page.redirects, [pages.url("/old")]);
         assert_eq!(page.title, "Release notes");
         assert_eq!(page.media_type, "text/html");
         assert!(page.text.starts_with("# Version 2"), "{}", page.text);
         assert!(page.text.contains("*parsing*"), "{}", page.text);
         assert!(!page.text.contains("Home"), "{}", page.text);
         assert!(!page.truncated);
-        let json = web.fetch(&format!("{base}/json")).await.unwrap();
+        let json = web.fetch(&pages.url("/json")).await.unwrap();
         assert_eq!(json.text, r#"{"ok": true}"#);
-        let latin = web.fetch(&format!("{base}/latin")).await.unwrap();
+        let latin = web.fetch(&pages.url("/latin")).await.unwrap();
         assert_eq!(latin.text, "café crème");
     }
 
     #[tokio::test]
     async fn limits_hold_and_failures_say_what_they_are() {
-        let base = server().await;
+        let pages = server().await;
         let web = local(FetchLimits {
             max_bytes: 1 << 20,
             timeout: Duration::from_secs(60),
             max_redirects: 3,
             allow_private: true,
         });
-        let big = web.fetch(&format!("{base}/big")).await.unwrap();
+        let big = web.fetch(&pages.url("/big")).await.unwrap();
         assert!(big.truncated);
         assert_eq!(big.text.len(), 1 << 20);
-        let looped = web.fetch(&format!("{base}/loop")).await.unwrap_err();
+        let looped = web.fetch(&pages.url("/loop")).await.unwrap_err();
         assert_eq!(looped, FetchError::TooManyRedirects(3));
         for (path, media) in [("/png", "image/png"), ("/pdf", "application/pdf")] {
-            let e = web.fetch(&format!("{base}{path}")).await.unwrap_err();
+            let e = web.fetch(&pages.url(path)).await.unwrap_err();
             assert!(
                 matches!(&e, FetchError::NotText { media_type, .. } if media_type == media),
                 "{e}"
             );
         }
-        let missing = web.fetch(&format!("{base}/missing")).await.unwrap_err();
+        let missing = web.fetch(&pages.url("/missing")).await.unwrap_err();
         assert_eq!(missing.to_string(), "the server answered 404: No such page");
         let bad = web.fetch("file:///etc/passwd").await.unwrap_err();
         assert!(matches!(bad, FetchError::Url(_)), "{bad}");
@@ -476,7 +437,7 @@ mod tests {
             timeout: Duration::from_millis(300),
             ..FetchLimits::default()
         });
-        let e = stalled.fetch(&format!("{base}/slow")).await.unwrap_err();
+        let e = stalled.fetch(&pages.url("/slow")).await.unwrap_err();
         assert_eq!(e.to_string(), "no complete answer within 300 ms");
     }
 
@@ -516,10 +477,11 @@ mod tests {
 
     #[tokio::test]
     async fn private_addresses_are_refused_unless_allowed() {
-        let base = server().await;
+        let pages = server().await;
         let web = WebClient::new(FetchLimits::default()).unwrap();
-        let literal = web.fetch(&format!("{base}/article")).await.unwrap_err();
+        let literal = web.fetch(&pages.url("/article")).await.unwrap_err();
         assert!(matches!(literal, FetchError::Refused(_)), "{literal}");
+        let base = pages.url("");
         let port = base.rsplit(':').next().unwrap();
         let named = web
             .fetch(&format!("http://localhost:{port}/article"))
