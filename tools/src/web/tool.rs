@@ -13,6 +13,8 @@ use crate::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_head};
 /// Fetches a web page as markdown.
 pub struct WebFetchTool {
     limits: FetchLimits,
+    /// Built at the first call and kept: its TLS setup and connection pool serve every call.
+    client: std::sync::OnceLock<Result<WebClient, String>>,
     parameters: Value,
 }
 
@@ -29,7 +31,11 @@ impl WebFetchTool {
             },
             "required": ["url"]
         });
-        WebFetchTool { limits, parameters }
+        WebFetchTool {
+            limits,
+            client: std::sync::OnceLock::new(),
+            parameters,
+        }
     }
 }
 
@@ -78,7 +84,11 @@ impl Tool for WebFetchTool {
         _updates: ToolUpdates,
     ) -> Result<ToolOutcome, ToolError> {
         let url = required_str(&args, "url")?;
-        let web = WebClient::new(self.limits).map_err(|e| ToolError::new(e.to_string()))?;
+        let web = self
+            .client
+            .get_or_init(|| WebClient::new(self.limits).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| ToolError::new(e.clone()))?;
         let fetched = tokio::select! {
             fetched = web.fetch(url) => fetched,
             () = cancel.cancelled() => return Err(ToolError::new("Fetch cancelled")),
