@@ -94,6 +94,8 @@ pub struct WebConfig {
     pub max_kib: u64,
     /// Seconds one fetch may take, redirects and body included.
     pub timeout_secs: u64,
+    /// The `[web.search]` table: the search provider `web_search` asks.
+    pub search: WebSearchConfig,
 }
 
 impl Default for WebConfig {
@@ -102,6 +104,59 @@ impl Default for WebConfig {
             allow_private: false,
             max_kib: 5 * 1024,
             timeout_secs: 30,
+            search: WebSearchConfig::default(),
+        }
+    }
+}
+
+/// A web search API March speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchProviderName {
+    /// Brave Search's web search API (key in `BRAVE_API_KEY`).
+    Brave,
+    /// Tavily's search API (key in `TAVILY_API_KEY`).
+    Tavily,
+    /// Exa's search API (key in `EXA_API_KEY`).
+    Exa,
+    /// A SearXNG instance's JSON API (its `url`; no key).
+    Searxng,
+}
+
+impl SearchProviderName {
+    /// The environment variable its key is read from unless `api_key_env` names another.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            SearchProviderName::Brave => Some("BRAVE_API_KEY"),
+            SearchProviderName::Tavily => Some("TAVILY_API_KEY"),
+            SearchProviderName::Exa => Some("EXA_API_KEY"),
+            SearchProviderName::Searxng => None,
+        }
+    }
+}
+
+/// The `[web.search]` table; without a provider `web_search` is not offered.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct WebSearchConfig {
+    /// Which API answers searches.
+    pub provider: Option<SearchProviderName>,
+    /// The API's address: required for SearXNG (the instance), else it replaces the
+    /// provider's own (a proxy).
+    pub url: Option<String>,
+    /// The environment variable holding the key, when not the provider's usual one.
+    pub api_key_env: Option<String>,
+    /// Results a search returns unless the model asks for another number (at most 20).
+    pub results: usize,
+}
+
+impl Default for WebSearchConfig {
+    fn default() -> Self {
+        WebSearchConfig {
+            provider: None,
+            url: None,
+            api_key_env: None,
+            results: 5,
         }
     }
 }

@@ -54,9 +54,11 @@ impl ToolAnnotations {
         open_world: false,
     };
 
-    /// Harmless tools run without asking: read-only, or neither destructive nor open-world.
+    /// Harmless tools run without asking: they stay inside (not open-world) and only read or
+    /// destroy nothing. An open-world read asks too: the address it reads can carry the
+    /// project's data out (a page fetched after a prompt injection), so the user lets it.
     pub fn is_harmless(&self) -> bool {
-        self.read_only || (!self.destructive && !self.open_world)
+        !self.open_world && (self.read_only || !self.destructive)
     }
 }
 

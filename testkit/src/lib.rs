@@ -18,7 +18,7 @@ pub mod test_tools;
 mod wire;
 pub mod workload;
 
-pub use pages::{PageReply, PageServer};
+pub use pages::{PageReply, PageRequest, PageServer};
 pub use record::RecordedRequest;
 pub use script::{Event, Script, ScriptStop, ScriptUsage, Turn};
 pub use server::{RequestHook, ScriptedServer, ServerOptions};

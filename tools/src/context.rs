@@ -43,6 +43,8 @@ pub struct ToolContext {
     pub workspace: Option<PathBuf>,
     /// How far web fetches may go (`[web]`).
     pub web: crate::web::FetchLimits,
+    /// The search API of `[web.search]`; `None` when none is configured.
+    pub search: Option<crate::web::SearchApi>,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -100,6 +102,7 @@ impl ToolContext {
             lsp: None,
             workspace: None,
             web: crate::web::FetchLimits::default(),
+            search: None,
         }
     }
 
@@ -130,6 +133,12 @@ impl ToolContext {
     /// The same context, fetching from the web within `limits`.
     pub fn with_web(mut self, limits: crate::web::FetchLimits) -> Self {
         self.web = limits;
+        self
+    }
+
+    /// The same context, searching the web through `api`.
+    pub fn with_search(mut self, api: crate::web::SearchApi) -> Self {
+        self.search = Some(api);
         self
     }
 

@@ -17,12 +17,13 @@ use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
 use crate::read::ReadTool;
 use crate::todo::TodoTool;
+use crate::web::search_tool::WebSearchTool;
 use crate::web::tool::WebFetchTool;
 use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 12] = [
+pub const ALL: [&str; 13] = [
     "read",
     "bash",
     "edit",
@@ -35,6 +36,7 @@ pub const ALL: [&str; 12] = [
     "diagnostics",
     "workspace",
     "web_fetch",
+    "web_search",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -72,6 +74,7 @@ impl ToolRegistry {
             "diagnostics" => Arc::new(DiagnosticsTool::new(ctx)),
             "workspace" => Arc::new(WorkspaceTool::new(ctx)),
             "web_fetch" => Arc::new(WebFetchTool::new(ctx.web)),
+            "web_search" => Arc::new(WebSearchTool::new(ctx.search)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -105,13 +108,15 @@ impl ToolRegistry {
     }
 
     /// Every tool the context can serve: memory only with memory files configured,
-    /// diagnostics only with a language-server host, workspace only inside a workspace (a
-    /// model is never offered a tool that could only answer "switched off").
+    /// diagnostics only with a language-server host, workspace only inside a workspace,
+    /// web_search only with a search API (a model is never offered a tool that could only
+    /// answer "switched off").
     pub fn available(ctx: &ToolContext) -> Self {
         let served = |name: &&str| match *name {
             "memory" => ctx.memory.is_some(),
             "diagnostics" => ctx.lsp.is_some(),
             "workspace" => ctx.workspace.is_some(),
+            "web_search" => ctx.search.is_some(),
             _ => true,
         };
         let names: Vec<&str> = ALL.iter().copied().filter(served).collect();
@@ -180,7 +185,26 @@ mod tests {
         // Inside a workspace the workspace tool is offered too.
         let in_workspace = ctx.clone().with_workspace("/run/march/api.sock".into());
         assert!(names(&ToolRegistry::available(&in_workspace)).contains(&"workspace".to_string()));
-        for name in ["bash", "edit", "write", "memory", "workspace"] {
+        // With a search API configured, web_search is offered too.
+        let config = march_core::config::Config::parse(
+            "[web.search]\nprovider = \"searxng\"\nurl = \"http://127.0.0.1:8888\"\n",
+            std::path::Path::new("config.toml"),
+        )
+        .unwrap();
+        let api = crate::web::SearchApi::from_config(&config.web, |_| None)
+            .unwrap()
+            .unwrap();
+        let searching = ctx.clone().with_search(api);
+        assert!(names(&ToolRegistry::available(&searching)).contains(&"web_search".to_string()));
+        for name in [
+            "bash",
+            "edit",
+            "write",
+            "memory",
+            "workspace",
+            "web_fetch",
+            "web_search",
+        ] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
             assert_ne!(t.annotations(), ToolAnnotations::READ_ONLY);
@@ -190,7 +214,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -126,7 +126,8 @@ impl Tool for ResourcesTool {
         ToolAnnotations {
             read_only: true,
             destructive: false,
-            open_world: true,
+            // It reads only what the servers the user configured offer, by their own URIs.
+            open_world: false,
         }
     }
 

@@ -188,8 +188,9 @@ impl WebClient {
         let (title, text) = match kind {
             Kind::Html => {
                 // Parsing is CPU work that grows with the page: off the async threads.
+                let at = url.clone();
                 let page = tokio::task::spawn_blocking(move || {
-                    page::readable(&charset::decode(&body, &content_type, true))
+                    page::readable(&charset::decode(&body, &content_type, true), Some(&at))
                 })
                 .await
                 .map_err(|e| FetchError::Request(format!("reading the page failed: {e}")))?;
@@ -311,7 +312,7 @@ fn span(limit: &Duration) -> String {
 }
 
 /// An error with its causes, which reqwest keeps apart (the guard's refusal is a cause).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {
@@ -439,6 +440,77 @@ mod tests {
         });
         let e = stalled.fetch(&pages.url("/slow")).await.unwrap_err();
         assert_eq!(e.to_string(), "no complete answer within 300 ms");
+    }
+
+    /// A real page saved under tests/fixtures/web (see its README for where each came from).
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/web");
+        std::fs::read(format!("{dir}/{name}")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn real_pages_read_as_their_main_content() {
+        // (page, title, how the text starts, what it holds, what it must not: navigation,
+        // scripts, icon links)
+        let cases = [
+            (
+                "article.html",
+                "What is Ownership? - The Rust Programming Language",
+                "## What Is Ownership?\n\n*Ownership* is a set of rules",
+                vec![
+                    "### The Stack and the Heap",
+                    "```rust\nfn main() {\n    let s1 = String::from(\"hello\");",
+                ],
+                vec!["Previous chapter", "Keyboard shortcuts", "path_to_root"],
+            ),
+            (
+                "docs.html",
+                "Option in std::option - Rust",
+                "[std]({base}/index.html)::[option]({base}/index.html)\n\n# Enum Option",
+                vec![
+                    "#### pub const fn is\\_some(&self) -> [bool]({base}/primitive.bool.html)",
+                    "assert_eq!(x.is_some(), true);",
+                ],
+                vec!["59807616e", "play.rust-lang.org", "](#"],
+            ),
+            (
+                "scripts-nav.html",
+                "HashMap - Rust By Example",
+                "# HashMap\n\nWhere vectors store values by an integer index",
+                vec!["contacts.insert(\"Daniel\", \"798-1364\");"],
+                vec!["Print this book", "Search this book", "default_dark_theme"],
+            ),
+            (
+                "landing.html",
+                "Rust Documentation",
+                "# Rust Documentation\n\nWelcome to an overview",
+                vec!["[Rust API documentation]({base}/std/index.html)"],
+                vec!["isExternalLink", "function"],
+            ),
+        ];
+        let routes = cases.iter().map(|(name, ..)| {
+            let reply = PageReply::ok("text/html; charset=utf-8", fixture(name));
+            (format!("/{name}"), reply)
+        });
+        let pages = PageServer::start(routes.collect()).await.unwrap();
+        let base = pages.url("");
+        let web = local(FetchLimits::default());
+        for (name, title, start, held, left) in cases {
+            let page = web.fetch(&pages.url(&format!("/{name}"))).await.unwrap();
+            let text = &page.text;
+            assert_eq!(page.title, title);
+            assert!(
+                text.starts_with(&start.replace("{base}", &base)),
+                "{name}: {text}"
+            );
+            for held in held {
+                let held = held.replace("{base}", &base);
+                assert!(text.contains(&held), "{name}: {held} in {text}");
+            }
+            for left in left {
+                assert!(!text.contains(left), "{name}: {left} in {text}");
+            }
+        }
     }
 
     #[test]

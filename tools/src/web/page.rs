@@ -3,11 +3,14 @@
 //! The page is parsed once (html5ever, through `htmd`). The main content is the page's
 //! `<main>`, else its largest `<article>`, else an element with `role="main"`, else the
 //! body. Navigation, headers, footers, asides, scripts, styles, forms and embedded frames are
-//! left out. The markdown itself is `htmd`'s.
+//! left out. Links are made useful to a reader who cannot click: relative ones absolute (so
+//! the model can fetch them), those within the page and those without text left as their
+//! text or out. The markdown itself is `htmd`'s.
 
 use std::rc::Rc;
 
 use markup5ever_rcdom::{Handle, NodeData};
+use reqwest::Url;
 
 /// Tags whose content is never part of what a reader reads.
 const SKIPPED: [&str; 14] = [
@@ -28,8 +31,8 @@ pub struct Page {
     pub markdown: String,
 }
 
-/// Makes `html` readable.
-pub fn readable(html: &str) -> Page {
+/// Makes `html`, found at `url` (which relative links are read against), readable.
+pub fn readable(html: &str, url: Option<&Url>) -> Page {
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(SKIPPED.to_vec())
         .build();
@@ -48,6 +51,14 @@ pub fn readable(html: &str) -> Page {
         .or_else(|| first_text(&document, "h1"))
         .unwrap_or_default();
     let main = main_content(&document).unwrap_or_else(|| document.clone());
+    // A `<base href>` moves where relative links point.
+    let base = find(&document, &|n| is_element(n, "base"))
+        .and_then(|b| attribute(&b, "href"))
+        .and_then(|href| match url {
+            Some(url) => url.join(&href).ok(),
+            None => Url::parse(&href).ok(),
+        });
+    tidy_links(&main, base.as_ref().or(url));
     Page {
         title,
         markdown: converter.tree_to_markdown(&main),
@@ -76,6 +87,44 @@ fn flatten_deep(document: &Handle) {
         }
         *node.children.borrow_mut() = kept.into_iter().collect();
     }
+}
+
+/// Links and images under `root` as a reader of text needs them: a link with no text (an
+/// icon, a "run this" button) goes, one to a place in the page or to script keeps its text
+/// alone, and relative addresses become absolute against `base`.
+fn tidy_links(root: &Handle, base: Option<&Url>) {
+    let mut stack = vec![root.clone()];
+    while let Some(node) = stack.pop() {
+        node.children
+            .borrow_mut()
+            .retain(|child| !is_element(child, "a") || text_len(child) > 0 || has_image(child));
+        for (tag, key) in [("a", "href"), ("img", "src")] {
+            if !is_element(&node, tag) {
+                continue;
+            }
+            let NodeData::Element { attrs, .. } = &node.data else {
+                continue;
+            };
+            let mut attrs = attrs.borrow_mut();
+            let Some(at) = attrs.iter().position(|a| a.name.local.as_ref() == key) else {
+                continue;
+            };
+            let value = attrs[at].value.trim().to_string();
+            let lower = value.to_ascii_lowercase();
+            if tag == "a"
+                && (value.is_empty() || value.starts_with('#') || lower.starts_with("javascript:"))
+            {
+                attrs.retain(|a| !matches!(a.name.local.as_ref(), "href" | "title"));
+            } else if let Some(absolute) = base.and_then(|b| b.join(&value).ok()) {
+                attrs[at].value = absolute.as_str().into();
+            }
+        }
+        stack.extend(node.children.borrow().iter().cloned());
+    }
+}
+
+fn has_image(node: &Handle) -> bool {
+    find(node, &|n| is_element(n, "img")).is_some()
 }
 
 /// The element holding the page's main content, if one says so (or is an article).
@@ -176,6 +225,7 @@ mod tests {
              <body><nav><a href='/'>Home</a></nav><header>Site</header>\
              <main><h1>Parsing</h1><p>A <b>fast</b> parser, see <a href='/docs'>docs</a>.</p>\
              <ul><li>one</li><li>two</li></ul></main><footer>© 2026</footer></body></html>",
+            None,
         );
         assert_eq!(page.title, "The Parser");
         assert!(page.markdown.starts_with("# Parsing"), "{}", page.markdown);
@@ -192,6 +242,7 @@ mod tests {
         let page = readable(
             "<body><article><p>teaser</p></article>\
              <article><h2>Story</h2><p>the whole story, told at length</p></article></body>",
+            None,
         );
         assert_eq!(page.title, "", "no title and no h1");
         assert!(
@@ -200,13 +251,44 @@ mod tests {
             page.markdown
         );
         assert!(!page.markdown.contains("teaser"), "{}", page.markdown);
-        let plain = readable("<p>just text</p><aside>ads</aside>");
+        let plain = readable("<p>just text</p><aside>ads</aside>", None);
         assert_eq!(plain.markdown, "just text");
     }
 
     #[test]
     fn a_deep_page_does_not_overflow() {
         let html = format!("{}deep{}", "<div>".repeat(3_000), "</div>".repeat(3_000));
-        assert!(readable(&html).markdown.contains("deep"));
+        assert!(readable(&html, None).markdown.contains("deep"));
+    }
+
+    #[test]
+    fn links_point_where_a_reader_can_follow() {
+        let url = Url::parse("https://docs.example.org/guide/parsing.html").unwrap();
+        let html = "<main><h2><a href='#intro'>Intro</a></h2>\
+            <p>See <a href='../api/index.html' title='API'>the API</a>, \
+            <a href='https://other.org/x'>elsewhere</a>, <a href='javascript:go()'>go</a>.</p>\
+            <a href='https://play.example.org/?code=1'><svg></svg></a>\
+            <a href='/home'><img src='logo.png' alt='Logo'></a></main>";
+        let page = readable(html, Some(&url));
+        let md = &page.markdown;
+        assert!(md.starts_with("## Intro\n"), "{md}");
+        for kept in [
+            "[the API](https://docs.example.org/api/index.html \"API\")",
+            "[elsewhere](https://other.org/x)",
+            ", go.",
+            "[![Logo](https://docs.example.org/guide/logo.png)](https://docs.example.org/home)",
+        ] {
+            assert!(md.contains(kept), "{kept} in {md}");
+        }
+        assert!(!md.contains("play.example.org"), "{md}");
+        // A `<base href>` moves them.
+        let based = readable(
+            "<head><base href='/v2/'></head><body><a href='start.html'>start</a></body>",
+            Some(&url),
+        );
+        assert_eq!(
+            based.markdown,
+            "[start](https://docs.example.org/v2/start.html)"
+        );
     }
 }

@@ -245,6 +245,15 @@ impl Server {
         ctx = ctx.with_web(march_tools::web::FetchLimits::from_config(
             &opened.config.web,
         ));
+        // A search provider without its key is left out (the model is not offered a tool
+        // that can only fail), and the log says why.
+        match march_tools::web::SearchApi::from_config(&opened.config.web, |var| {
+            std::env::var(var).ok()
+        }) {
+            Ok(Some(api)) => ctx = ctx.with_search(api),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("web_search is not offered: {e}"),
+        }
         let tools = ToolRegistry::available(&ctx).tools().to_vec();
         let templates =
             march_core::prompt_templates::load(&march_core::prompt_templates::template_dirs(
