@@ -4,6 +4,7 @@
 mod args;
 pub mod bash;
 pub mod context;
+pub mod daemon;
 pub mod edit;
 pub mod exec;
 pub mod find;

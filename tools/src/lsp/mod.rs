@@ -7,7 +7,7 @@
 //! edit and write tools hand each file they change to [`Diagnostics::check`] and append the
 //! new errors to their result; the `diagnostics` tool asks on the model's behalf.
 
-mod framing;
+pub(crate) mod framing;
 mod host;
 mod report;
 mod server;

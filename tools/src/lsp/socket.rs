@@ -2,16 +2,14 @@
 //! directory, one JSON object per line.
 //!
 //! A runner that needs diagnostics connects to `<data>/lsp/<hash of project>.sock`; when
-//! nobody answers it starts `march lsp-host PROJECT` and connects again. The host holds a lock
-//! file so two runners starting it at once end up with one host, and it exits (shutting its
-//! servers down) a few seconds after its last runner disconnected.
+//! nobody answers it starts `march lsp-host PROJECT` and connects again (`crate::daemon`,
+//! shared with the browser daemon). The host exits (shutting its servers down) a few seconds
+//! after its last runner disconnected.
 
-use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -20,10 +18,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::framing::{MAX_SOCKET_LINE_BYTES, RawLine, read_raw_line};
+use crate::daemon::DaemonClient;
 use super::host::{HostEvent, LspHost};
 use super::{Checked, Diagnostics, FileDiagnostics, LspError};
 
@@ -228,64 +227,26 @@ pub async fn run_host_process(
     config: &march_core::lsp_config::LspConfig,
     linger: Duration,
 ) -> Result<(), String> {
-    let dir = socket.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    // Whoever can connect can have any file the user can read checked: only the user may.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))?;
-    }
-    let lock_path = socket.with_extension("lock");
-    let lock_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    if rustix::fs::flock(
-        &lock_file,
-        rustix::fs::FlockOperation::NonBlockingLockExclusive,
-    )
-    .is_err()
-    {
+    let Some(claimed) = crate::daemon::claim_socket(socket)? else {
         // Another host serves this project.
         return Ok(());
-    }
-    // A socket left by a host that died.
-    let _ = std::fs::remove_file(socket);
-    let listener = UnixListener::bind(socket)
-        .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    };
     tracing::info!(project = %project.display(), socket = %socket.display(), "lsp host serving");
     let host = LspHost::new(
         project,
         config.servers(),
         Duration::from_secs(config.idle_shutdown_secs),
     );
-    serve_host(host, listener, Some(linger)).await;
+    serve_host(host, claimed.listener, Some(linger)).await;
     let _ = std::fs::remove_file(socket);
-    drop(lock_file);
     tracing::info!("lsp host done");
     Ok(())
-}
-
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
-
-struct Connection {
-    out: mpsc::UnboundedSender<String>,
-    pending: Pending,
-    /// The host closed it.
-    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A runner's handle on its project's host: connects (starting the host when nobody
 /// answers) on first use and again after the host went away.
 pub struct HostClient {
-    socket: PathBuf,
-    /// How to start a host: program and arguments; `None` only connects.
-    start: Option<(PathBuf, Vec<OsString>)>,
-    connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
-    next_id: AtomicU64,
+    daemon: DaemonClient,
     /// Set by the first question asked of the host: a project whose files no language
     /// server handles never asks, so no host is started for it.
     asked: tokio::sync::watch::Sender<bool>,
@@ -295,10 +256,7 @@ impl HostClient {
     /// A client of the host on `socket`, started with `start` when it is not running.
     pub fn new(socket: PathBuf, start: Option<(PathBuf, Vec<OsString>)>) -> Self {
         HostClient {
-            socket,
-            start,
-            connection: tokio::sync::Mutex::new(None),
-            next_id: AtomicU64::new(1),
+            daemon: DaemonClient::new(socket, start),
             asked: tokio::sync::watch::channel(false).0,
         }
     }
@@ -308,123 +266,13 @@ impl HostClient {
         *self.asked.borrow()
     }
 
-    async fn stream(&self) -> Result<UnixStream, LspError> {
-        if let Ok(stream) = UnixStream::connect(&self.socket).await {
-            return Ok(stream);
-        }
-        let Some((program, args)) = &self.start else {
-            return Err(LspError::Host(format!(
-                "nothing listens on {}",
-                self.socket.display()
-            )));
-        };
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            // A daemon of sorts: it keeps no directory busy (a project may be deleted).
-            .current_dir("/")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| LspError::Host(format!("cannot start {}: {e}", program.display())))?;
-        // Reap it when it exits (it outlives this runner when other runners still use it).
-        tokio::spawn(async move {
-            let _ = child.wait().await;
-        });
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match UnixStream::connect(&self.socket).await {
-                Ok(stream) => return Ok(stream),
-                Err(e) if Instant::now() >= deadline => {
-                    return Err(LspError::Host(format!(
-                        "the host did not open {}: {e}",
-                        self.socket.display()
-                    )));
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
-            }
-        }
-    }
-
-    async fn connection(&self) -> Result<Arc<Connection>, LspError> {
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref()
-            && !c.out.is_closed()
-            && !c.closed.load(Ordering::SeqCst)
-        {
-            return Ok(c.clone());
-        }
-        let stream = self.stream().await?;
-        let (read, mut write) = stream.into_split();
-        let (out, mut to_send) = mpsc::unbounded_channel::<String>();
-        let pending: Pending = Arc::default();
-        tokio::spawn(async move {
-            while let Some(mut line) = to_send.recv().await {
-                line.push('\n');
-                if write.write_all(line.as_bytes()).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let waiting = pending.clone();
-        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mark = closed.clone();
-        // Holds no sender: dropping the client ends the writer, which closes the socket.
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(read);
-            while let Ok(Some(line)) = read_raw_line(&mut reader, MAX_SOCKET_LINE_BYTES).await {
-                if let RawLine::Line(line) = line
-                    && let Ok(ReplyLine::Reply { id, ok, error }) = serde_json::from_slice(&line)
-                    && let Some(waiter) = waiting.lock().remove(&id)
-                {
-                    let _ = waiter.send(match error {
-                        Some(e) => Err(e),
-                        None => Ok(ok.unwrap_or(Value::Null)),
-                    });
-                }
-            }
-            // The host went away: fail what waits, and mark the connection dead.
-            mark.store(true, Ordering::SeqCst);
-            waiting.lock().clear();
-        });
-        let connection = Arc::new(Connection {
-            out,
-            pending,
-            closed,
-        });
-        *slot = Some(connection.clone());
-        Ok(connection)
-    }
-
     async fn call(&self, request: Request, wait: Duration) -> Result<Value, LspError> {
         self.asked.send_replace(true);
-        let line = RequestLine {
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            request,
-        };
-        let text = serde_json::to_string(&line).map_err(|e| LspError::Host(e.to_string()))?;
-        // One retry: the host may have exited since the last call (idle runners).
-        for attempt in 0..2 {
-            let connection = self.connection().await?;
-            let (tx, rx) = oneshot::channel();
-            connection.pending.lock().insert(line.id, tx);
-            if connection.out.send(text.clone()).is_err() {
-                *self.connection.lock().await = None;
-                continue;
-            }
-            // The host answers within `wait` plus a server start-up; past that it is stuck.
-            match tokio::time::timeout(wait + Duration::from_secs(30), rx).await {
-                Ok(Ok(Ok(value))) => return Ok(value),
-                Ok(Ok(Err(e))) => return Err(LspError::Host(e)),
-                Ok(Err(_)) if attempt == 0 => {
-                    *self.connection.lock().await = None;
-                }
-                Ok(Err(_)) => return Err(LspError::Host("the host closed the connection".into())),
-                Err(_) => return Err(LspError::Host("the host did not answer".into())),
-            }
-        }
-        Err(LspError::Host("the host closed the connection".into()))
+        // The host answers within `wait` plus a server start-up; past that it is stuck.
+        self.daemon
+            .call(&request, wait + Duration::from_secs(30))
+            .await
+            .map_err(LspError::Host)
     }
 
     /// Watch the host: everything known now, then every change. Until something is asked
@@ -446,11 +294,11 @@ impl HostClient {
             while !tx.is_closed() {
                 let asked = this.was_asked();
                 let stream = if asked {
-                    this.stream().await
+                    this.daemon.stream().await
                 } else {
-                    UnixStream::connect(&this.socket)
+                    UnixStream::connect(this.daemon.socket())
                         .await
-                        .map_err(|e| LspError::Host(e.to_string()))
+                        .map_err(|e| e.to_string())
                 };
                 if stream.is_err() && !asked {
                     // Nothing runs and nothing was asked: wait for the first question (no
