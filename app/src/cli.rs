@@ -109,6 +109,9 @@ pub enum Command {
         #[arg(last = true, required = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// The browser daemon that agents' browser tools drive (started on first use).
+    #[command(subcommand)]
+    Browser(BrowserCommand),
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {
@@ -341,6 +344,17 @@ pub enum ConfigCommand {
     /// Read config.toml, the theme and keymap.toml as the workspace would and report every
     /// problem with its file and line (exit status 1 when there is one).
     Check,
+}
+
+/// `march browser` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum BrowserCommand {
+    /// Whether the daemon runs, its browser, and each session's tabs.
+    Status,
+    /// Close the daemon's tabs and the browser it started, and stop it.
+    Stop,
+    /// Run the daemon in this process until it is idle or stopped (runners start it so).
+    Serve,
 }
 
 /// `march mcp` subcommands.

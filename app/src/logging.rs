@@ -25,6 +25,11 @@ pub fn lsp_host_log(pid: u32) -> String {
     format!("lsp-host.{pid}.log")
 }
 
+/// The browser daemon's log file.
+pub fn browser_log(pid: u32) -> String {
+    format!("browser.{pid}.log")
+}
+
 /// Runner logs older than this are removed when the workspace starts.
 const RUNNER_LOG_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 

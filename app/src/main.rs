@@ -1,5 +1,6 @@
 //! `march`: the terminal workspace for coding agents.
 
+mod browser_cmd;
 mod cli;
 mod client;
 mod config_cmd;
@@ -30,7 +31,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use march_core::paths::MarchPaths;
 
-use cli::{Cli, Command, ConfigCommand};
+use cli::{BrowserCommand, Cli, Command, ConfigCommand};
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -76,6 +77,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let log_file = match command {
         Command::Runner => logging::runner_log(std::process::id()),
         Command::LspHost { .. } => logging::lsp_host_log(std::process::id()),
+        Command::Browser(BrowserCommand::Serve) => logging::browser_log(std::process::id()),
         _ => logging::MAIN_LOG.to_string(),
     };
     // Held until exit so buffered log lines are flushed.
@@ -93,6 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(command) => return mcp_cmd::run(&paths, &command),
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
+        Command::Browser(command) => return browser_cmd::run(paths, command),
         // Run above, before any config or log.
         Command::Sandbox { .. } => {}
         Command::New(args) => {

@@ -81,6 +81,40 @@ pub struct Config {
     pub remotes: std::collections::BTreeMap<String, RemoteProjectConfig>,
     /// The `[web]` table: how far the web tools may go.
     pub web: WebConfig,
+    /// The `[browser]` table: the browser the browser daemon drives.
+    pub browser: BrowserConfig,
+}
+
+/// The `[browser]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct BrowserConfig {
+    /// Chromium, Chrome or another Chromium-family browser; found on PATH when unset.
+    pub executable: Option<PathBuf>,
+    /// Show the browser's window (it runs headless otherwise).
+    pub headed: bool,
+    /// Drive the user's own browser, started with `--remote-debugging-port`, at this
+    /// address (`http://127.0.0.1:9222`) instead of launching one.
+    pub connect: Option<String>,
+    /// The daemon stops after this many minutes without a request.
+    pub idle_minutes: u64,
+    /// The size of pages (and screenshots) in CSS pixels.
+    pub width: u32,
+    /// See `width`.
+    pub height: u32,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            executable: None,
+            headed: false,
+            connect: None,
+            idle_minutes: 15,
+            width: 1280,
+            height: 800,
+        }
+    }
 }
 
 /// The `[web]` table.

@@ -2,6 +2,7 @@
 //! uses to spawn, talk to and restart runners.
 
 pub mod agent;
+pub mod browser;
 pub mod client;
 pub mod diagnostics;
 pub mod mcp_check;

@@ -54,6 +54,21 @@ pub fn sshd() -> PathBuf {
     sshd
 }
 
+/// Chromium (Debian's chromium), installed when missing (panics as [`ruff`] does).
+pub fn chromium() -> PathBuf {
+    let chromium = PathBuf::from("/usr/bin/chromium");
+    if chromium.exists() {
+        return chromium;
+    }
+    installed("venv/bin/ruff");
+    assert!(
+        chromium.exists(),
+        "the installer ran and {} is still missing",
+        chromium.display()
+    );
+    chromium
+}
+
 /// The test tools' directory's `path`, after the installer ran.
 fn installed(path: &str) -> PathBuf {
     let root = workspace_root();

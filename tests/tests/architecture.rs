@@ -97,6 +97,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_runner::mcp_check",
             // `march sandbox`, the launcher that confines an agent's commands.
             "march_runner::sandbox_exec",
+            // `march browser`: the browser daemon's entry point and commands.
+            "march_runner::browser",
         ],
         why: "the app uses only the runner's client and its entry point",
     },

@@ -45,6 +45,8 @@ pub struct ToolContext {
     pub web: crate::web::FetchLimits,
     /// The search API of `[web.search]`; `None` when none is configured.
     pub search: Option<crate::web::SearchApi>,
+    /// The browser daemon; `None` when no browser can be driven.
+    pub browser: Option<crate::browser::BrowserAccess>,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -103,6 +105,7 @@ impl ToolContext {
             workspace: None,
             web: crate::web::FetchLimits::default(),
             search: None,
+            browser: None,
         }
     }
 
@@ -139,6 +142,12 @@ impl ToolContext {
     /// The same context, searching the web through `api`.
     pub fn with_search(mut self, api: crate::web::SearchApi) -> Self {
         self.search = Some(api);
+        self
+    }
+
+    /// The same context, driving the browser daemon through `access`.
+    pub fn with_browser(mut self, access: crate::browser::BrowserAccess) -> Self {
+        self.browser = Some(access);
         self
     }
 

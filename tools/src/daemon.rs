@@ -23,6 +23,20 @@ use tokio::time::Instant;
 
 use crate::lsp::framing::{MAX_SOCKET_LINE_BYTES, RawLine, read_raw_line};
 
+/// The socket `name` in `dir`, or in a directory of the user's own under the temp dir when
+/// that path would be too long for a Unix socket (about 100 bytes).
+pub fn socket_path(dir: &Path, name: &str, kind: &str) -> PathBuf {
+    let path = dir.join(name);
+    if path.as_os_str().len() < 100 {
+        path
+    } else {
+        let uid = rustix::process::getuid().as_raw();
+        std::env::temp_dir()
+            .join(format!("march-{kind}-{uid}"))
+            .join(name)
+    }
+}
+
 /// A socket this process serves alone: the listener and the lock that makes it ours.
 pub struct Claimed {
     /// Where runners connect.
@@ -191,6 +205,25 @@ impl DaemonClient {
         });
         *slot = Some(connection.clone());
         Ok(connection)
+    }
+
+    /// [`DaemonClient::call`] when the process runs (it is not started for this); `None`
+    /// when it does not.
+    pub async fn call_if_running(
+        &self,
+        request: &impl Serialize,
+        limit: Duration,
+    ) -> Option<Result<Value, String>> {
+        let connected = self
+            .connection
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(|c| !c.out.is_closed() && !c.closed.load(Ordering::SeqCst));
+        if !connected && UnixStream::connect(&self.socket).await.is_err() {
+            return None;
+        }
+        Some(self.call(request, limit).await)
     }
 
     /// Sends `request` (an object; its `id` is added) and waits up to `limit` for the

@@ -3,6 +3,7 @@
 
 mod args;
 pub mod bash;
+pub mod browser;
 pub mod context;
 pub mod daemon;
 pub mod edit;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use march_core::tool::Tool;
 
 use crate::bash::BashTool;
+use crate::browser::tool::{BrowserEvaluateTool, BrowserTool};
 use crate::context::ToolContext;
 use crate::edit::EditTool;
 use crate::find::FindTool;
@@ -23,7 +24,7 @@ use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 13] = [
+pub const ALL: [&str; 15] = [
     "read",
     "bash",
     "edit",
@@ -37,6 +38,8 @@ pub const ALL: [&str; 13] = [
     "workspace",
     "web_fetch",
     "web_search",
+    "browser",
+    "browser_evaluate",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -75,6 +78,8 @@ impl ToolRegistry {
             "workspace" => Arc::new(WorkspaceTool::new(ctx)),
             "web_fetch" => Arc::new(WebFetchTool::new(ctx.web)),
             "web_search" => Arc::new(WebSearchTool::new(ctx.search)),
+            "browser" => Arc::new(BrowserTool::new(ctx.browser)),
+            "browser_evaluate" => Arc::new(BrowserEvaluateTool::new(ctx.browser)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -109,14 +114,15 @@ impl ToolRegistry {
 
     /// Every tool the context can serve: memory only with memory files configured,
     /// diagnostics only with a language-server host, workspace only inside a workspace,
-    /// web_search only with a search API (a model is never offered a tool that could only
-    /// answer "switched off").
+    /// web_search only with a search API, the browser tools only with a browser (a model is
+    /// never offered a tool that could only answer "switched off").
     pub fn available(ctx: &ToolContext) -> Self {
         let served = |name: &&str| match *name {
             "memory" => ctx.memory.is_some(),
             "diagnostics" => ctx.lsp.is_some(),
             "workspace" => ctx.workspace.is_some(),
             "web_search" => ctx.search.is_some(),
+            "browser" | "browser_evaluate" => ctx.browser.is_some(),
             _ => true,
         };
         let names: Vec<&str> = ALL.iter().copied().filter(served).collect();
@@ -204,6 +210,8 @@ mod tests {
             "workspace",
             "web_fetch",
             "web_search",
+            "browser",
+            "browser_evaluate",
         ] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
@@ -214,7 +222,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search, browser, browser_evaluate)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

@@ -22,9 +22,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::framing::{MAX_SOCKET_LINE_BYTES, RawLine, read_raw_line};
-use crate::daemon::DaemonClient;
 use super::host::{HostEvent, LspHost};
 use super::{Checked, Diagnostics, FileDiagnostics, LspError};
+use crate::daemon::DaemonClient;
 
 /// What a runner asks the host.
 #[derive(Debug, Serialize, Deserialize)]
@@ -74,16 +74,7 @@ pub fn socket_path(data_dir: &Path, project: &Path) -> PathBuf {
         hash ^= u64::from(b);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    let name = format!("{hash:016x}.sock");
-    let path = data_dir.join("lsp").join(&name);
-    if path.as_os_str().len() < 100 {
-        path
-    } else {
-        let uid = rustix::process::getuid().as_raw();
-        std::env::temp_dir()
-            .join(format!("march-lsp-{uid}"))
-            .join(name)
-    }
+    crate::daemon::socket_path(&data_dir.join("lsp"), &format!("{hash:016x}.sock"), "lsp")
 }
 
 /// Serve `host` on `listener` until no runner has been connected for `linger` (or forever

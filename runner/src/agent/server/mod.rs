@@ -80,7 +80,8 @@ pub enum ServeError {
 
 /// Serve ACP on this process's stdin and stdout until stdin closes.
 pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
-    // Language server hosts are this same program, `march lsp-host`.
+    // Language server hosts and the browser daemon are this same program (`march lsp-host`,
+    // `march browser serve`).
     let host_program = std::env::current_exe().ok();
     let transport = crate::stdio::transport();
     // Set by the workspace server that started this runner: its sessions may open helper
@@ -95,7 +96,7 @@ pub async fn serve(paths: MarchPaths) -> Result<(), ServeError> {
 pub async fn serve_on(
     paths: MarchPaths,
     transport: impl ConnectTo<Agent> + 'static,
-    lsp_host_program: Option<PathBuf>,
+    helper_program: Option<PathBuf>,
     workspace: Option<PathBuf>,
 ) -> Result<(), ServeError> {
     let http = HttpProvider::new().map_err(|e| ServeError::Http(e.to_string()))?;
@@ -103,7 +104,11 @@ pub async fn serve_on(
     // Sessions written while no runner was running (or while the index was unwritable).
     history.catch_up();
     let server = Arc::new(Server {
-        lsp: ProjectServers::new(&paths, lsp_host_program),
+        browser: Arc::new(march_tools::browser::client(
+            &paths.data_dir,
+            helper_program.clone(),
+        )),
+        lsp: ProjectServers::new(&paths, helper_program),
         workspace,
         paths,
         http,
@@ -381,6 +386,8 @@ struct Server {
     paths: MarchPaths,
     /// The language server hosts of this runner's projects.
     lsp: ProjectServers,
+    /// The user's browser daemon, which its sessions share (each with tabs of its own).
+    browser: Arc<march_tools::daemon::DaemonClient>,
     /// The socket of the workspace server that started this runner, if one did.
     workspace: Option<PathBuf>,
     http: HttpProvider,
@@ -391,6 +398,20 @@ struct Server {
 }
 
 impl Server {
+    /// Closes a session's browser tabs, if the browser daemon runs (it is not started for
+    /// this), without holding up the close.
+    fn release_browser_tabs(&self, session: &str) {
+        let browser = self.browser.clone();
+        let request = march_tools::browser::protocol::Request::Release {
+            session: session.to_string(),
+        };
+        tokio::spawn(async move {
+            browser
+                .call_if_running(&request, std::time::Duration::from_secs(10))
+                .await
+        });
+    }
+
     fn session(&self, id: &str) -> Option<Arc<Session>> {
         self.sessions.lock().get(id).cloned()
     }
@@ -461,6 +482,7 @@ impl Server {
             .remove(&**id)
             .ok_or_else(|| errors::session_not_found(id))?;
         session.close().await;
+        self.release_browser_tabs(id);
         session
             .state
             .record(TimelineKind::Closed, None, |_| {})
@@ -481,6 +503,7 @@ impl Server {
         let open = self.sessions.lock().remove(&id);
         if let Some(session) = &open {
             session.close().await;
+            self.release_browser_tabs(&id);
         }
         let sessions_dir = self.paths.sessions_dir();
         let states_dir = self.paths.march_sessions_dir();

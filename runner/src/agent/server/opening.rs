@@ -245,6 +245,14 @@ impl Server {
         ctx = ctx.with_web(march_tools::web::FetchLimits::from_config(
             &opened.config.web,
         ));
+        // The browser is offered where one can be driven: one found, or one to connect to.
+        let browser = &opened.config.browser;
+        if browser.connect.is_some() || march_tools::browser::find_browser(browser).is_some() {
+            ctx = ctx.with_browser(march_tools::browser::BrowserAccess {
+                client: self.browser.clone(),
+                session: opened.id.to_string(),
+            });
+        }
         // A search provider without its key is left out (the model is not offered a tool
         // that can only fail), and the log says why.
         match march_tools::web::SearchApi::from_config(&opened.config.web, |var| {
