@@ -431,6 +431,43 @@ mod tests {
         };
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("supervisor", t.backend());
+        // The browser daemon runs: it and its tabs are listed under the sessions (a session
+        // of another workspace by its id), the page's own text made safe.
+        use march_runner::browser::{SessionTabs, Status, TabInfo};
+        let tab = |tab, title: &str, url: &str, current| TabInfo {
+            tab,
+            url: url.into(),
+            title: title.into(),
+            current,
+        };
+        let status = Status {
+            pid: 4242,
+            browser: Some("Chrome/156.0.8078.114".into()),
+            browser_pid: Some(4250),
+            sessions: vec![SessionTabs {
+                session: "7f3a9c21-other".into(),
+                tabs: vec![
+                    tab(
+                        1,
+                        "Status \x1b[31mboard",
+                        "http://127.0.0.1:8080/board",
+                        false,
+                    ),
+                    tab(2, "Docs", "https://docs.rs/", true),
+                ],
+            }],
+        };
+        assert!(
+            ws.job_done(crate::workspace::jobs::JobDone::BrowserStatus(Ok(Some(
+                status
+            ))))
+        );
+        let t = render(&mut ws, &overlays, &theme);
+        insta::assert_snapshot!("supervisor_browser", t.backend());
+        // It stopped: the section goes.
+        assert!(ws.job_done(crate::workspace::jobs::JobDone::BrowserStatus(Ok(None))));
+        let t = render(&mut ws, &overlays, &theme);
+        assert!(!format!("{:?}", t.backend()).contains("Browser daemon"));
         // `l` on a runner that never ran says so instead of failing.
         view.key(key(KeyCode::Char('l')), &rows, dir);
         let layers = with(Layer::Supervisor(view.clone()));

@@ -216,7 +216,15 @@ impl Layers {
                     scroll.set(hints::render_help(keymap, scroll.get(), panes, buf, theme));
                 }
                 Layer::Supervisor(view) => {
-                    view.render(&ws.supervisor_rows(), ws.costs(), panes, buf, theme);
+                    let browser = ws.browser().status();
+                    view.render(
+                        &ws.supervisor_rows(),
+                        ws.costs(),
+                        browser,
+                        panes,
+                        buf,
+                        theme,
+                    );
                     hides_cursor = true;
                 }
                 Layer::Switcher(switcher) => {

@@ -13,6 +13,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use march_runner::browser::Status;
+
 use crate::logging;
 use crate::workspace::agent::RunnerState;
 use crate::workspace::costs::ProjectCosts;
@@ -114,6 +116,7 @@ impl SupervisorView {
         &self,
         rows: &[SessionRow],
         costs: &ProjectCosts,
+        browser: Option<&Status>,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
@@ -173,7 +176,11 @@ impl SupervisorView {
                     .map(|l| Line::styled(clip(l, width), body))
                     .collect()
             }
-            None => self.row_lines(rows, costs, width, theme),
+            None => {
+                let mut lines = self.row_lines(rows, costs, width, theme);
+                lines.extend(browser_lines(browser, rows, width, theme));
+                lines
+            }
         };
         let room = usize::from(inner.height.saturating_sub(1));
         if lines.len() > room {
@@ -388,6 +395,61 @@ impl SupervisorView {
         }
         lines
     }
+}
+
+/// The browser daemon and its tabs, by session (the workspace's own by their titles), when
+/// it runs.
+fn browser_lines(
+    status: Option<&Status>,
+    rows: &[SessionRow],
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(status) = status else {
+        return Vec::new();
+    };
+    let body = theme.style(Slot::Modal);
+    let dim = theme.style(Slot::TextDim);
+    let tabs: usize = status.sessions.iter().map(|s| s.tabs.len()).sum();
+    let mut facts = vec![format!("pid {}", status.pid)];
+    match (&status.browser, status.browser_pid) {
+        (Some(browser), Some(pid)) => facts.push(format!("{} (pid {pid})", sanitize_line(browser))),
+        (Some(browser), None) => facts.push(format!("{} (yours)", sanitize_line(browser))),
+        (None, _) => facts.push("no browser yet".to_string()),
+    }
+    facts.push(format!("{tabs} tab{}", plural(tabs)));
+    let name = " Browser daemon ";
+    let mut lines = vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(name, body.patch(theme.style(Slot::TitleFocused))),
+            Span::styled(
+                clip(&facts.join(" · "), width.saturating_sub(name.len())),
+                dim,
+            ),
+        ]),
+    ];
+    for session in &status.sessions {
+        let title = rows
+            .iter()
+            .find(|r| r.session_id.as_deref() == Some(session.session.as_str()))
+            .map(|r| sanitize_line(&r.title).into_owned())
+            .unwrap_or_else(|| {
+                let id: String = session.session.chars().take(8).collect();
+                format!("session {}", sanitize_line(&id))
+            });
+        for tab in &session.tabs {
+            let mark = if tab.current { "▸" } else { " " };
+            let text = format!(
+                "   {mark} {title} · tab {}: {} — {}",
+                tab.tab,
+                sanitize_line(&tab.title),
+                sanitize_line(&tab.url)
+            );
+            lines.push(Line::styled(clip(&text, width), body));
+        }
+    }
+    lines
 }
 
 /// The last lines of `row`'s runner log, made safe to draw.

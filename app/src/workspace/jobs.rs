@@ -99,6 +99,8 @@ pub enum JobDone {
     HistorySaved(Result<(), String>),
     /// The costs of the workspace's projects were read from their transcripts.
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
+    /// The browser daemon said how it is (`None`: it does not run).
+    BrowserStatus(Result<Option<march_runner::browser::Status>, String>),
     /// A picture was read for a prompt (a file or the clipboard).
     PictureRead(super::attach::PictureRead),
     /// A picture was encoded for an attached terminal (handled by the UI, which owns the
@@ -336,6 +338,7 @@ impl super::Workspace {
                 }
                 true
             }
+            J::BrowserStatus(answer) => self.browser.answered(answer),
             J::ProjectsListed(listed) => {
                 self.projects_listed = Some(listed);
                 false

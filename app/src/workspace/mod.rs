@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod attach;
+pub mod browser;
 pub mod changes;
 mod control;
 pub mod costs;
@@ -189,6 +190,8 @@ pub struct Workspace {
     projects_listed: Option<jobs::ProjectsListed>,
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
+    /// The user's browser daemon, for the supervisor view.
+    browser: browser::BrowserDaemon,
     /// The last turns the history index found for the switcher: its query and the hits.
     found_turns: Vec<(String, Vec<march_core::history::SearchHit>)>,
     /// Projects' files listed for `@` mentions.
@@ -235,6 +238,7 @@ impl Workspace {
             last_session: None,
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
+            browser: browser::BrowserDaemon::default(),
             file_lists: project_files::FileLists::default(),
             found_turns: Vec::new(),
             agent_choices: BTreeMap::new(),
@@ -633,6 +637,17 @@ impl Workspace {
     /// What the workspace's projects cost, as last read.
     pub fn costs(&self) -> &costs::ProjectCosts {
         &self.costs
+    }
+
+    /// Asks the browser daemon how it is, off the loop (it is not started for this).
+    pub fn refresh_browser(&mut self) {
+        self.browser
+            .refresh(&self.launcher.jobs, self.launcher.paths.as_ref());
+    }
+
+    /// The browser daemon, as last asked.
+    pub fn browser(&self) -> &browser::BrowserDaemon {
+        &self.browser
     }
 
     /// Lists the projects the project picker offers, off the loop: those of saved

@@ -411,8 +411,10 @@ impl Workspace {
         }
         if let Some(result) = ended {
             self.sessions.turn_ended(key, result);
-            // A turn cost something: the supervisor's project and day totals follow.
+            // A turn cost something: the supervisor's project and day totals follow; it may
+            // have opened browser tabs.
             self.refresh_costs();
+            self.refresh_browser();
         }
         if let Some(text) = next_prompt {
             self.send_prompt(key, text, Vec::new());

@@ -33,6 +33,8 @@ pub struct SessionRow {
     pub shown: bool,
     /// What its first open permission request is about, if one waits.
     pub question: Option<String>,
+    /// The agent's id of the session, once open (the browser daemon lists tabs by it).
+    pub session_id: Option<String>,
 }
 
 /// The open sessions and their attention: a session is in the Output Router exactly while
@@ -189,6 +191,7 @@ impl Workspace {
                 pane: slot.view.status(),
                 shown: self.agent_panes_of(*key).next().is_some(),
                 question: slot.view.pending_question().map(str::to_string),
+                session_id: slot.session_id.as_ref().map(|s| s.0.to_string()),
             })
             .collect();
         // Sessions are in key order, so a project's first row says when it was opened; this
