@@ -89,6 +89,7 @@ fn generate(dir: &Path) -> PathBuf {
                 details: serde_json::Value::Null,
                 is_error: false,
                 timestamp: 0,
+                usage: None,
             }))
             .unwrap();
     }

@@ -129,6 +129,9 @@ pub struct ToolOutcome {
     /// saved (the file itself is the record).
     #[serde(skip)]
     pub change: Option<crate::tool::FileChange>,
+    /// What the call cost beyond the model's tokens (an image made by a paid API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::message::Usage>,
 }
 
 /// Events of an agent run, in pi's order (see `docs/ARCHITECTURE.md`).

@@ -324,6 +324,10 @@ pub struct ToolResultMessage {
     /// Milliseconds since the epoch.
     #[serde(default)]
     pub timestamp: i64,
+    /// What the call itself cost beyond the model's tokens (a generated image), counted
+    /// into the session's cost; absent for almost every call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 /// Any message of the conversation, tagged by `role` as in pi.

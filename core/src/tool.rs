@@ -179,6 +179,7 @@ impl ToolOutcome {
             details: Value::Null,
             terminate: false,
             change: None,
+            usage: None,
         }
     }
 

@@ -126,8 +126,10 @@ struct LineMessage {
     provider: String,
     #[serde(default)]
     model: String,
+    #[serde(default, rename = "toolName")]
+    tool_name: String,
     #[serde(default)]
-    usage: Usage,
+    usage: Option<Usage>,
     #[serde(default)]
     timestamp: i64,
 }
@@ -237,9 +239,14 @@ fn read_new(path: &Path, file: &mut FileUsage) -> std::io::Result<()> {
 }
 
 fn count_line(line: &[u8], file: &mut FileUsage) {
-    // Most lines are not assistant messages or headers: skip them without parsing.
+    // Most lines are not assistant messages, tool results that cost something, or headers:
+    // skip them without parsing.
     let wanted = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
-    if !(wanted(b"\"assistant\"") || (file.project.is_none() && wanted(b"\"session\""))) {
+    let paid_tool = || wanted(b"\"toolResult\"") && wanted(b"\"usage\"");
+    if !(wanted(b"\"assistant\"")
+        || paid_tool()
+        || (file.project.is_none() && wanted(b"\"session\"")))
+    {
         return;
     }
     let Ok(parsed) = serde_json::from_slice::<Line>(line) else {
@@ -250,8 +257,18 @@ fn count_line(line: &[u8], file: &mut FileUsage) {
         ("message", Some(m)) if m.role == "assistant" => file.calls.push(CallUsage {
             model: format!("{}/{}", m.provider, m.model),
             timestamp: m.timestamp,
-            usage: m.usage,
+            usage: m.usage.unwrap_or_default(),
         }),
+        // A tool whose call itself cost something (a generated image), under its name.
+        ("message", Some(m)) if m.role == "toolResult" => {
+            if let Some(usage) = m.usage {
+                file.calls.push(CallUsage {
+                    model: format!("tool/{}", m.tool_name),
+                    timestamp: m.timestamp,
+                    usage,
+                });
+            }
+        }
         _ => {}
     }
 }
@@ -374,5 +391,28 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         index.refresh(&[dir.path().to_path_buf()]);
         assert!(index.totals(None).is_empty());
+    }
+
+    #[test]
+    fn a_tool_call_that_cost_something_counts_under_the_tools_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let paid = serde_json::json!({
+            "type": "message", "id": "y", "parentId": null, "timestamp": "t",
+            "message": {"role": "toolResult", "toolCallId": "c", "toolName": "image_generate",
+                "content": [], "isError": false, "timestamp": 7, "usage": usage(0, 0, 0.04)}
+        });
+        let free = serde_json::json!({
+            "type": "message", "id": "z", "parentId": null, "timestamp": "t",
+            "message": {"role": "toolResult", "toolCallId": "d", "toolName": "read",
+                "content": [{"type": "text", "text": "usage"}], "isError": false, "timestamp": 8}
+        });
+        std::fs::write(&path, format!("{paid}\n{free}\n")).unwrap();
+        let mut index = UsageIndex::new();
+        index.refresh(&[dir.path().to_path_buf()]);
+        let totals = index.totals(None);
+        assert_eq!(totals.len(), 1, "{totals:?}");
+        let key = ("(unknown)".to_string(), "tool/image_generate".to_string());
+        assert_eq!((totals[&key].calls, totals[&key].cost), (1, 0.04));
     }
 }

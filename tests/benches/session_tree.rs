@@ -107,6 +107,7 @@ fn build(h: &Harness) -> (SessionId, String, String, String) {
                 details: serde_json::Value::Null,
                 is_error: false,
                 timestamp: 0,
+                usage: None,
             }),
             _ => assistant(vec![AssistantContent::Text(TextContent {
                 text: text(&format!("answer {n}"), 600),

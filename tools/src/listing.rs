@@ -48,5 +48,6 @@ pub(crate) fn listing_outcome(
         },
         terminate: false,
         change: None,
+        usage: None,
     }
 }

@@ -174,6 +174,7 @@ impl Tool for TodoTool {
             details: plan_details(&list),
             terminate: false,
             change: None,
+            usage: None,
         })
     }
 }

@@ -87,6 +87,7 @@ pub(crate) async fn execute_tool_calls(
             details: outcome.details,
             is_error,
             timestamp: now_ms(),
+            usage: outcome.usage,
         })
         .collect();
     Batch {
@@ -116,6 +117,7 @@ async fn emit_result_message(
         details: o.details.clone(),
         is_error: err,
         timestamp: now_ms(),
+        usage: None,
     });
     sink.emit(AgentEvent::MessageStart {
         message: message.clone(),
@@ -432,6 +434,7 @@ async fn finalize(
                 details: details.unwrap_or(outcome.details),
                 terminate: terminate.unwrap_or(outcome.terminate),
                 change: outcome.change,
+                usage: outcome.usage,
             },
             patched_error.unwrap_or(is_error),
         ),

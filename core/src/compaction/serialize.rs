@@ -144,6 +144,7 @@ mod tests {
             details: Value::Null,
             is_error: false,
             timestamp: 0,
+            usage: None,
         })
     }
 

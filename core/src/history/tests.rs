@@ -599,6 +599,7 @@ fn a_ten_megabyte_turn_and_non_utf8_tool_output() {
             details: serde_json::Value::Null,
             is_error: false,
             timestamp: 0,
+            usage: None,
         }))
         .unwrap();
     store

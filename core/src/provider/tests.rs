@@ -516,6 +516,7 @@ async fn tool_results_and_images_are_sent_in_each_wire_shape() {
                 details: serde_json::Value::Null,
                 is_error: false,
                 timestamp: 0,
+                usage: None,
             }),
         ],
         ..LlmContext::default()

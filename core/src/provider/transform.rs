@@ -73,6 +73,7 @@ fn answer_orphans(out: &mut Vec<Message>, open: &mut Vec<(String, String)>) {
             details: serde_json::Value::Null,
             is_error: true,
             timestamp: now_ms(),
+            usage: None,
         }));
     }
 }
@@ -213,6 +214,7 @@ mod tests {
             details: serde_json::Value::Null,
             is_error: false,
             timestamp: 0,
+            usage: None,
         })
     }
 

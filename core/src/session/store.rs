@@ -584,8 +584,15 @@ impl SessionStore {
         let Some(entry) = self.entries.get(index) else {
             return;
         };
-        if let Some(SessionMessage::Assistant(a)) = entry.message() {
-            self.usage.add(&a.usage);
+        match entry.message() {
+            Some(SessionMessage::Assistant(a)) => self.usage.add(&a.usage),
+            // A call that cost something itself (a generated image).
+            Some(SessionMessage::ToolResult(t)) => {
+                if let Some(usage) = &t.usage {
+                    self.usage.add(usage);
+                }
+            }
+            _ => {}
         }
         if let EntryKind::Label(label) = &entry.kind {
             match label.label.as_deref().filter(|l| !l.is_empty()) {

@@ -148,6 +148,7 @@ mod tests {
                 details: Value::Null,
                 is_error: false,
                 timestamp: 0,
+                usage: None,
             }))
             .unwrap();
         store.append_thinking_level("high").unwrap();

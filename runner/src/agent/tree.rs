@@ -541,6 +541,7 @@ mod tests {
             details: serde_json::Value::Null,
             is_error: false,
             timestamp: 0,
+            usage: None,
         })
     }
 

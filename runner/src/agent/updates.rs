@@ -472,6 +472,7 @@ mod tests {
             details: Value::Null,
             is_error,
             timestamp: 0,
+            usage: None,
         }
     }
 
@@ -488,6 +489,7 @@ mod tests {
             details: serde_json::Value::Null,
             is_error: true,
             timestamp: 0,
+            usage: None,
         };
         let marked = |u: &SessionUpdate| match u {
             SessionUpdate::ToolCallUpdate(u) => u

@@ -134,6 +134,7 @@ impl Tool for BashTool {
             details: Value::Null,
             terminate: false,
             change: None,
+            usage: None,
         });
 
         let output = Arc::new(Mutex::new(OutputAccumulator::default()));
@@ -172,6 +173,7 @@ impl Tool for BashTool {
                 details: finished.details,
                 terminate: false,
                 change: None,
+                usage: None,
             }),
             CommandExit::Code(code) => {
                 // A refusal the sandbox may have made is said as such.
@@ -418,6 +420,7 @@ impl OutputAccumulator {
             details,
             terminate: false,
             change: None,
+            usage: None,
         })
     }
 

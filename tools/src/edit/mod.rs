@@ -411,6 +411,7 @@ impl Tool for EditTool {
             details: Value::Object(details),
             terminate: false,
             change: success.change,
+            usage: None,
         })
     }
 }

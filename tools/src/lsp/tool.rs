@@ -129,6 +129,7 @@ impl Tool for DiagnosticsTool {
             details: json!({ "files": files }),
             terminate: false,
             change: None,
+            usage: None,
         })
     }
 }

@@ -304,6 +304,7 @@ impl Tool for McpTool {
             details: Value::Null,
             terminate: false,
             change: None,
+            usage: None,
         })
     }
 }

@@ -332,6 +332,7 @@ fn read(memory: &Memory, one: Option<MemoryFile>) -> Result<ToolOutcome, ToolErr
         details,
         terminate: false,
         change: None,
+        usage: None,
     })
 }
 
@@ -377,6 +378,7 @@ fn search(
         details: json!({ "matches": found.hits.len() }),
         terminate: false,
         change: None,
+        usage: None,
     })
 }
 
@@ -429,6 +431,7 @@ async fn append(
         details: json!({ "scope": file.scope.as_str(), "file": file.name, "newSection": created }),
         terminate: false,
         change,
+        usage: None,
     })
 }
 

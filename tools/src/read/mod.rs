@@ -138,6 +138,7 @@ impl Tool for ReadTool {
                 details: Value::Null,
                 terminate: false,
                 change: None,
+                usage: None,
             }),
             Ok(Loaded::ImageRefused { mime, reason }) => Ok(ToolOutcome::text(format!(
                 "Image {display} ({mime}) was not attached: {reason}"
@@ -326,6 +327,7 @@ fn text_outcome(page: Page, window: Window, limit: Option<usize>, display: &str)
         details,
         terminate: false,
         change: None,
+        usage: None,
     }
 }
 

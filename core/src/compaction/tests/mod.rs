@@ -70,6 +70,7 @@ fn result(id: &str, name: &str, chars: usize) -> SessionMessage {
         details: Value::Null,
         is_error: false,
         timestamp: 0,
+        usage: None,
     })
 }
 

@@ -89,6 +89,7 @@ fn rich_session(dir: &Path) -> SessionStore {
         details: json!({"path": "a.rs", "lines": 3}),
         is_error: false,
         timestamp: 5,
+        usage: None,
     }))
     .unwrap();
     s.append_message(SessionMessage::BashExecution(BashExecutionMessage {
