@@ -83,6 +83,36 @@ pub struct Config {
     pub web: WebConfig,
     /// The `[browser]` table: the browser the browser daemon drives.
     pub browser: BrowserConfig,
+    /// The `[images]` table: the image model `image_generate` asks.
+    pub images: ImagesConfig,
+}
+
+/// The `[images]` table; without a model `image_generate` is not offered.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ImagesConfig {
+    /// `provider/model` of an images API (`openai/gpt-image-1`, `xai/grok-2-image`); the
+    /// provider's address and key are those of `[providers.NAME]`.
+    pub model: Option<String>,
+    /// The size asked for (`1024x1024`), unless the model asks for another; the API's default
+    /// when unset.
+    pub size: Option<String>,
+    /// Where images are saved, relative to the project.
+    pub dir: PathBuf,
+    /// What one image costs in USD, counted into the session's cost; known models have a
+    /// price built in.
+    pub price_per_image: Option<f64>,
+}
+
+impl Default for ImagesConfig {
+    fn default() -> Self {
+        ImagesConfig {
+            model: None,
+            size: None,
+            dir: PathBuf::from(".march/images"),
+            price_per_image: None,
+        }
+    }
 }
 
 /// The `[browser]` table.

@@ -124,3 +124,81 @@ fn a_terminal_without_graphics_gets_the_label_and_no_escape() {
     m.wait_text(&format!("› {}", fake.display()));
     m.quit();
 }
+
+#[test]
+fn a_generated_image_is_saved_priced_and_drawn_on_a_kitty_terminal() {
+    // A scripted images API on loopback, speaking OpenAI's `images/generations`.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let png = std::fs::read(march_e2e::fixture("red-32x16.png")).unwrap();
+    let b64 = {
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(&png)
+    };
+    let answer = serde_json::json!({ "created": 1, "data": [{ "b64_json": b64 }] });
+    let routes = [(
+        "/v1/images/generations".to_string(),
+        march_testkit::PageReply::ok("application/json", answer.to_string()),
+    )];
+    let api = runtime
+        .block_on(march_testkit::PageServer::start(
+            routes.into_iter().collect(),
+        ))
+        .unwrap();
+    let call = serde_json::json!({ "prompt": "a red square" }).to_string();
+    let h = tokio_harness(vec![
+        Turn::stream(vec![march_testkit::Event::tool_call(
+            "g1",
+            "image_generate",
+            &[&call],
+        )]),
+        Turn::text("Here is your red square."),
+    ]);
+    h.model_takes_images();
+    let_commands_run_unasked(&h);
+    let config = h.march_home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[providers.pics]\napi = \"openai-completions\"\nbase_url = \"{}\"\n\n\
+         [images]\nmodel = \"pics/img-1\"\nprice_per_image = 0.05\n",
+        api.url("/v1")
+    ));
+    std::fs::write(&config, text).unwrap();
+
+    let mut m = start_in(&h, TerminalKind::Kitty);
+    m.type_line("draw a red square");
+    m.wait_text("Here is your red square.");
+    m.wait_text(LABEL);
+    m.wait_for("the picture sent to the terminal", |_| {
+        !transmissions(&m).is_empty()
+    });
+    let saved: Vec<_> = std::fs::read_dir(h.project().join(".march/images"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), png);
+    assert!(saved[0].to_string_lossy().ends_with("-a-red-square.png"));
+    // The price is on the tool result, so it counts into the session's cost.
+    let transcripts = walk(&h.sessions_dir());
+    let priced = transcripts.iter().any(|path| {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("\"toolResult\"") && l.contains("\"total\":0.05"))
+    });
+    assert!(priced, "no priced tool result in {transcripts:?}");
+    m.quit();
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -47,6 +47,8 @@ pub struct ToolContext {
     pub search: Option<crate::web::SearchApi>,
     /// The browser daemon; `None` when no browser can be driven.
     pub browser: Option<crate::browser::BrowserAccess>,
+    /// The image model of `[images]`; `None` when none is configured.
+    pub images: Option<crate::image::Images>,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -106,6 +108,7 @@ impl ToolContext {
             web: crate::web::FetchLimits::default(),
             search: None,
             browser: None,
+            images: None,
         }
     }
 
@@ -148,6 +151,12 @@ impl ToolContext {
     /// The same context, driving the browser daemon through `access`.
     pub fn with_browser(mut self, access: crate::browser::BrowserAccess) -> Self {
         self.browser = Some(access);
+        self
+    }
+
+    /// The same context, making images with `images`.
+    pub fn with_images(mut self, images: crate::image::Images) -> Self {
+        self.images = Some(images);
         self
     }
 

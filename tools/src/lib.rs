@@ -10,6 +10,7 @@ pub mod edit;
 pub mod exec;
 pub mod find;
 pub mod grep;
+pub mod image;
 mod listing;
 pub mod ls;
 pub mod lsp;

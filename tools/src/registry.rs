@@ -3,6 +3,7 @@
 //! The runtime asks for a set by name and gets tools that carry their own schemas, limits and
 //! permission annotations; nothing here knows what a tool does.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use march_core::tool::Tool;
@@ -13,6 +14,7 @@ use crate::context::ToolContext;
 use crate::edit::EditTool;
 use crate::find::FindTool;
 use crate::grep::GrepTool;
+use crate::image::tool::ImageGenerateTool;
 use crate::ls::LsTool;
 use crate::lsp::DiagnosticsTool;
 use crate::memory::MemoryTool;
@@ -24,7 +26,7 @@ use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 15] = [
+pub const ALL: [&str; 16] = [
     "read",
     "bash",
     "edit",
@@ -40,6 +42,7 @@ pub const ALL: [&str; 15] = [
     "web_search",
     "browser",
     "browser_evaluate",
+    "image_generate",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -80,6 +83,13 @@ impl ToolRegistry {
             "web_search" => Arc::new(WebSearchTool::new(ctx.search)),
             "browser" => Arc::new(BrowserTool::new(ctx.browser)),
             "browser_evaluate" => Arc::new(BrowserEvaluateTool::new(ctx.browser)),
+            "image_generate" => {
+                let (api, dir) = match ctx.images {
+                    Some(images) => (Some(images.api), images.dir),
+                    None => (None, PathBuf::from(".march/images")),
+                };
+                Arc::new(ImageGenerateTool::new(api, ctx.cwd, dir))
+            }
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -114,8 +124,9 @@ impl ToolRegistry {
 
     /// Every tool the context can serve: memory only with memory files configured,
     /// diagnostics only with a language-server host, workspace only inside a workspace,
-    /// web_search only with a search API, the browser tools only with a browser (a model is
-    /// never offered a tool that could only answer "switched off").
+    /// web_search only with a search API, the browser tools only with a browser,
+    /// image_generate only with an image model (a model is never offered a tool that could
+    /// only answer "switched off").
     pub fn available(ctx: &ToolContext) -> Self {
         let served = |name: &&str| match *name {
             "memory" => ctx.memory.is_some(),
@@ -123,6 +134,7 @@ impl ToolRegistry {
             "workspace" => ctx.workspace.is_some(),
             "web_search" => ctx.search.is_some(),
             "browser" | "browser_evaluate" => ctx.browser.is_some(),
+            "image_generate" => ctx.images.is_some(),
             _ => true,
         };
         let names: Vec<&str> = ALL.iter().copied().filter(served).collect();
@@ -212,6 +224,7 @@ mod tests {
             "web_search",
             "browser",
             "browser_evaluate",
+            "image_generate",
         ] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
@@ -222,7 +235,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search, browser, browser_evaluate)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search, browser, browser_evaluate, image_generate)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

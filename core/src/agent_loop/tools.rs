@@ -117,7 +117,7 @@ async fn emit_result_message(
         details: o.details.clone(),
         is_error: err,
         timestamp: now_ms(),
-        usage: None,
+        usage: o.usage,
     });
     sink.emit(AgentEvent::MessageStart {
         message: message.clone(),

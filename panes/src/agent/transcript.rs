@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{
     AvailableCommand, CompactionStatus, ContentBlock, ContentChunk, NoticeSeverity, Plan,
-    PlanEntryStatus, SessionConfigOption, SessionUpdate, ToolCallStatus, ToolCallUpdateFields,
-    ToolKind,
+    PlanEntryStatus, SessionConfigOption, SessionUpdate, ToolCallContent, ToolCallStatus,
+    ToolCallUpdateFields, ToolKind,
 };
 
 use super::content::{block_text, tool_body};
@@ -172,6 +172,8 @@ pub(crate) struct Transcript {
     reset: bool,
     /// Tool calls whose permission request the user rejected.
     rejected: std::collections::HashSet<String>,
+    /// Tool calls whose pictures (a generated image, a screenshot) were added after them.
+    pictured: std::collections::HashSet<String>,
     /// The conversation put aside at the last leaf move, for when the leaf comes back.
     held: Option<held::HeldBranch>,
     pub facts: SessionFacts,
@@ -585,9 +587,28 @@ impl Transcript {
         if let Some(kind) = f.kind {
             t.kind = kind;
         }
+        // Pictures in a result become picture blocks after the call (once); the rest is its
+        // body.
+        let mut pictures = Vec::new();
         if let Some(content) = &f.content {
-            t.body = content.iter().filter_map(tool_body).collect();
+            t.body = content
+                .iter()
+                .filter_map(|c| match c {
+                    ToolCallContent::Content(block) => match &block.content {
+                        ContentBlock::Image(image) => match Picture::from_base64(&image.data) {
+                            Ok(picture) => {
+                                pictures.push(picture);
+                                None
+                            }
+                            Err(_) => tool_body(c),
+                        },
+                        _ => tool_body(c),
+                    },
+                    _ => tool_body(c),
+                })
+                .collect();
         }
+        let call = t.id.clone();
         if let Some(raw) = &f.raw_output {
             let text = raw
                 .as_str()
@@ -613,6 +634,14 @@ impl Transcript {
                     t.finished.get_or_insert(now);
                 }
                 _ => t.state = ToolState::Pending,
+            }
+        }
+        if !pictures.is_empty() && self.pictured.insert(call) {
+            for picture in pictures {
+                self.push(Block::Image(ImageView {
+                    role: Role::Agent,
+                    picture,
+                }));
             }
         }
     }

@@ -64,6 +64,44 @@ fn a_picture_is_its_label_and_gets_rows_only_where_pictures_show() {
 }
 
 #[test]
+fn a_tools_picture_follows_the_call_once() {
+    use agent_client_protocol::v1::schema::{
+        ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    };
+    let theme = Theme::default();
+    let data = base64::engine::general_purpose::STANDARD.encode(png(160, 64));
+    let result = vec![
+        ToolCallContent::from(ContentBlock::from("Saved .march/images/cat.png")),
+        ToolCallContent::from(ContentBlock::Image(ImageContent::new(data, "image/png"))),
+    ];
+    let done = |status| {
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            "c1",
+            ToolCallUpdateFields::new()
+                .status(status)
+                .content(result.clone()),
+        ))
+    };
+    let mut pane = pane_with(&[
+        (
+            0,
+            SessionUpdate::ToolCall(ToolCall::new("c1", "image_generate a cat")),
+        ),
+        (1, done(ToolCallStatus::InProgress)),
+        (2, done(ToolCallStatus::Completed)),
+    ]);
+    pane.show_pictures(true);
+    let t = draw(&mut pane, &theme, 60, 30);
+    let screen = screen(&t);
+    assert_eq!(screen.matches("[image 160×64 png]").count(), 1, "{screen}");
+    assert_eq!(
+        pane.placements().len(),
+        1,
+        "one picture, though two updates carried it"
+    );
+}
+
+#[test]
 fn a_picture_partly_scrolled_away_is_not_placed() {
     let theme = Theme::default();
     // A picture of 10×10 cells (label and 10 rows) above an answer of `n` lines.

@@ -253,6 +253,9 @@ impl Server {
                 session: opened.id.to_string(),
             });
         }
+        if let Some(images) = images_of(&opened.config.images, &opened.registry) {
+            ctx = ctx.with_images(images);
+        }
         // A search provider without its key is left out (the model is not offered a tool
         // that can only fail), and the log says why.
         match march_tools::web::SearchApi::from_config(&opened.config.web, |var| {
@@ -393,4 +396,40 @@ fn choose_model(
             registry.auth_file().display()
         ))),
     }
+}
+
+/// The image model `[images]` names, through its provider's address and key; `None` (and
+/// the log says why) when none is named or its provider is unknown.
+fn images_of(
+    config: &march_core::config::ImagesConfig,
+    registry: &march_core::model::ModelRegistry,
+) -> Option<march_tools::image::Images> {
+    let spec = config.model.as_deref()?;
+    let Some((provider, model)) = spec
+        .split_once('/')
+        .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+    else {
+        tracing::warn!(
+            "[images] model {spec:?} is not provider/model: image_generate is not offered"
+        );
+        return None;
+    };
+    let Some(info) = registry.provider(provider) else {
+        tracing::warn!(
+            "[images] model {spec:?}: no provider {provider:?}: image_generate is not offered"
+        );
+        return None;
+    };
+    let api = march_tools::image::ImageApi::new(
+        provider,
+        model,
+        &info.base_url,
+        registry.api_key(provider),
+        config.size.clone(),
+        config.price_per_image,
+    );
+    Some(march_tools::image::Images {
+        api,
+        dir: config.dir.clone(),
+    })
 }
