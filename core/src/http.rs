@@ -9,6 +9,17 @@ pub fn client(connect_timeout: Duration) -> Result<reqwest::Client, reqwest::Err
     client_builder(connect_timeout).build()
 }
 
+/// One [`client`] for the whole process, made at first use: for tools that call APIs the user
+/// configured (a search provider, an images API), so TLS setup and connections are shared.
+pub fn shared_client() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =
+        std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| client(Duration::from_secs(10)).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// The setup of [`client`], for clients that add to it (redirects, name resolution).
 pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     // rustls needs a process-wide crypto provider; installing twice is harmless.

@@ -75,6 +75,23 @@ pub fn claim_socket(socket: &Path) -> Result<Option<Claimed>, String> {
     }))
 }
 
+/// A task writing each string sent to it as one line on `write`; it ends when every sender
+/// is gone or the peer stops reading.
+pub fn line_writer(
+    mut write: tokio::net::unix::OwnedWriteHalf,
+) -> (mpsc::UnboundedSender<String>, tokio::task::JoinHandle<()>) {
+    let (out, mut to_send) = mpsc::unbounded_channel::<String>();
+    let task = tokio::spawn(async move {
+        while let Some(mut line) = to_send.recv().await {
+            line.push('\n');
+            if write.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    (out, task)
+}
+
 /// The reply line to request `id`.
 pub fn reply_line(id: u64, result: Result<Value, String>) -> String {
     let line = match result {
@@ -162,17 +179,9 @@ impl DaemonClient {
             return Ok(c.clone());
         }
         let stream = self.stream().await?;
-        let (read, mut write) = stream.into_split();
-        let (out, mut to_send) = mpsc::unbounded_channel::<String>();
+        let (read, write) = stream.into_split();
+        let (out, _writer) = line_writer(write);
         let pending: Pending = Arc::default();
-        tokio::spawn(async move {
-            while let Some(mut line) = to_send.recv().await {
-                line.push('\n');
-                if write.write_all(line.as_bytes()).await.is_err() {
-                    break;
-                }
-            }
-        });
         let waiting = pending.clone();
         let closed = Arc::new(AtomicBool::new(false));
         let mark = closed.clone();

@@ -73,6 +73,23 @@ fn untouched(text: &str, lines: usize, max_lines: usize, max_bytes: usize) -> Tr
     }
 }
 
+/// `text`'s leading lines within the default limits, followed by what was left out when
+/// something was (for tools that read pages: the start matters most).
+pub fn head_with_notice(text: &str) -> (String, Truncation) {
+    let cut = truncate_head(text, MAX_LINES, MAX_BYTES);
+    let mut shown = cut.content.clone();
+    if cut.truncated {
+        shown.push_str(&format!(
+            "\n\n[Showing {} of {} lines ({} of {}).]",
+            cut.output_lines,
+            cut.total_lines,
+            format_size(cut.output_bytes),
+            format_size(cut.total_bytes)
+        ));
+    }
+    (shown, cut)
+}
+
 /// Keep whole leading lines within the limits.
 pub fn truncate_head(text: &str, max_lines: usize, max_bytes: usize) -> Truncation {
     let lines = split_lines(text);

@@ -27,9 +27,8 @@ use futures_util::StreamExt;
 use march_core::config::BrowserConfig;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::BufReader;
 use tokio::net::UnixStream;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -133,16 +132,8 @@ pub async fn run_browser_daemon(data_dir: &Path, config: BrowserConfig) -> Resul
 }
 
 async fn serve_connection(daemon: Arc<Daemon>, stream: UnixStream) {
-    let (read, mut write) = stream.into_split();
-    let (out, mut to_send) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        while let Some(mut line) = to_send.recv().await {
-            line.push('\n');
-            if write.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (read, write) = stream.into_split();
+    let (out, writer) = crate::daemon::line_writer(write);
     // The sessions this runner acted for: their tabs close when it goes (ended, or crashed).
     let mut touched = std::collections::HashSet::new();
     let mut reader = BufReader::new(read);

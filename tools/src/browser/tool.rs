@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::BrowserAccess;
 use super::protocol::{Request, Target};
 use crate::args::required_str;
-use crate::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_head};
+use crate::truncate::head_with_notice;
 
 /// How long a navigation or a page's answer may take (the browser's own start included).
 const CALL_LIMIT: Duration = Duration::from_secs(90);
@@ -214,18 +214,7 @@ fn tabs_text(answer: &Value) -> String {
 }
 
 fn long_text(head: String, body: &str) -> String {
-    let cut = truncate_head(body, MAX_LINES, MAX_BYTES);
-    let mut text = format!("{head}\n{}", cut.content);
-    if cut.truncated {
-        text.push_str(&format!(
-            "\n\n[Showing {} of {} lines ({} of {}).]",
-            cut.output_lines,
-            cut.total_lines,
-            format_size(cut.output_bytes),
-            format_size(cut.total_bytes)
-        ));
-    }
-    text
+    format!("{head}\n{}", head_with_notice(body).0)
 }
 
 #[async_trait]

@@ -20,7 +20,6 @@ pub struct ImageGenerateTool {
     cwd: PathBuf,
     /// Where images go, relative to the project.
     dir: PathBuf,
-    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
     parameters: Value,
 }
 
@@ -49,7 +48,6 @@ impl ImageGenerateTool {
             api,
             cwd,
             dir,
-            client: std::sync::OnceLock::new(),
             parameters,
         }
     }
@@ -149,14 +147,7 @@ impl Tool for ImageGenerateTool {
                 "No image model is configured: the user sets one in [images] model",
             ));
         };
-        let client = self
-            .client
-            .get_or_init(|| {
-                march_core::http::client(std::time::Duration::from_secs(10))
-                    .map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(|e| ToolError::new(e.clone()))?;
+        let client = march_core::http::shared_client().map_err(ToolError::new)?;
         let size = args.get("size").and_then(Value::as_str);
         let made = tokio::select! {
             made = api.generate(client, &prompt, size) => made,

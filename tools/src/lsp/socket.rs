@@ -112,16 +112,8 @@ pub async fn serve_host(host: LspHost, listener: UnixListener, linger: Option<Du
 }
 
 async fn serve_client(host: LspHost, stream: UnixStream) {
-    let (read, mut write) = stream.into_split();
-    let (out, mut to_send) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        while let Some(mut line) = to_send.recv().await {
-            line.push('\n');
-            if write.write_all(line.as_bytes()).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (read, write) = stream.into_split();
+    let (out, writer) = crate::daemon::line_writer(write);
     // The connection's requests; a watch never ends by itself, so all stop with the reader.
     let mut tasks = tokio::task::JoinSet::new();
     let mut reader = BufReader::new(read);

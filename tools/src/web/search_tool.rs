@@ -12,8 +12,6 @@ use crate::args::required_str;
 /// Searches the web through the API of `[web.search]`.
 pub struct WebSearchTool {
     api: Option<SearchApi>,
-    /// Built at the first call and kept, like web_fetch's.
-    client: std::sync::OnceLock<Result<reqwest::Client, String>>,
     parameters: Value,
 }
 
@@ -36,11 +34,7 @@ impl WebSearchTool {
             },
             "required": ["query"]
         });
-        WebSearchTool {
-            api,
-            client: std::sync::OnceLock::new(),
-            parameters,
-        }
+        WebSearchTool { api, parameters }
     }
 }
 
@@ -99,14 +93,7 @@ impl Tool for WebSearchTool {
             .get("count")
             .and_then(Value::as_u64)
             .map_or(api.results, |n| n as usize);
-        let client = self
-            .client
-            .get_or_init(|| {
-                march_core::http::client(std::time::Duration::from_secs(10))
-                    .map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(|e| ToolError::new(e.clone()))?;
+        let client = march_core::http::shared_client().map_err(ToolError::new)?;
         let hits = tokio::select! {
             hits = api.search(client, query, count) => hits,
             () = cancel.cancelled() => return Err(ToolError::new("Search cancelled")),

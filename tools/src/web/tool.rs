@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fetch::{FetchLimits, Fetched, WebClient};
 use crate::args::required_str;
-use crate::truncate::{MAX_BYTES, MAX_LINES, format_size, truncate_head};
+use crate::truncate::{format_size, head_with_notice};
 
 /// Fetches a web page as markdown.
 pub struct WebFetchTool {
@@ -117,18 +117,8 @@ fn outcome(fetched: &Fetched, max_bytes: usize) -> ToolOutcome {
             format_size(max_bytes)
         ));
     }
-    let cut = truncate_head(&fetched.text, MAX_LINES, MAX_BYTES);
-    let mut text = format!("{head}\n{}", cut.content);
-    if cut.truncated {
-        text.push_str(&format!(
-            "\n\n[Showing {} of {} lines ({} of {}).]",
-            cut.output_lines,
-            cut.total_lines,
-            format_size(cut.output_bytes),
-            format_size(cut.total_bytes)
-        ));
-    }
-    let mut outcome = ToolOutcome::text(text);
+    let (shown, cut) = head_with_notice(&fetched.text);
+    let mut outcome = ToolOutcome::text(format!("{head}\n{shown}"));
     outcome.details = json!({
         "url": fetched.url,
         "redirects": fetched.redirects,
