@@ -28,7 +28,7 @@ pub fn run(paths: MarchPaths, command: BrowserCommand) -> anyhow::Result<ExitCod
             println!(
                 "{}",
                 if stopped {
-                    "The browser daemon stopped (its browser closed)."
+                    "The browser daemon stopped."
                 } else {
                     "The browser daemon is not running."
                 }

@@ -20,10 +20,15 @@ pub fn shared_client() -> Result<&'static reqwest::Client, String> {
         .map_err(Clone::clone)
 }
 
+/// Installs rustls's process-wide crypto provider (ring), which every TLS client needs before
+/// it is built, ours or a library's (chromiumoxide's); installing twice is harmless.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// The setup of [`client`], for clients that add to it (redirects, name resolution).
 pub fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
-    // rustls needs a process-wide crypto provider; installing twice is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    install_crypto_provider();
     reqwest::Client::builder()
         .user_agent(concat!("march/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)

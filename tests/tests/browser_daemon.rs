@@ -249,10 +249,7 @@ async fn a_local_page_is_read_clicked_typed_into_and_photographed() {
     );
 
     let browser = status(&client).await.browser_pid.unwrap();
-    assert_eq!(
-        stop(home.path()).trim(),
-        "The browser daemon stopped (its browser closed)."
-    );
+    assert_eq!(stop(home.path()).trim(), "The browser daemon stopped.");
     assert!(!alive(browser), "the browser process is gone after stop");
     let profile = march_tools::browser::profile_dir(&home.path().join("data"));
     assert_eq!(
@@ -366,4 +363,66 @@ async fn a_killed_daemon_is_started_again_and_its_browser_does_not_linger() {
     assert!(browsers_on(&profile).contains(&new_browser));
     stop(home.path());
     assert_eq!(browsers_on(&profile), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_own_browser_is_driven_and_left_running() {
+    let chromium = march_testkit::test_tools::chromium();
+    let own_profile = tempfile::tempdir().unwrap();
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    // The user's browser, started with remote debugging as they would.
+    let mut args = vec![
+        "--headless".to_string(),
+        format!("--remote-debugging-port={port}"),
+        format!("--user-data-dir={}", own_profile.path().display()),
+        "--disable-dev-shm-usage".into(),
+        "--disable-crash-reporter".into(),
+    ];
+    if rustix::process::geteuid().is_root() {
+        args.push("--no-sandbox".into());
+    }
+    let mut own = Command::new(&chromium)
+        .args(&args)
+        // Its crash reports and state stay out of the user's home.
+        .env("XDG_CONFIG_HOME", own_profile.path())
+        .arg("about:blank")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let address = format!("http://127.0.0.1:{port}");
+    gone_within("the user's browser listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[browser]\nconnect = \"{address}\"\n"),
+    )
+    .unwrap();
+    let pages = pages().await;
+    let client = client(home.path());
+    let opened = call(
+        &client,
+        Request::Navigate {
+            session: session("s"),
+            url: pages.url("/other"),
+            new_tab: false,
+        },
+    )
+    .await;
+    assert_eq!(opened["title"], "Other page");
+    let listed = status(&client).await;
+    assert_eq!(listed.browser_pid, None, "not the daemon's own browser");
+    assert!(listed.browser.is_some());
+    assert_eq!(stop(home.path()).trim(), "The browser daemon stopped.");
+    assert!(
+        own.try_wait().unwrap().is_none() && alive(own.id()),
+        "the user's browser keeps running"
+    );
+    let _ = own.kill();
+    let _ = own.wait();
 }

@@ -158,7 +158,11 @@ async fn serve_connection(daemon: Arc<Daemon>, stream: UnixStream) {
         let out = out.clone();
         tokio::spawn(async move {
             let stop = matches!(request, Request::Stop);
-            let result = daemon.handle(request).await;
+            // A panic in a library under one request answers that request and spares the rest.
+            let worker = daemon.clone();
+            let result = tokio::spawn(async move { worker.handle(request).await })
+                .await
+                .unwrap_or_else(|e| Err(format!("the browser daemon failed on this request: {e}")));
             *daemon.last_request.lock() = Instant::now();
             let _ = out.send(reply_line(id, result));
             if stop {
@@ -384,10 +388,26 @@ impl Daemon {
     }
 
     async fn start_browser(&self) -> Result<Running, String> {
+        let (width, height) = (self.config.width, self.config.height);
+        let viewport = Viewport {
+            width,
+            height,
+            device_scale_factor: Some(1.0),
+            ..Viewport::default()
+        };
         let (mut browser, mut handler) = match &self.config.connect {
-            Some(address) => Browser::connect(address.clone())
-                .await
-                .map_err(|e| format!("cannot connect to the browser at {address}: {e}"))?,
+            Some(address) => {
+                // chromiumoxide asks the browser's HTTP endpoint for its socket with reqwest.
+                march_core::http::install_crypto_provider();
+                let config = chromiumoxide::handler::HandlerConfig {
+                    viewport: Some(viewport),
+                    request_timeout: Duration::from_secs(30),
+                    ..Default::default()
+                };
+                Browser::connect_with_config(address.clone(), config)
+                    .await
+                    .map_err(|e| format!("cannot connect to the browser at {address}: {e}"))?
+            }
             None => {
                 let executable = super::find_browser(&self.config).ok_or(
                     "no Chromium-family browser found: install chromium, or set \
@@ -396,20 +416,24 @@ impl Daemon {
                 let profile = super::profile_dir(&self.data_dir);
                 std::fs::create_dir_all(&profile)
                     .map_err(|e| format!("cannot create {}: {e}", profile.display()))?;
-                let (width, height) = (self.config.width, self.config.height);
                 let mut builder = chromiumoxide::BrowserConfig::builder()
                     .chrome_executable(&executable)
                     .user_data_dir(&profile)
                     .window_size(width, height)
-                    .viewport(Viewport {
-                        width,
-                        height,
-                        device_scale_factor: Some(1.0),
-                        ..Viewport::default()
-                    })
+                    .viewport(viewport)
                     .launch_timeout(Duration::from_secs(30))
                     .request_timeout(Duration::from_secs(30))
-                    .arg("--disable-dev-shm-usage");
+                    .arg("--disable-dev-shm-usage")
+                    .arg("--disable-crash-reporter")
+                    // Chromium keeps crash reports and some state under the user's config
+                    // directory whatever its profile: under March's data directory instead.
+                    .env(
+                        "XDG_CONFIG_HOME",
+                        self.data_dir
+                            .join("browser")
+                            .join("config")
+                            .to_string_lossy(),
+                    );
                 if self.config.headed {
                     builder = builder.with_head();
                 }
@@ -494,9 +518,58 @@ impl Daemon {
                     let _ = running.browser.kill().await;
                 }
                 let _ = std::fs::remove_file(self.pid_file());
+                // Its helpers (zygote, GPU, renderers) end after it, a moment later.
+                end_processes_on(&super::profile_dir(&self.data_dir), Duration::from_secs(5)).await;
             }
             running.handler.abort();
         }
+    }
+}
+
+/// The processes (not this one) whose command line names `profile`: a browser on it and its
+/// helpers.
+fn processes_on(profile: &Path) -> Vec<i32> {
+    let needle = profile.to_string_lossy().into_owned();
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            let running = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(") ")
+                    .is_some_and(|(_, r)| !r.starts_with('Z'))
+            });
+            running
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+        .collect()
+}
+
+/// Waits up to `grace` for the processes on `profile` to end, then kills what is left.
+async fn end_processes_on(profile: &Path, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    loop {
+        let left = processes_on(profile);
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            tracing::warn!(
+                ?left,
+                "browser daemon: browser processes did not end; killing them"
+            );
+            for pid in left {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 
@@ -534,6 +607,7 @@ async fn end_leftover_browser(pid_file: &Path, profile: &Path) {
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
     let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    end_processes_on(profile, Duration::ZERO).await;
     let deadline = Instant::now() + Duration::from_secs(5);
     while std::path::Path::new(&format!("/proc/{}", pid.as_raw_nonzero())).exists()
         && Instant::now() < deadline
