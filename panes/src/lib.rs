@@ -5,6 +5,8 @@
 //! an agent does reaches a pane as an ACP update routed by the app.
 
 pub mod agent;
+pub mod attention;
+pub mod avatar;
 pub mod cells;
 pub mod chrome;
 pub mod copy;

@@ -149,6 +149,20 @@ impl Picture {
         (fit(cols).min(max_width.max(1)), fit(rows).min(MAX_ROWS))
     }
 
+    /// Its pixels, decoded within March's limits on size and memory (slow for a large
+    /// picture: never on the UI loop).
+    pub fn decode(&self) -> Result<image::DynamicImage, PictureError> {
+        let mut reader = ImageReader::with_format(Cursor::new(&self.bytes[..]), self.format);
+        let mut limits = Limits::default();
+        limits.max_image_width = Some(MAX_SIDE);
+        limits.max_image_height = Some(MAX_SIDE);
+        limits.max_alloc = Some(MAX_DECODE_BYTES);
+        reader.limits(limits);
+        reader
+            .decode()
+            .map_err(|e| PictureError::Decode(e.to_string()))
+    }
+
     /// The picture drawn into `cells` with `graphics` (decoding, scaling and encoding:
     /// slow for a large picture, so never on the UI loop). `kitty_id` names the image to a
     /// kitty terminal.
@@ -158,15 +172,7 @@ impl Picture {
         graphics: Graphics,
         kitty_id: u32,
     ) -> Result<Protocol, PictureError> {
-        let mut reader = ImageReader::with_format(Cursor::new(&self.bytes[..]), self.format);
-        let mut limits = Limits::default();
-        limits.max_image_width = Some(MAX_SIDE);
-        limits.max_image_height = Some(MAX_SIDE);
-        limits.max_alloc = Some(MAX_DECODE_BYTES);
-        reader.limits(limits);
-        let image = reader
-            .decode()
-            .map_err(|e| PictureError::Decode(e.to_string()))?;
+        let image = self.decode()?;
         let size = Size::new(cells.0, cells.1);
         let font = FontSize::new(graphics.cell.0.max(1), graphics.cell.1.max(1));
         let image = Resize::Fit(None).resize(&image, font, size, None);

@@ -10,7 +10,9 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
+use crate::avatar::AvatarBadge;
 use crate::chrome::draw_modal;
+use crate::picture::Placement;
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{truncate, width};
@@ -26,6 +28,8 @@ pub struct SwitcherEntry {
     pub project: String,
     /// A glyph for its state and the theme slot to draw it in.
     pub glyph: (&'static str, Slot),
+    /// Its agent's avatar in its state, drawn in the glyph's place (an open session's).
+    pub avatar: Option<AvatarBadge>,
     /// Its state in a word or two (working, needs you, saved…).
     pub state: String,
     /// When it was last active, as shown.
@@ -297,11 +301,19 @@ impl Switcher {
         SwitcherKey::Changed
     }
 
-    /// Draws the switcher centred in `area`.
-    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+    /// Draws the switcher centred in `area`; where its avatars' pictures go, for terminals
+    /// that show `pictures`.
+    pub fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        pictures: bool,
+    ) -> Vec<Placement> {
+        let mut placed = Vec::new();
         let w = area.width.saturating_sub(4).min(110);
         if w < 24 || area.height < 6 {
-            return;
+            return placed;
         }
         let h = area.height.saturating_sub(4).min(24);
         let rect = Rect::new(
@@ -355,8 +367,13 @@ impl Switcher {
                 " Nothing matches."
             };
             buf.set_line(inner.x, inner.y + 1, &Line::styled(note, dim), inner.width);
-            return;
+            return placed;
         }
+        // Avatars take a column more than glyphs: every row makes room when one has one.
+        let avatars = self
+            .matches
+            .iter()
+            .any(|(i, _)| self.entry(*i).avatar.is_some());
         let first = self.selected.saturating_sub(rows.saturating_sub(1));
         for (row, (at, (i, indices))) in self
             .matches
@@ -373,9 +390,15 @@ impl Switcher {
             } else {
                 body
             };
-            let line = entry_line(e, indices, iw, base, theme);
-            buf.set_line(inner.x, inner.y + 1 + row as u16, &line, inner.width);
+            let line = entry_line(e, indices, iw, base, theme, avatars);
+            let y = inner.y + 1 + row as u16;
+            buf.set_line(inner.x, y, &line, inner.width);
+            // The avatar takes the glyph's two cells.
+            if let Some(badge) = &e.avatar {
+                placed.extend(badge.draw((inner.x + 1, y), buf, theme, base, pictures));
+            }
         }
+        placed
     }
 }
 
@@ -387,15 +410,18 @@ fn entry_line(
     iw: usize,
     base: Style,
     theme: &Theme,
+    avatars: bool,
 ) -> Line<'static> {
     let dim = base.patch(theme.style(Slot::TextDim));
+    // The cells before the title: a space, the glyph (or avatar) and the space after.
+    let lead = if avatars { 5 } else { 4 };
     let mark = base
         .patch(theme.style(Slot::Strong))
         .patch(theme.style(Slot::Warning));
     let mut spans = vec![
         Span::styled(" ", base),
         Span::styled(
-            format!("{} ", e.glyph.0),
+            format!("{}{}", e.glyph.0, if avatars { "  " } else { " " }),
             base.patch(theme.style(e.glyph.1)),
         ),
     ];
@@ -424,10 +450,13 @@ fn entry_line(
     if let Some(a) = &e.activity {
         facts.push(sanitize_line(a).into_owned());
     }
-    let facts = truncate(&facts.join(" · "), 44.min(iw.saturating_sub(title_w + 4)));
+    let facts = truncate(
+        &facts.join(" · "),
+        44.min(iw.saturating_sub(title_w + lead)),
+    );
     let fw = width(&facts);
     spans.push(Span::styled(facts, base));
-    let left = iw.saturating_sub(title_w + 4 + fw + 3);
+    let left = iw.saturating_sub(title_w + lead + fw + 3);
     if let Some(p) = &e.preview
         && left > 8
     {
@@ -457,6 +486,7 @@ mod tests {
             activity: Some("07:12".into()),
             preview: Some("The tests pass now; I changed the parser to keep comments.".into()),
             panes: if id == 1 { vec![1] } else { vec![] },
+            avatar: None,
         }
     }
 
@@ -534,8 +564,41 @@ mod tests {
         s.set_loading(true);
         typed(&mut s, "par");
         let mut t = Terminal::new(TestBackend::new(100, 12)).unwrap();
-        t.draw(|f| s.render(f.area(), f.buffer_mut(), &dark()))
-            .unwrap();
+        t.draw(|f| {
+            s.render(f.area(), f.buffer_mut(), &dark(), false);
+        })
+        .unwrap();
         insta::assert_snapshot!(t.backend());
+    }
+
+    #[test]
+    fn open_sessions_show_their_agents_avatar_in_their_state_with_and_without_pictures() {
+        use crate::attention::Attention;
+        use crate::avatar::{AvatarBadge, testing};
+        let theme = dark();
+        let avatar = testing::avatar(&theme);
+        let mut list: Vec<SwitcherEntry> = Attention::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, state)| SwitcherEntry {
+                avatar: Some(AvatarBadge {
+                    avatar: avatar.clone(),
+                    state: *state,
+                }),
+                glyph: (state.glyph(), state.slot()),
+                ..entry(i as u64 + 1, "Fix the parser", "api", state.words())
+            })
+            .collect();
+        // A saved session has no state: its glyph.
+        list.push(entry(6, "Parser benchmarks", "api", "saved"));
+        let s = Switcher::new(list);
+        let mut shown = Vec::new();
+        for pictures in [false, true] {
+            let mut buf = Buffer::empty(Rect::new(0, 0, 64, 14));
+            let placed = s.render(buf.area, &mut buf, &theme, pictures);
+            shown.push(format!("pictures {pictures}:"));
+            shown.extend((4..10).map(|y| testing::shown_row(&buf, y, &placed, &avatar)));
+        }
+        insta::assert_snapshot!(shown.join("\n"));
     }
 }

@@ -47,6 +47,10 @@ impl AgentPicker {
                 activity: None,
                 preview: None,
                 panes: Vec::new(),
+                avatar: Some(march_panes::avatar::AvatarBadge {
+                    avatar: ws.agent_avatar(name),
+                    state: march_panes::attention::Attention::Idle,
+                }),
             })
             .collect();
         let mut view = Switcher::new(entries);

@@ -49,25 +49,27 @@ pub(super) fn draw(
         return Drawn::default();
     }
     let panes = Rect::new(area.x, area.y, area.width, area.height - 1);
-    let pictures = ws.render(panes, buf, theme, highlighter, overlays.pictures);
-    Drawn {
-        cursor: draw_over(buf, ws, theme, overlays, panes),
-        pictures,
-    }
+    let mut pictures = ws.render(panes, buf, theme, highlighter, overlays.pictures);
+    let (cursor, over) = draw_over(buf, ws, theme, overlays, panes);
+    pictures.extend(over);
+    Drawn { cursor, pictures }
 }
 
-/// The status bar and what covers the panes; where the cursor goes.
+/// The status bar and what covers the panes; where the cursor goes, and the pictures of
+/// what covers the panes.
 fn draw_over(
     buf: &mut Buffer,
     ws: &mut Workspace,
     theme: &Theme,
     overlays: &Overlays<'_>,
     panes: Rect,
-) -> Option<Position> {
+) -> (Option<Position>, Vec<march_panes::picture::Placement>) {
     let ctx = status_context(overlays.prefix_pending, &overlays.message);
     draw_status_bar(buf, ws, theme, &ctx);
     let layers = overlays.layers.filter(|l| !l.is_empty());
-    let hides_cursor = layers.is_some_and(|l| l.draw(ws, overlays.keymap, panes, buf, theme));
+    let (hides_cursor, placed) = layers.map_or((false, Vec::new()), |l| {
+        l.draw(ws, overlays.keymap, panes, buf, theme, overlays.pictures)
+    });
     if layers.is_none() && overlays.prefix_pending {
         hints::render(
             &overlays.keymap.hints(KeyContext::Prefix),
@@ -77,9 +79,9 @@ fn draw_over(
         );
     }
     if hides_cursor {
-        return None;
+        return (None, placed);
     }
-    cursor(ws)
+    (cursor(ws), placed)
 }
 
 /// What the status bar shows besides the workspace's state.
@@ -170,6 +172,45 @@ mod tests {
             layers: None,
             pictures: false,
         }
+    }
+
+    #[test]
+    fn the_supervisor_shows_each_sessions_avatar_in_its_state_with_and_without_pictures() {
+        use march_panes::attention::Attention;
+        use march_panes::avatar::testing;
+        let theme = Theme::builtin("dark").unwrap();
+        let keymap = Keymap::defaults();
+        let names = ["idle", "working", "needs-you", "done", "error"];
+        let dirs: Vec<String> = names.iter().map(|n| format!("/work/{n}")).collect();
+        let dirs: Vec<&str> = dirs.iter().map(String::as_str).collect();
+        let mut ws = workspace_on(&dirs);
+        let avatar = testing::avatar(&theme);
+        ws.test_avatar("march", avatar.clone());
+        for (i, state) in Attention::ALL.into_iter().enumerate() {
+            ws.select_tab(i);
+            let key = ws.focused_session().unwrap();
+            ws.test_attention(key, state);
+        }
+        // The idle one is in view: looking at it changes nothing.
+        ws.select_tab(0);
+        let layers = with(Layer::Supervisor(SupervisorView::default()));
+        let mut shown = Vec::new();
+        for pictures in [false, true] {
+            let overlays = Overlays {
+                layers: Some(&layers),
+                pictures,
+                ..plain(&keymap)
+            };
+            let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+            let drawn = draw(&mut buf, &mut ws, &theme, &Highlighter::new(), &overlays);
+            shown.push(format!("pictures {pictures}:"));
+            shown.extend(
+                (0..24)
+                    .map(|y| testing::shown_row(&buf, y, &drawn.pictures, &avatar))
+                    .filter(|row| row.contains("(march)")),
+            );
+        }
+        insta::assert_snapshot!(shown.join("\n"));
     }
 
     #[test]

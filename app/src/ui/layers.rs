@@ -7,6 +7,7 @@ use std::cell::Cell;
 use std::path::Path;
 
 use crossterm::event::KeyEvent;
+use march_panes::picture::Placement;
 use march_panes::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -200,7 +201,8 @@ impl Layers {
     }
 
     /// Draws the layers over `panes`, bottom first; whether one hides the cursor (a list or
-    /// the supervisor view has the user's attention).
+    /// the supervisor view has the user's attention), and where their pictures go for
+    /// terminals that show `pictures`.
     pub(super) fn draw(
         &self,
         ws: &Workspace,
@@ -208,45 +210,29 @@ impl Layers {
         panes: Rect,
         buf: &mut Buffer,
         theme: &Theme,
-    ) -> bool {
+        pictures: bool,
+    ) -> (bool, Vec<Placement>) {
         let mut hides_cursor = false;
+        let mut placed = Vec::new();
         for layer in &self.stack {
-            match layer {
+            let list = match layer {
                 Layer::Help(scroll) => {
                     scroll.set(hints::render_help(keymap, scroll.get(), panes, buf, theme));
+                    continue;
                 }
-                Layer::Supervisor(view) => {
-                    let browser = ws.browser().status();
-                    view.render(
-                        &ws.supervisor_rows(),
-                        ws.costs(),
-                        browser,
-                        panes,
-                        buf,
-                        theme,
-                    );
-                    hides_cursor = true;
-                }
-                Layer::Switcher(switcher) => {
-                    switcher.view.render(panes, buf, theme);
-                    hides_cursor = true;
-                }
-                Layer::Projects(picker) => {
-                    picker.view.render(panes, buf, theme);
-                    hides_cursor = true;
-                }
-                Layer::Agents(picker) => {
-                    picker.view.render(panes, buf, theme);
-                    hides_cursor = true;
-                }
-                Layer::WorktreeClose(closer) => {
-                    closer.view.render(panes, buf, theme);
-                    hides_cursor = true;
-                }
-                Layer::Rename(_) => {}
-            }
+                Layer::Rename(_) => continue,
+                Layer::Supervisor(view) => view.render(ws, panes, buf, theme, pictures),
+                Layer::Switcher(switcher) => switcher.view.render(panes, buf, theme, pictures),
+                Layer::Projects(picker) => picker.view.render(panes, buf, theme, pictures),
+                Layer::Agents(picker) => picker.view.render(panes, buf, theme, pictures),
+                Layer::WorktreeClose(closer) => closer.view.render(panes, buf, theme, pictures),
+            };
+            // A layer covers the pictures of those under it.
+            placed.retain(|p: &Placement| p.uncovered(buf));
+            placed.extend(list);
+            hides_cursor = true;
         }
-        hides_cursor
+        (hides_cursor, placed)
     }
 
     fn close_top_if(&mut self, step: Step) {

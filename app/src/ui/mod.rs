@@ -233,6 +233,7 @@ pub async fn serve(
     shell.ws.set_terminal_focused(false);
     let help = hints::help_summary(&shell.keymap);
     shell.ws.set_help_text(help);
+    shell.ws.set_avatar_theme(&shell.theme);
     // When to look for idle background sessions whose runners may stop.
     let mut idle_check: Option<tokio::time::Instant> = None;
     let mut redraw = Redraw {

@@ -44,6 +44,7 @@ fn entry(id: u64, dir: &Path, state: &str) -> SwitcherEntry {
         activity: None,
         preview: None,
         panes: Vec::new(),
+        avatar: None,
     }
 }
 

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::PermissionOptionKind;
 use crossterm::event::{KeyCode, KeyEvent};
+use march_panes::avatar::AvatarBadge;
 use march_panes::chrome::draw_modal;
+use march_panes::picture::Placement;
 use march_panes::sanitize::sanitize_line;
 use march_panes::theme::{Slot, Theme};
 use ratatui::buffer::Buffer;
@@ -16,11 +18,11 @@ use ratatui::text::{Line, Span};
 use march_runner::browser::Status;
 
 use crate::logging;
+use crate::workspace::Workspace;
 use crate::workspace::agent::RunnerState;
 use crate::workspace::costs::ProjectCosts;
 use crate::workspace::router::SessionKey;
 use crate::workspace::supervisor::SessionRow;
-use crate::workspace::switching::{attention_slot, attention_words};
 
 /// Lines of a runner's log shown at most.
 const LOG_LINES: usize = 500;
@@ -114,15 +116,17 @@ impl SupervisorView {
     /// Draws the view over `area`.
     pub(super) fn render(
         &self,
-        rows: &[SessionRow],
-        costs: &ProjectCosts,
-        browser: Option<&Status>,
+        ws: &Workspace,
         area: Rect,
         buf: &mut Buffer,
         theme: &Theme,
-    ) {
+        pictures: bool,
+    ) -> Vec<Placement> {
+        let rows = &ws.supervisor_rows();
+        let (costs, browser) = (ws.costs(), ws.browser().status());
+        let mut placed = Vec::new();
         if area.width < 20 || area.height < 6 {
-            return;
+            return placed;
         }
         let rect = Rect::new(
             area.x + 1,
@@ -166,19 +170,24 @@ impl SupervisorView {
             Some(_) => "↑↓ PgUp PgDn scroll · any other key back",
             None => "↑↓ select · enter show · r restart · x stop · l log · y/n answer · esc close",
         };
-        let mut lines: Vec<Line<'static>> = match &self.log {
+        // Each line, with the avatar a session's row starts with.
+        let mut lines: Vec<(Line<'static>, Option<&AvatarBadge>)> = match &self.log {
             Some((_, log, scroll)) => {
                 let room = usize::from(inner.height.saturating_sub(1));
                 let end = log.len().saturating_sub(*scroll);
                 let start = end.saturating_sub(room);
                 log[start..end]
                     .iter()
-                    .map(|l| Line::styled(clip(l, width), body))
+                    .map(|l| (Line::styled(clip(l, width), body), None))
                     .collect()
             }
             None => {
                 let mut lines = self.row_lines(rows, costs, width, theme);
-                lines.extend(browser_lines(browser, rows, width, theme));
+                lines.extend(
+                    browser_lines(browser, rows, width, theme)
+                        .into_iter()
+                        .map(|l| (l, None)),
+                );
                 lines
             }
         };
@@ -187,13 +196,19 @@ impl SupervisorView {
             // Keep the selection in view.
             let at = lines
                 .iter()
-                .position(|l| l.spans.first().is_some_and(|s| s.content.starts_with(" ›")))
+                .position(|(l, _)| l.spans.first().is_some_and(|s| s.content.starts_with(" ›")))
                 .unwrap_or(0);
             let skip = (at + 1).saturating_sub(room);
             lines = lines.into_iter().skip(skip).take(room).collect();
         }
-        for (i, line) in lines.into_iter().enumerate() {
-            buf.set_line(inner.x, inner.y + i as u16, &line, inner.width);
+        for (i, (line, avatar)) in lines.into_iter().enumerate() {
+            let y = inner.y + i as u16;
+            buf.set_line(inner.x, y, &line, inner.width);
+            // In the glyph's two cells, after the selection mark.
+            if let Some(badge) = avatar {
+                let base = buf[(inner.x, y)].style();
+                placed.extend(badge.draw((inner.x + 3, y), buf, theme, base, pictures));
+            }
         }
         buf.set_line(
             inner.x,
@@ -201,15 +216,16 @@ impl SupervisorView {
             &Line::styled(clip(footer, width), theme.style(Slot::Hint)),
             inner.width,
         );
+        placed
     }
 
-    fn row_lines(
+    fn row_lines<'r>(
         &self,
-        rows: &[SessionRow],
+        rows: &'r [SessionRow],
         costs: &ProjectCosts,
         width: usize,
         theme: &Theme,
-    ) -> Vec<Line<'static>> {
+    ) -> Vec<(Line<'static>, Option<&'r AvatarBadge>)> {
         let body = theme.style(Slot::Modal);
         let dim = theme.style(Slot::TextDim);
         let mut lines = Vec::new();
@@ -218,7 +234,7 @@ impl SupervisorView {
         // Hosts are named once another machine is in the list.
         let many_hosts = rows.iter().any(|r| r.host.is_some());
         if rows.is_empty() {
-            lines.push(Line::styled(" No sessions.", dim));
+            lines.push((Line::styled(" No sessions.", dim), None));
         }
         for (i, row) in rows.iter().enumerate() {
             if many_hosts && host != Some(row.host.as_ref()) {
@@ -232,16 +248,19 @@ impl SupervisorView {
                     ),
                     Some(h) => (h.clone(), connection(&on_host)),
                 };
-                lines.push(Line::from(vec![
-                    Span::styled(
-                        format!(" ▣ {} ", sanitize_line(&name)),
-                        body.patch(theme.style(Slot::TitleFocused)),
-                    ),
-                    Span::styled(
-                        clip(&state, width.saturating_sub(name.len() + 4)),
-                        theme.style(slot),
-                    ),
-                ]));
+                lines.push((
+                    Line::from(vec![
+                        Span::styled(
+                            format!(" ▣ {} ", sanitize_line(&name)),
+                            body.patch(theme.style(Slot::TitleFocused)),
+                        ),
+                        Span::styled(
+                            clip(&state, width.saturating_sub(name.len() + 4)),
+                            theme.style(slot),
+                        ),
+                    ]),
+                    None,
+                ));
             }
             if project != Some(&row.project) {
                 project = Some(&row.project);
@@ -259,20 +278,23 @@ impl SupervisorView {
                     })
                     .unwrap_or_default();
                 let used = march_panes::wrap::width(&name) + 2 + march_panes::wrap::width(&cost);
-                lines.push(Line::from(vec![
-                    Span::styled(
-                        format!(" {} ", sanitize_line(&name)),
-                        body.patch(theme.style(Slot::TitleFocused)),
-                    ),
-                    Span::styled(
-                        clip(
-                            &sanitize_line(&row.project.to_string_lossy()),
-                            width.saturating_sub(used),
+                lines.push((
+                    Line::from(vec![
+                        Span::styled(
+                            format!(" {} ", sanitize_line(&name)),
+                            body.patch(theme.style(Slot::TitleFocused)),
                         ),
-                        dim,
-                    ),
-                    Span::styled(cost, body),
-                ]));
+                        Span::styled(
+                            clip(
+                                &sanitize_line(&row.project.to_string_lossy()),
+                                width.saturating_sub(used),
+                            ),
+                            dim,
+                        ),
+                        Span::styled(cost, body),
+                    ]),
+                    None,
+                ));
             }
             let selected = i == self.selected;
             let style = if selected {
@@ -280,10 +302,7 @@ impl SupervisorView {
             } else {
                 body
             };
-            let (glyph, glyph_style) = (
-                row.attention.glyph(),
-                theme.style(attention_slot(row.attention)),
-            );
+            let (glyph, glyph_style) = (row.attention.glyph(), theme.style(row.attention.slot()));
             let state_style = match row.runner.state {
                 RunnerState::Ready => theme.style(Slot::Success),
                 RunnerState::Crashed(_) => theme.style(Slot::Error),
@@ -295,7 +314,7 @@ impl SupervisorView {
                 facts.push(format!("pid {pid}"));
             }
             facts.push(format!("restarts {}", row.runner.restarts));
-            facts.push(attention_words(row.attention).to_string());
+            facts.push(row.attention.words().to_string());
             let mcp = crate::workspace::mcp::summary(&row.runner.mcp);
             if let Some((fact, _)) = &mcp {
                 facts.push(fact.clone());
@@ -330,7 +349,7 @@ impl SupervisorView {
             let title_width = 34.min(width / 2);
             let spans = vec![
                 Span::styled(if selected { " › " } else { "   " }.to_string(), style),
-                Span::styled(format!("{glyph} "), style.patch(glyph_style)),
+                Span::styled(format!("{glyph}  "), style.patch(glyph_style)),
                 Span::styled(pad(&clip(&title, title_width), title_width + 1), style),
                 Span::styled(
                     format!("{:<10} ", row.runner.state.label()),
@@ -341,27 +360,33 @@ impl SupervisorView {
                     style,
                 ),
             ];
-            lines.push(Line::from(spans));
+            lines.push((Line::from(spans), row.avatar.as_ref()));
             let trouble = match &row.runner.state {
                 RunnerState::Crashed(why) => Some(why.clone()),
                 _ => None,
             };
             if let Some(why) = trouble {
-                lines.push(Line::styled(
-                    format!(
-                        "       {}",
-                        clip(&sanitize_line(&why), width.saturating_sub(7))
+                lines.push((
+                    Line::styled(
+                        format!(
+                            "       {}",
+                            clip(&sanitize_line(&why), width.saturating_sub(7))
+                        ),
+                        theme.style(Slot::Error),
                     ),
-                    theme.style(Slot::Error),
+                    None,
                 ));
             }
             for line in mcp.iter().flat_map(|(_, trouble)| trouble) {
-                lines.push(Line::styled(
-                    format!(
-                        "       {}",
-                        clip(&sanitize_line(line), width.saturating_sub(7))
+                lines.push((
+                    Line::styled(
+                        format!(
+                            "       {}",
+                            clip(&sanitize_line(line), width.saturating_sub(7))
+                        ),
+                        theme.style(Slot::Warning),
                     ),
-                    theme.style(Slot::Warning),
+                    None,
                 ));
             }
             if let Some(question) = &row.question {
@@ -369,7 +394,10 @@ impl SupervisorView {
                     "       ? {} — y allow · Y always · n reject · N never",
                     sanitize_line(question)
                 );
-                lines.push(Line::styled(clip(&text, width), theme.style(Slot::Warning)));
+                lines.push((
+                    Line::styled(clip(&text, width), theme.style(Slot::Warning)),
+                    None,
+                ));
             }
             if !matches!(row.runner.state, RunnerState::Ready) && !row.runner.stderr_tail.is_empty()
             {
@@ -383,12 +411,15 @@ impl SupervisorView {
                     .into_iter()
                     .rev()
                 {
-                    lines.push(Line::styled(
-                        format!(
-                            "       stderr: {}",
-                            clip(&sanitize_line(l), width.saturating_sub(15))
+                    lines.push((
+                        Line::styled(
+                            format!(
+                                "       stderr: {}",
+                                clip(&sanitize_line(l), width.saturating_sub(15))
+                            ),
+                            dim,
                         ),
-                        dim,
+                        None,
                     ));
                 }
             }

@@ -38,6 +38,7 @@ fn entry(id: u64, title: String, detail: String, glyph: (&'static str, Slot)) ->
         activity: None,
         preview: None,
         panes: Vec::new(),
+        avatar: None,
     }
 }
 

@@ -101,6 +101,8 @@ pub enum JobDone {
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
     /// The browser daemon said how it is (`None`: it does not run).
     BrowserStatus(Result<Option<march_runner::browser::Status>, String>),
+    /// Agents' avatar files were read (those that changed).
+    AvatarsRead(Vec<super::avatars::AvatarRead>),
     /// A picture was read for a prompt (a file or the clipboard).
     PictureRead(super::attach::PictureRead),
     /// A picture was encoded for an attached terminal (handled by the UI, which owns the
@@ -339,6 +341,13 @@ impl super::Workspace {
                 true
             }
             J::BrowserStatus(answer) => self.browser.answered(answer),
+            J::AvatarsRead(found) => {
+                let (changed, retry) = self.avatars.read(found);
+                if retry {
+                    self.refresh_avatars();
+                }
+                changed
+            }
             J::ProjectsListed(listed) => {
                 self.projects_listed = Some(listed);
                 false

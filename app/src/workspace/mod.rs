@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod attach;
+pub mod avatars;
 pub mod browser;
 pub mod changes;
 mod control;
@@ -192,6 +193,8 @@ pub struct Workspace {
     costs: costs::ProjectCosts,
     /// The user's browser daemon, for the supervisor view.
     browser: browser::BrowserDaemon,
+    /// Agents' avatars, for the pane headers, the switcher and the supervisor view.
+    avatars: avatars::Avatars,
     /// The last turns the history index found for the switcher: its query and the hits.
     found_turns: Vec<(String, Vec<march_core::history::SearchHit>)>,
     /// Projects' files listed for `@` mentions.
@@ -239,6 +242,7 @@ impl Workspace {
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
             browser: browser::BrowserDaemon::default(),
+            avatars: avatars::Avatars::default(),
             file_lists: project_files::FileLists::default(),
             found_turns: Vec::new(),
             agent_choices: BTreeMap::new(),
@@ -643,6 +647,40 @@ impl Workspace {
     pub fn refresh_browser(&mut self) {
         self.browser
             .refresh(&self.launcher.jobs, self.launcher.paths.as_ref());
+    }
+
+    /// The theme avatars are drawn in; reads the agents' avatars with it.
+    pub fn set_avatar_theme(&mut self, theme: &march_panes::theme::Theme) {
+        self.avatars.set_theme(theme.clone());
+        self.refresh_avatars();
+    }
+
+    /// Reads the avatars of the agents panes may run, off the loop (only changed files are
+    /// made again).
+    pub fn refresh_avatars(&mut self) {
+        let mut agents: Vec<String> = self.launcher.agents.keys().cloned().collect();
+        agents.push(self.launcher.spec.name.clone());
+        agents.push(march_core::context::OWN_AGENT.to_string());
+        agents.sort();
+        agents.dedup();
+        let config_dir = self.launcher.paths.as_ref().map(|p| p.config_dir.clone());
+        self.avatars
+            .refresh(&self.launcher.jobs, config_dir.as_deref(), agents);
+    }
+
+    /// The avatar of `agent` (by its configured name), as last read.
+    pub fn agent_avatar(&self, agent: &str) -> std::sync::Arc<march_panes::avatar::Avatar> {
+        self.avatars.get(agent)
+    }
+
+    /// Session `key`'s avatar in its attention state.
+    pub fn avatar_badge(&self, key: SessionKey) -> Option<march_panes::avatar::AvatarBadge> {
+        let slot = self.sessions.get(&key)?;
+        let agent = slot.agent.as_deref().unwrap_or(&self.launcher.spec.name);
+        Some(march_panes::avatar::AvatarBadge {
+            avatar: self.agent_avatar(agent),
+            state: self.sessions.attention(key),
+        })
     }
 
     /// The browser daemon, as last asked.

@@ -423,12 +423,14 @@ impl Workspace {
         self.shells_on_screen.clear();
         let mut placed = Vec::new();
         for (id, rect) in rects {
-            let session = match self.panes.get(&id) {
-                Some(Pane::Agent(key)) => self.sessions.get_mut(key),
+            let key = match self.panes.get(&id) {
+                Some(Pane::Agent(key)) => Some(*key),
                 _ => None,
             };
-            if let Some(slot) = session {
+            let badge = key.and_then(|key| self.avatar_badge(key));
+            if let Some(slot) = key.and_then(|key| self.sessions.get_mut(&key)) {
                 slot.view.show_pictures(pictures);
+                slot.view.set_avatar(badge);
             }
             self.render_pane(id, rect, buf, theme, highlighter, id == focused);
             if let Some(Pane::Agent(key)) = self.panes.get(&id)

@@ -13,33 +13,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SessionKey(pub u64);
 
-/// What a session wants from the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Attention {
-    /// Nothing runs and nothing is unseen.
-    Idle,
-    /// A turn runs.
-    Working,
-    /// A permission request (or another question) waits for an answer.
-    NeedsYou,
-    /// A turn ended and the user has not looked since.
-    Done,
-    /// A turn failed or the runner crashed, and the user has not looked since.
-    Error,
-}
-
-impl Attention {
-    /// One character for tab titles and compact badges.
-    pub fn glyph(self) -> &'static str {
-        match self {
-            Attention::Idle => "·",
-            Attention::Working => "●",
-            Attention::NeedsYou => "!",
-            Attention::Done => "✓",
-            Attention::Error => "✗",
-        }
-    }
-}
+pub use march_panes::attention::Attention;
 
 /// Why the user should be told about a session now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

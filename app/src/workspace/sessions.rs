@@ -415,6 +415,8 @@ impl Workspace {
             // have opened browser tabs.
             self.refresh_costs();
             self.refresh_browser();
+            // The turn may have given its agent a new avatar.
+            self.refresh_avatars();
         }
         if let Some(text) = next_prompt {
             self.send_prompt(key, text, Vec::new());

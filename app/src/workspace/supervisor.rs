@@ -35,6 +35,8 @@ pub struct SessionRow {
     pub question: Option<String>,
     /// The agent's id of the session, once open (the browser daemon lists tabs by it).
     pub session_id: Option<String>,
+    /// Its agent's avatar in its attention state.
+    pub avatar: Option<march_panes::avatar::AvatarBadge>,
 }
 
 /// The open sessions and their attention: a session is in the Output Router exactly while
@@ -192,6 +194,7 @@ impl Workspace {
                 shown: self.agent_panes_of(*key).next().is_some(),
                 question: slot.view.pending_question().map(str::to_string),
                 session_id: slot.session_id.as_ref().map(|s| s.0.to_string()),
+                avatar: self.avatar_badge(*key),
             })
             .collect();
         // Sessions are in key order, so a project's first row says when it was opened; this

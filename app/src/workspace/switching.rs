@@ -12,7 +12,7 @@ use march_panes::theme::Slot;
 use super::agent::ListPurpose;
 use super::layout::{Axis, PaneId};
 use super::pane::Pane;
-use super::router::{Attention, SessionKey};
+use super::router::SessionKey;
 use super::{Workspace, project_name};
 
 /// A saved session the switcher offers: its project and id.
@@ -109,6 +109,7 @@ impl Workspace {
                     activity: at.map(|t| ago(now, t)),
                     preview: Some(first_line(&hit.snippet)),
                     panes: Vec::new(),
+                    avatar: None,
                 };
                 let turn = FoundTurn {
                     session: SavedSession {
@@ -163,11 +164,12 @@ impl Workspace {
                     id: key.0,
                     title: slot.view.title().to_string(),
                     project: project_name(&slot.project),
-                    glyph: (attention.glyph(), attention_slot(attention)),
-                    state: attention_words(attention).to_string(),
+                    glyph: (attention.glyph(), attention.slot()),
+                    state: attention.words().to_string(),
                     activity: slot.last_activity.map(|t| ago(now, t)),
                     preview: slot.view.last_message_text().map(|t| first_line(&t)),
                     panes,
+                    avatar: self.avatar_badge(*key),
                 };
                 (slot.last_activity, entry)
             })
@@ -231,6 +233,7 @@ impl Workspace {
                     activity: info.updated_at.as_deref().map(short_time),
                     preview: march_preview(&info),
                     panes: Vec::new(),
+                    avatar: None,
                 };
                 let saved = SavedSession {
                     project: project.clone(),
@@ -317,28 +320,6 @@ impl Workspace {
             }
             _ => false,
         }
-    }
-}
-
-/// The theme slot of an attention glyph.
-pub fn attention_slot(a: Attention) -> Slot {
-    match a {
-        Attention::NeedsYou => Slot::Warning,
-        Attention::Error => Slot::Error,
-        Attention::Done => Slot::Success,
-        Attention::Working => Slot::Info,
-        Attention::Idle => Slot::TextDim,
-    }
-}
-
-/// An attention state in words.
-pub fn attention_words(a: Attention) -> &'static str {
-    match a {
-        Attention::Idle => "idle",
-        Attention::Working => "working",
-        Attention::NeedsYou => "needs you",
-        Attention::Done => "done",
-        Attention::Error => "error",
     }
 }
 

@@ -96,3 +96,33 @@ pub(crate) fn git_in(root: &Path, args: &[&str]) {
         .unwrap_or_else(|e| panic!("git: {e}"));
     assert!(out.status.success(), "git {args:?}: {out:?}");
 }
+
+impl Workspace {
+    /// Puts session `key` in `state` as the router's events would (tests only).
+    pub(crate) fn test_attention(&mut self, key: SessionKey, state: router::Attention) {
+        use router::Attention as A;
+        let router = self.sessions.router_mut();
+        match state {
+            A::Idle => {}
+            A::Working => router.prompt_sent(key),
+            A::NeedsYou => {
+                router.prompt_sent(key);
+                router.question_asked(key, false);
+            }
+            A::Done | A::Error => {
+                router.prompt_sent(key);
+                router.turn_ended(key, state == A::Done, false);
+            }
+        }
+    }
+
+    /// Gives `agent` `avatar` as if its file had been read (tests only).
+    pub(crate) fn test_avatar(
+        &mut self,
+        agent: &str,
+        avatar: std::sync::Arc<march_panes::avatar::Avatar>,
+    ) {
+        self.avatars
+            .read(vec![avatars::AvatarRead::made(agent, avatar)]);
+    }
+}

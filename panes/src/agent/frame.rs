@@ -11,6 +11,7 @@ use ratatui::style::{Modifier, Style};
 use super::AgentPane;
 use super::blocks::BlockContext;
 use super::copy::TranscriptLines;
+use crate::avatar;
 use crate::chrome::pane_block;
 use crate::copy::CopyMark;
 use crate::highlight::Highlighter;
@@ -189,7 +190,7 @@ impl AgentPane {
     }
 
     /// The border, the title on the left and the status on the right; returns the inside.
-    fn render_frame(&self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Rect {
+    fn render_frame(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, focused: bool) -> Rect {
         let status = self.status();
         let mut right = status.summary();
         if status.waiting_for_permission {
@@ -198,7 +199,18 @@ impl AgentPane {
             right = format!("● working · {right}");
         }
         let right = right.trim_end_matches([' ', '·']).to_string();
-        let (title, right) = share_border(&self.border_title(), &right, usize::from(area.width));
+        // The avatar goes first in the title, in the room of its cells and a space.
+        let avatar = self.has_avatar() && area.width >= 16;
+        let lead = if avatar {
+            " ".repeat(usize::from(avatar::WIDTH) + 1)
+        } else {
+            String::new()
+        };
+        let (title, right) = share_border(
+            &format!("{lead}{}", self.border_title()),
+            &right,
+            usize::from(area.width),
+        );
         let mut block = pane_block(&title, focused, theme);
         if !right.is_empty() {
             block = block.title(
@@ -211,6 +223,12 @@ impl AgentPane {
         }
         let inner = block.inner(area);
         block.render(area, buf);
+        if avatar {
+            // Where the title's text starts: past the corner and the space before it.
+            let at = (area.x + 2, area.y);
+            let base = buf[at].style();
+            self.render_avatar(at, buf, theme, base);
+        }
         inner
     }
 

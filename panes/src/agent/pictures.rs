@@ -35,6 +35,10 @@ pub(crate) struct Pictures {
     /// The pictures in view found while drawing the transcript, kept once the whole pane
     /// is drawn if nothing covers them.
     found: Vec<Placement>,
+    /// The avatar's picture in the header, drawn this frame.
+    header: Option<Placement>,
+    /// The agent's avatar the header shows, in the session's attention state.
+    avatar: Option<crate::avatar::AvatarBadge>,
     /// Attached to the prompt being written, in order.
     attached: Vec<Arc<Picture>>,
     /// The last prompt sent with pictures, until the agent answers anything: a prompt the
@@ -141,6 +145,31 @@ impl AgentPane {
         self.pictures.shown = shown;
     }
 
+    /// The avatar the header shows and the state it shows it in; `None`: no avatar.
+    pub fn set_avatar(&mut self, badge: Option<crate::avatar::AvatarBadge>) {
+        self.pictures.avatar = badge;
+    }
+
+    /// Draws the avatar at `(x, y)` of the header, when the pane has one.
+    pub(crate) fn render_avatar(
+        &mut self,
+        at: (u16, u16),
+        buf: &mut Buffer,
+        theme: &Theme,
+        base: ratatui::style::Style,
+    ) {
+        let Some(badge) = &self.pictures.avatar else {
+            return;
+        };
+        let shown = self.pictures.shown;
+        self.pictures.header = badge.avatar.draw(badge.state, at, buf, theme, base, shown);
+    }
+
+    /// Whether the header shows an avatar.
+    pub(crate) fn has_avatar(&self) -> bool {
+        self.pictures.avatar.is_some()
+    }
+
     /// Where the last frame drew the transcript's pictures (only those wholly in view).
     pub fn placements(&self) -> &[Placement] {
         &self.pictures.placements
@@ -149,6 +178,7 @@ impl AgentPane {
     /// Forgets where pictures were drawn (a frame starts).
     pub(crate) fn forget_placements(&mut self) {
         self.pictures.found.clear();
+        self.pictures.header = None;
         self.pictures.placements.clear();
     }
 
@@ -156,6 +186,7 @@ impl AgentPane {
     /// popup, a dialog, copy mode's marks) covers on `buf`.
     pub(crate) fn placed_pictures(&mut self, buf: &Buffer) {
         let mut found = std::mem::take(&mut self.pictures.found);
+        found.extend(self.pictures.header.take());
         found.retain(|p| p.uncovered(buf));
         self.pictures.placements = found;
     }

@@ -19,6 +19,64 @@ pub(crate) fn parse_color(text: &str) -> Option<Color> {
     ansi_named(text)
 }
 
+/// A colour as red, green and blue, for drawing it into a picture: named and indexed
+/// colours as xterm shows them by default; `None` for the terminal's own colour (`reset`).
+pub(crate) fn rgb(color: Color) -> Option<[u8; 3]> {
+    const ANSI: [[u8; 3]; 16] = [
+        [0, 0, 0],
+        [205, 0, 0],
+        [0, 205, 0],
+        [205, 205, 0],
+        [0, 0, 238],
+        [205, 0, 205],
+        [0, 205, 205],
+        [229, 229, 229],
+        [127, 127, 127],
+        [255, 0, 0],
+        [0, 255, 0],
+        [255, 255, 0],
+        [92, 92, 255],
+        [255, 0, 255],
+        [0, 255, 255],
+        [255, 255, 255],
+    ];
+    let indexed = |i: u8| -> [u8; 3] {
+        match i {
+            0..16 => ANSI[usize::from(i)],
+            16..232 => {
+                let level = |v: u8| if v == 0 { 0 } else { 55 + 40 * v };
+                let i = i - 16;
+                [level(i / 36), level(i / 6 % 6), level(i % 6)]
+            }
+            _ => {
+                let grey = 8 + 10 * (i - 232);
+                [grey; 3]
+            }
+        }
+    };
+    Some(match color {
+        Color::Reset => return None,
+        Color::Rgb(r, g, b) => [r, g, b],
+        Color::Indexed(i) => indexed(i),
+        Color::Black => ANSI[0],
+        Color::Red => ANSI[1],
+        Color::Green => ANSI[2],
+        Color::Yellow => ANSI[3],
+        Color::Blue => ANSI[4],
+        Color::Magenta => ANSI[5],
+        Color::Cyan => ANSI[6],
+        Color::Gray => ANSI[7],
+        Color::DarkGray => ANSI[8],
+        Color::LightRed => ANSI[9],
+        Color::LightGreen => ANSI[10],
+        Color::LightYellow => ANSI[11],
+        Color::LightBlue => ANSI[12],
+        Color::LightMagenta => ANSI[13],
+        Color::LightCyan => ANSI[14],
+        Color::White => ANSI[15],
+    })
+}
+
 /// An indexed colour from a TOML integer, when it is in range.
 pub(crate) fn indexed(value: i64) -> Option<Color> {
     u8::try_from(value).ok().map(Color::Indexed)
@@ -95,6 +153,19 @@ pub(crate) fn parse_modifier(text: &str) -> Option<Modifier> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colours_as_red_green_blue() {
+        assert_eq!(rgb(Color::Rgb(1, 2, 3)), Some([1, 2, 3]));
+        assert_eq!(rgb(Color::Yellow), Some([205, 205, 0]));
+        assert_eq!(rgb(Color::Indexed(9)), Some([255, 0, 0]));
+        // The cube's corner and the grey ramp's ends.
+        assert_eq!(rgb(Color::Indexed(231)), Some([255, 255, 255]));
+        assert_eq!(rgb(Color::Indexed(16)), Some([0, 0, 0]));
+        assert_eq!(rgb(Color::Indexed(232)), Some([8, 8, 8]));
+        assert_eq!(rgb(Color::Indexed(255)), Some([238, 238, 238]));
+        assert_eq!(rgb(Color::Reset), None);
+    }
 
     #[test]
     fn hex_colours() {

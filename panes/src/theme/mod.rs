@@ -48,6 +48,12 @@ impl Theme {
         self.styles.get(&slot).copied().unwrap_or_default()
     }
 
+    /// The foreground of `slot` as red, green and blue, for drawing it into a picture;
+    /// `None` when the slot leaves the terminal's own colour.
+    pub fn rgb(&self, slot: Slot) -> Option<[u8; 3]> {
+        color::rgb(self.style(slot).fg?)
+    }
+
     /// A built-in theme (`dark` or `light`), ignoring any user file of the same name.
     pub fn builtin(name: &str) -> Option<Theme> {
         builtin_names()

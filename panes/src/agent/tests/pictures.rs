@@ -221,3 +221,39 @@ fn pictures_wait_while_a_turn_runs_and_commands_still_work() {
     type_text(&mut pane, "/model");
     assert!(matches!(pane.submit(), PaneEvent::Slash { .. }));
 }
+
+#[test]
+fn the_header_shows_the_avatar_in_each_attention_state_with_and_without_pictures() {
+    use crate::attention::Attention;
+    use crate::avatar::{Avatar, AvatarBadge, testing};
+    let theme = crate::test_support::dark();
+    let avatar = testing::avatar(&theme);
+    let mut shown = Vec::new();
+    for pictures in [false, true] {
+        for state in Attention::ALL {
+            let mut pane = pane_with(&[(0, agent("Ready."))]);
+            pane.show_pictures(pictures);
+            pane.set_avatar(Some(AvatarBadge {
+                avatar: avatar.clone(),
+                state,
+            }));
+            let t = draw(&mut pane, &theme, 44, 6);
+            let placed: Vec<_> = pane.placements().to_vec();
+            let row = testing::shown_row(t.backend().buffer(), 0, &placed, &avatar);
+            shown.push(format!("{:<9} pictures {pictures:<5} {row}", state.words()));
+        }
+    }
+    // An agent without an image: its initial, pictures or not.
+    let mut pane = pane_with(&[(0, agent("Ready."))]);
+    pane.show_pictures(true);
+    let plain = std::sync::Arc::new(Avatar::initial("claude"));
+    pane.set_avatar(Some(AvatarBadge {
+        avatar: plain.clone(),
+        state: Attention::NeedsYou,
+    }));
+    let t = draw(&mut pane, &theme, 44, 6);
+    assert!(pane.placements().is_empty());
+    let row = testing::shown_row(t.backend().buffer(), 0, &[], &plain);
+    shown.push(format!("no image  pictures true  {row}"));
+    insta::assert_snapshot!(shown.join("\n"));
+}
