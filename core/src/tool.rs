@@ -314,6 +314,13 @@ pub enum CallPreview {
         /// The text.
         text: String,
     },
+    /// A picture the call puts somewhere, and where (a new avatar).
+    Image {
+        /// Where it goes, for people.
+        target: String,
+        /// The picture.
+        image: crate::message::ImageContent,
+    },
 }
 
 /// The schema a provider sends for a tool.

@@ -49,6 +49,8 @@ pub struct ToolContext {
     pub browser: Option<crate::browser::BrowserAccess>,
     /// The image model of `[images]`; `None` when none is configured.
     pub images: Option<crate::image::Images>,
+    /// Where agents' avatars live (`<config>/profiles/avatars`); `None`: no avatar tool.
+    pub avatars: Option<PathBuf>,
 }
 
 /// Files larger than this are not handed to language servers after a write.
@@ -109,6 +111,7 @@ impl ToolContext {
             search: None,
             browser: None,
             images: None,
+            avatars: None,
         }
     }
 
@@ -157,6 +160,12 @@ impl ToolContext {
     /// The same context, making images with `images`.
     pub fn with_images(mut self, images: crate::image::Images) -> Self {
         self.images = Some(images);
+        self
+    }
+
+    /// The same context, setting avatars in `dir`.
+    pub fn with_avatars(mut self, dir: PathBuf) -> Self {
+        self.avatars = Some(dir);
         self
     }
 

@@ -14,6 +14,7 @@ use crate::context::ToolContext;
 use crate::edit::EditTool;
 use crate::find::FindTool;
 use crate::grep::GrepTool;
+use crate::image::avatar::AvatarTool;
 use crate::image::tool::ImageGenerateTool;
 use crate::ls::LsTool;
 use crate::lsp::DiagnosticsTool;
@@ -26,7 +27,7 @@ use crate::workspace::WorkspaceTool;
 use crate::write::WriteTool;
 
 /// Every tool name, in the order tools are offered.
-pub const ALL: [&str; 16] = [
+pub const ALL: [&str; 17] = [
     "read",
     "bash",
     "edit",
@@ -43,6 +44,7 @@ pub const ALL: [&str; 16] = [
     "browser",
     "browser_evaluate",
     "image_generate",
+    "avatar",
 ];
 /// pi's default set: read, bash, edit, write.
 pub const CODING: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -90,6 +92,7 @@ impl ToolRegistry {
                 };
                 Arc::new(ImageGenerateTool::new(api, ctx.cwd, dir))
             }
+            "avatar" => Arc::new(AvatarTool::new(ctx.cwd, ctx.avatars)),
             other => {
                 return Err(UnknownTool {
                     name: other.to_string(),
@@ -125,8 +128,8 @@ impl ToolRegistry {
     /// Every tool the context can serve: memory only with memory files configured,
     /// diagnostics only with a language-server host, workspace only inside a workspace,
     /// web_search only with a search API, the browser tools only with a browser,
-    /// image_generate only with an image model (a model is never offered a tool that could
-    /// only answer "switched off").
+    /// image_generate only with an image model, avatar only with a config directory (a
+    /// model is never offered a tool that could only answer "switched off").
     pub fn available(ctx: &ToolContext) -> Self {
         let served = |name: &&str| match *name {
             "memory" => ctx.memory.is_some(),
@@ -135,6 +138,7 @@ impl ToolRegistry {
             "web_search" => ctx.search.is_some(),
             "browser" | "browser_evaluate" => ctx.browser.is_some(),
             "image_generate" => ctx.images.is_some(),
+            "avatar" => ctx.avatars.is_some(),
             _ => true,
         };
         let names: Vec<&str> = ALL.iter().copied().filter(served).collect();
@@ -214,6 +218,12 @@ mod tests {
             .unwrap();
         let searching = ctx.clone().with_search(api);
         assert!(names(&ToolRegistry::available(&searching)).contains(&"web_search".to_string()));
+        // With a config directory, avatar is offered too.
+        assert!(!names(&ToolRegistry::available(&ctx)).contains(&"avatar".to_string()));
+        let configured = ctx
+            .clone()
+            .with_avatars("/home/u/.config/march/profiles/avatars".into());
+        assert!(names(&ToolRegistry::available(&configured)).contains(&"avatar".to_string()));
         for name in [
             "bash",
             "edit",
@@ -225,6 +235,7 @@ mod tests {
             "browser",
             "browser_evaluate",
             "image_generate",
+            "avatar",
         ] {
             let t = ToolRegistry::tool(&ctx, name).unwrap();
             assert!(!t.annotations().is_harmless(), "{name} must ask");
@@ -235,7 +246,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search, browser, browser_evaluate, image_generate)"
+            "unknown tool `fly` (known: read, bash, edit, write, grep, find, ls, memory, todo, diagnostics, workspace, web_fetch, web_search, browser, browser_evaluate, image_generate, avatar)"
         );
         for t in ToolRegistry::all(&ctx).tools() {
             assert_eq!(t.parameters()["type"], "object", "{}", t.name());

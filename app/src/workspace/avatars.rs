@@ -145,7 +145,7 @@ fn read_changed(
 ) -> Vec<AvatarRead> {
     let mut found = Vec::new();
     for (agent, known) in stamps {
-        let stamp = march_core::context::find_avatar(config_dir, &agent).and_then(FileStamp::of);
+        let stamp = march_core::paths::find_avatar(config_dir, &agent).and_then(FileStamp::of);
         if known.as_ref() == Some(&stamp) {
             continue;
         }
@@ -192,7 +192,7 @@ mod tests {
         assert!(!found[0].avatar.as_ref().unwrap().has_image());
         assert!(read_changed(config.path(), &theme, stamps(Some(None))).is_empty());
 
-        let dir = march_core::context::avatar_dir(config.path());
+        let dir = march_core::paths::avatar_dir(config.path());
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("march.png"), png(40, 40)).unwrap();
         let found = read_changed(config.path(), &theme, stamps(None));

@@ -660,7 +660,7 @@ impl Workspace {
     pub fn refresh_avatars(&mut self) {
         let mut agents: Vec<String> = self.launcher.agents.keys().cloned().collect();
         agents.push(self.launcher.spec.name.clone());
-        agents.push(march_core::context::OWN_AGENT.to_string());
+        agents.push(march_core::paths::OWN_AGENT.to_string());
         agents.sort();
         agents.dedup();
         let config_dir = self.launcher.paths.as_ref().map(|p| p.config_dir.clone());

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use injections::{Injection, Injections};
 pub use memory::{MemoryBlock, MemoryLayer, OmittedMemory};
-pub use profiles::{AVATAR_ENDINGS, OWN_AGENT, Profiles, avatar_dir, find_avatar, profile_paths};
+pub use profiles::{Profiles, profile_paths};
 pub use project_context::{CONTEXT_FILES, ContextFile, ProjectContext, repository_root};
 pub use recent_chat::{RecallHints, RecentChat};
 pub use session_identity::{SessionIdentity, today_utc};

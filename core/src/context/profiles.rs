@@ -23,26 +23,6 @@ pub fn profile_paths(config_dir: &Path) -> (PathBuf, PathBuf) {
     (dir.join("agent.md"), dir.join("user.md"))
 }
 
-/// The name March's own agent goes by where agents are named (its avatar's file name).
-pub const OWN_AGENT: &str = "march";
-
-/// File name endings an avatar may have, in the order they are looked for.
-pub const AVATAR_ENDINGS: [&str; 5] = ["png", "jpg", "jpeg", "webp", "gif"];
-
-/// Where agents' avatars live: `<config>/profiles/avatars/<agent>.<png|jpg|jpeg|webp|gif>`.
-pub fn avatar_dir(config_dir: &Path) -> PathBuf {
-    config_dir.join("profiles").join("avatars")
-}
-
-/// The avatar file of `agent` ([`OWN_AGENT`] for March's own), if there is one.
-pub fn find_avatar(config_dir: &Path, agent: &str) -> Option<PathBuf> {
-    let dir = avatar_dir(config_dir);
-    AVATAR_ENDINGS
-        .iter()
-        .map(|ending| dir.join(format!("{agent}.{ending}")))
-        .find(|path| path.is_file())
-}
-
 fn read(path: &Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     let text = String::from_utf8_lossy(&bytes).trim().to_string();
@@ -80,22 +60,6 @@ impl Profiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_avatar_is_found_by_the_agents_name_under_any_image_ending() {
-        let tmp = tempfile::tempdir().unwrap();
-        assert_eq!(find_avatar(tmp.path(), OWN_AGENT), None);
-        let dir = avatar_dir(tmp.path());
-        std::fs::create_dir_all(dir.join("claude.png")).unwrap();
-        std::fs::write(dir.join("march.webp"), b"x").unwrap();
-        std::fs::write(dir.join("march.txt"), b"x").unwrap();
-        assert_eq!(
-            find_avatar(tmp.path(), OWN_AGENT),
-            Some(dir.join("march.webp"))
-        );
-        // A directory is not an avatar.
-        assert_eq!(find_avatar(tmp.path(), "claude"), None);
-    }
 
     #[test]
     fn both_profiles_render_tagged_and_missing_ones_are_skipped() {

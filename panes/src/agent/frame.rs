@@ -138,7 +138,11 @@ impl AgentPane {
             self.completion.render(popup, buf, theme);
         }
         if let Some(modal) = self.permissions.front() {
-            modal.render(inner, buf, theme, self.permissions.len() - 1);
+            let waiting = self.permissions.len() - 1;
+            let shown = self.pictures_shown();
+            if let Some(placed) = modal.render(inner, buf, theme, waiting, shown) {
+                self.picture_found(placed);
+            }
         } else if let Some(tree) = &self.tree {
             tree.render(inner, buf, theme);
         } else if let Some(picker) = &self.picker {

@@ -15,9 +15,13 @@ use ratatui::text::{Line, Span};
 
 use super::diff::DiffLineKind;
 use crate::chrome::draw_modal;
+use crate::picture::{Picture, Placement};
 use crate::sanitize::sanitize_line;
 use crate::theme::{Slot, Theme};
 use crate::wrap::{self, LineBuilder};
+
+/// Columns a call's picture takes at most in the modal.
+const PICTURE_COLUMNS: u16 = 24;
 
 /// Identifies a permission request the pane shows, so the app can answer the right one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,6 +59,9 @@ pub(crate) struct PermissionModal {
     selected: usize,
     /// What the call would do, built once: the diff, the command, the text, or the arguments.
     body: Vec<(BodyKind, String)>,
+    /// The picture the call would put somewhere (a new avatar), shown above the body where
+    /// a terminal shows pictures; its label is in the body.
+    picture: Option<std::sync::Arc<Picture>>,
     /// The first body line shown.
     scroll: usize,
     /// Body lines the last frame had room for (a page).
@@ -62,9 +69,13 @@ pub(crate) struct PermissionModal {
 }
 
 /// The body of a request: each diff (path, new or not, the unified diff), each text block,
-/// else the raw arguments pretty-printed. Sanitized here, so drawing is copying.
-fn body_of(request: &RequestPermissionRequest) -> Vec<(BodyKind, String)> {
+/// each picture's label, else the raw arguments pretty-printed; and the first picture.
+/// Sanitized here, so drawing is copying.
+fn body_of(
+    request: &RequestPermissionRequest,
+) -> (Vec<(BodyKind, String)>, Option<std::sync::Arc<Picture>>) {
     let mut out = Vec::new();
+    let mut picture = None;
     let fields = &request.tool_call.fields;
     for content in fields.content.iter().flatten() {
         match content {
@@ -90,13 +101,21 @@ fn body_of(request: &RequestPermissionRequest) -> Vec<(BodyKind, String)> {
                     out.push((kind, format!("{sign}{}", sanitize_line(&text))));
                 }
             }
-            ToolCallContent::Content(c) => {
-                if let ContentBlock::Text(t) = &c.content {
+            ToolCallContent::Content(c) => match &c.content {
+                ContentBlock::Text(t) => {
                     for line in t.text.lines() {
                         out.push((BodyKind::Text, sanitize_line(line).into_owned()));
                     }
                 }
-            }
+                ContentBlock::Image(image) => match Picture::from_base64(&image.data) {
+                    Ok(p) => {
+                        out.push((BodyKind::Text, p.label()));
+                        picture.get_or_insert(p);
+                    }
+                    Err(e) => out.push((BodyKind::Text, format!("[image: {e}]"))),
+                },
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -108,7 +127,7 @@ fn body_of(request: &RequestPermissionRequest) -> Vec<(BodyKind, String)> {
             out.push((BodyKind::Text, sanitize_line(line).into_owned()));
         }
     }
-    out
+    (out, picture)
 }
 
 fn kind_key(kind: PermissionOptionKind) -> Option<char> {
@@ -155,7 +174,7 @@ impl PermissionModal {
                 (key, o)
             })
             .collect();
-        let body = body_of(&request);
+        let (body, picture) = body_of(&request);
         PermissionModal {
             id,
             request,
@@ -164,6 +183,7 @@ impl PermissionModal {
             options,
             selected: 0,
             body,
+            picture,
             scroll: 0,
             page: std::cell::Cell::new(1),
         }
@@ -268,8 +288,17 @@ impl PermissionModal {
 
     /// Draws the modal centred in `area`; `waiting` more requests are queued behind it. With
     /// a body (a diff, a command, arguments) it takes most of the pane and shows a window
-    /// of the body: only the rows on screen are drawn, however long the diff.
-    pub(crate) fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme, waiting: usize) {
+    /// of the body: only the rows on screen are drawn, however long the diff. Where some
+    /// terminal shows `pictures`, the call's picture goes under the title (its placement
+    /// returned).
+    pub(crate) fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        theme: &Theme,
+        waiting: usize,
+        pictures: bool,
+    ) -> Option<Placement> {
         let has_body = !self.body.is_empty();
         let width = if has_body {
             area.width.saturating_sub(4).min(120)
@@ -277,7 +306,7 @@ impl PermissionModal {
             area.width.saturating_sub(4).min(64)
         };
         if width < 12 || area.height < 5 {
-            return;
+            return None;
         }
         let inner_w = usize::from(width - 4);
         let body = theme.style(Slot::Modal);
@@ -297,6 +326,26 @@ impl PermissionModal {
         title.truncate(3);
         head.extend(title);
         head.push(Line::default());
+        // The picture's rows, when it fits beside what the modal must show.
+        let picture = self
+            .picture
+            .as_ref()
+            .filter(|_| pictures)
+            .map(|p| {
+                (
+                    p,
+                    p.cells(
+                        u16::try_from(inner_w)
+                            .unwrap_or(u16::MAX)
+                            .min(PICTURE_COLUMNS),
+                    ),
+                )
+            })
+            .filter(|(_, (_, rows))| usize::from(*rows) + 12 <= usize::from(area.height));
+        let picture_row = head.len();
+        if let Some((_, (_, rows))) = picture {
+            head.extend((0..=rows).map(|_| Line::default()));
+        }
         // A blank line between the body and the options; without a body the title's does.
         let mut tail: Vec<Line<'static>> = Vec::new();
         if has_body {
@@ -396,6 +445,9 @@ impl PermissionModal {
         for (row, line) in lines.iter().take(usize::from(inner.height)).enumerate() {
             buf.set_line(inner.x, inner.y + row as u16, line, inner.width);
         }
+        let (picture, (cols, rows)) = picture?;
+        let at = Rect::new(inner.x, inner.y + picture_row as u16, cols, rows);
+        (at.bottom() <= inner.bottom()).then(|| Placement::new(picture.clone(), at, buf))
     }
 }
 

@@ -165,6 +165,16 @@ impl AgentPane {
         self.pictures.header = badge.avatar.draw(badge.state, at, buf, theme, base, shown);
     }
 
+    /// Whether some attached terminal shows pictures.
+    pub(crate) fn pictures_shown(&self) -> bool {
+        self.pictures.shown
+    }
+
+    /// A picture drawn this frame outside the transcript (a permission request's).
+    pub(crate) fn picture_found(&mut self, placed: Placement) {
+        self.pictures.found.push(placed);
+    }
+
     /// Whether the header shows an avatar.
     pub(crate) fn has_avatar(&self) -> bool {
         self.pictures.avatar.is_some()

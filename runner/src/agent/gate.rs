@@ -253,7 +253,7 @@ impl PermissionGate {
             .flatten();
         let mut fields = updates::call_fields(call, look).status(ToolCallStatus::Pending);
         if let Some(preview) = preview {
-            fields = fields.content(vec![updates::preview_content(preview)]);
+            fields = fields.content(updates::preview_content(preview));
         }
         let request = RequestPermissionRequest::new(
             self.port.session_id(),

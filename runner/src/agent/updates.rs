@@ -118,16 +118,24 @@ pub(crate) fn tool_call_announcement(call: &ToolCall, look: CallLook) -> Session
 }
 
 /// What a permission request shows of a call's preview: the diff of a file change, or a
-/// command and its directory, or text and where it goes.
-pub(crate) fn preview_content(preview: CallPreview) -> ToolCallContent {
+/// command and its directory, or text and where it goes, or a picture and where it goes.
+pub(crate) fn preview_content(preview: CallPreview) -> Vec<ToolCallContent> {
+    let text = |text: String| ToolCallContent::from(ContentBlock::Text(AcpText::new(text)));
     match preview {
-        CallPreview::Change(change) => ToolCallContent::Diff(diff_of(change)),
-        CallPreview::Command { command, cwd } => ToolCallContent::from(ContentBlock::Text(
-            AcpText::new(format!("$ {command}\n\nin {}", cwd.display())),
-        )),
-        CallPreview::Text { target, text } => ToolCallContent::from(ContentBlock::Text(
-            AcpText::new(format!("to {target}:\n\n{text}")),
-        )),
+        CallPreview::Change(change) => vec![ToolCallContent::Diff(diff_of(change))],
+        CallPreview::Command { command, cwd } => {
+            vec![text(format!("$ {command}\n\nin {}", cwd.display()))]
+        }
+        CallPreview::Text {
+            target,
+            text: added,
+        } => vec![text(format!("to {target}:\n\n{added}"))],
+        CallPreview::Image { target, image } => vec![
+            text(format!("to {target}:")),
+            ToolCallContent::from(ContentBlock::Image(
+                agent_client_protocol::v1::schema::ImageContent::new(image.data, image.mime_type),
+            )),
+        ],
     }
 }
 

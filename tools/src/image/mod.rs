@@ -1,8 +1,9 @@
 //! The image capability: `image_generate` asks the configured images API (`[images]`) for a
 //! picture, saves it under the project, and hands it to the model and the transcript; its
-//! price is counted into the session's cost.
+//! price is counted into the session's cost. `avatar` proposes an image as March's avatar.
 
 pub mod api;
+pub mod avatar;
 pub mod tool;
 
 pub use api::{Generated, ImageApi, ImageError};

@@ -257,3 +257,48 @@ fn the_header_shows_the_avatar_in_each_attention_state_with_and_without_pictures
     shown.push(format!("no image  pictures true  {row}"));
     insta::assert_snapshot!(shown.join("\n"));
 }
+
+#[test]
+fn a_permission_request_shows_the_picture_it_would_put_somewhere() {
+    use agent_client_protocol::v1::schema::{
+        ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+    };
+    let theme = Theme::default();
+    let data = base64::engine::general_purpose::STANDARD.encode(png(256, 256));
+    let mut request = permission_request();
+    request.tool_call = ToolCallUpdate::new(
+        "call-1",
+        ToolCallUpdateFields::new()
+            .title("set avatar .march/images/fox.png")
+            .content(vec![
+                ToolCallContent::from(ContentBlock::from(
+                    "to /home/u/.config/march/profiles/avatars/march.png:",
+                )),
+                ToolCallContent::from(ContentBlock::Image(ImageContent::new(data, "image/png"))),
+            ]),
+    );
+    let mut pane = pane_with(&[(0, agent("Here is a fox."))]);
+    pane.show_permission(request);
+    // No terminal shows pictures: the label says what it is.
+    let t = draw(&mut pane, &theme, 80, 40);
+    assert!(screen(&t).contains("[image 256×256 png]"), "{}", screen(&t));
+    assert!(pane.placements().is_empty());
+    // One does: the picture goes under the title, inside the modal.
+    pane.show_pictures(true);
+    let t = draw(&mut pane, &theme, 80, 40);
+    let placed = pane.placements();
+    assert_eq!(placed.len(), 1, "{}", screen(&t));
+    let area = placed[0].area;
+    // 256×256 px is 32×16 cells, scaled into 24 columns and the row cap.
+    assert!(
+        area.width <= 24 && area.height <= crate::picture::MAX_ROWS,
+        "{area:?}"
+    );
+    let rows = screen(&t);
+    let title_row = rows.lines().position(|l| l.contains("set avatar")).unwrap();
+    assert!(
+        usize::from(area.y) > title_row,
+        "{area:?} under the title at {title_row}"
+    );
+    assert!(rows.contains("[image 256×256 png]"));
+}

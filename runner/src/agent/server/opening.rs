@@ -256,6 +256,7 @@ impl Server {
         if let Some(images) = images_of(&opened.config.images, &opened.registry) {
             ctx = ctx.with_images(images);
         }
+        ctx = ctx.with_avatars(march_core::paths::avatar_dir(&self.paths.config_dir));
         // A search provider without its key is left out (the model is not offered a tool
         // that can only fail), and the log says why.
         match march_tools::web::SearchApi::from_config(&opened.config.web, |var| {
