@@ -202,3 +202,38 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn an_avatar_the_model_proposes_is_asked_for_and_then_heads_the_pane_on_a_kitty_terminal() {
+    let (h, shot) = harness_with_picture(vec![
+        Turn::stream(vec![march_testkit::Event::tool_call(
+            "a1",
+            "avatar",
+            &[&serde_json::json!({ "path": "my shot.png" }).to_string()],
+        )]),
+        Turn::text("That is me now."),
+    ]);
+    let mut m = start_in(&h, TerminalKind::Kitty);
+    // No avatar file: the agent's initial, and no picture sent.
+    m.wait_text("┌ M  March · project");
+    assert!(transmissions(&m).is_empty(), "{:?}", m.graphics());
+    m.type_line("take my shot as your avatar");
+    // The request shows where the picture goes, and the picture.
+    m.wait_text("profiles/avatars/march.png");
+    m.wait_for("the proposed picture sent to the terminal", |_| {
+        !transmissions(&m).is_empty()
+    });
+    let before = transmissions(&m).len();
+    m.send(b"y");
+    m.wait_text("That is me now.");
+    let avatar = h.march_home().join("profiles/avatars/march.png");
+    assert_eq!(
+        std::fs::read(&avatar).unwrap(),
+        std::fs::read(&shot).unwrap()
+    );
+    // Read after the turn: the header's picture is sent (a new one: round, ringed).
+    m.wait_for("the avatar sent to the terminal", |_| {
+        transmissions(&m).len() > before
+    });
+    m.quit();
+}
