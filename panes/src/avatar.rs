@@ -182,8 +182,8 @@ pub mod testing {
 
     /// The avatar of agent `march` made from a plain green image, in `theme`'s colours.
     pub fn avatar(theme: &Theme) -> Arc<Avatar> {
-        let image = RgbaImage::from_pixel(120, 80, Rgba([10, 200, 30, 255]));
-        let made = png(&image).and_then(|bytes| Avatar::from_image("march", bytes, theme));
+        let bytes = crate::picture::solid_png(120, 80, [10, 200, 30, 255]);
+        let made = Avatar::from_image("march", bytes, theme);
         Arc::new(made.unwrap_or_else(|_| Avatar::initial("march")))
     }
 

@@ -191,6 +191,17 @@ impl Picture {
     }
 }
 
+/// A `w`×`h` PNG of one colour: a stand-in picture for tests and examples.
+pub fn solid_png(w: u32, h: u32, rgba: [u8; 4]) -> Vec<u8> {
+    let image = image::RgbaImage::from_pixel(w, h, image::Rgba(rgba));
+    let mut out = Cursor::new(Vec::new());
+    // Writing to memory fails only on a dimension PNG cannot hold: no picture then.
+    match image.write_to(&mut out, ImageFormat::Png) {
+        Ok(()) => out.into_inner(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// A terminal's graphics protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GraphicsProtocol {
@@ -278,10 +289,7 @@ mod tests {
 
     /// A `w`×`h` PNG.
     pub(crate) fn png(w: u32, h: u32) -> Vec<u8> {
-        let image = image::RgbaImage::from_pixel(w, h, image::Rgba([200, 30, 30, 255]));
-        let mut out = Cursor::new(Vec::new());
-        image.write_to(&mut out, ImageFormat::Png).unwrap();
-        out.into_inner()
+        solid_png(w, h, [200, 30, 30, 255])
     }
 
     #[test]

@@ -22,3 +22,10 @@ pub use pages::{PageReply, PageRequest, PageServer};
 pub use record::RecordedRequest;
 pub use script::{Event, Script, ScriptStop, ScriptUsage, Turn};
 pub use server::{RequestHook, ScriptedServer, ServerOptions};
+
+/// The file `name` of the workspace's `tests/fixtures/` (real files other programs made).
+pub fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}

@@ -28,11 +28,7 @@ async fn the_model_proposes_an_avatar_the_user_sees_it_and_decides() {
         Turn::text("Kept the fox."),
     ])
     .await;
-    let fox = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/red-32x16.png"
-    ))
-    .unwrap();
+    let fox = std::fs::read(march_e2e::fixture("red-32x16.png")).unwrap();
     let images = h.project().join(".march/images");
     std::fs::create_dir_all(&images).unwrap();
     std::fs::write(images.join("fox.png"), &fox).unwrap();

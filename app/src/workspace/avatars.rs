@@ -173,10 +173,7 @@ mod tests {
     use super::*;
 
     fn png(w: u32, h: u32) -> Vec<u8> {
-        let image = image::RgbaImage::from_pixel(w, h, image::Rgba([200, 30, 30, 255]));
-        let mut out = std::io::Cursor::new(Vec::new());
-        image.write_to(&mut out, image::ImageFormat::Png).unwrap();
-        out.into_inner()
+        march_panes::picture::solid_png(w, h, [200, 30, 30, 255])
     }
 
     #[test]

@@ -230,11 +230,7 @@ mod tests {
 
     /// A real 32×16 PNG.
     fn red_png() -> Vec<u8> {
-        std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/red-32x16.png"
-        ))
-        .unwrap()
+        std::fs::read(march_testkit::fixture("red-32x16.png")).unwrap()
     }
 
     fn setup() -> (tempfile::TempDir, AvatarTool) {

@@ -227,12 +227,9 @@ mod tests {
     use super::*;
     use march_testkit::{PageReply, PageServer};
 
+    /// A real 32×16 PNG.
     fn red_png() -> Vec<u8> {
-        std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/fixtures/red-32x16.png"
-        ))
-        .unwrap()
+        std::fs::read(march_testkit::fixture("red-32x16.png")).unwrap()
     }
 
     async fn api_server(answer: Value, extra: Vec<(&str, PageReply)>) -> PageServer {

@@ -10,10 +10,7 @@ use crate::picture::Picture;
 
 /// A `w`×`h` PNG.
 fn png(w: u32, h: u32) -> Vec<u8> {
-    let image = image::RgbaImage::from_pixel(w, h, image::Rgba([10, 200, 10, 255]));
-    let mut out = std::io::Cursor::new(Vec::new());
-    image.write_to(&mut out, image::ImageFormat::Png).unwrap();
-    out.into_inner()
+    crate::picture::solid_png(w, h, [10, 200, 10, 255])
 }
 
 fn picture_update(w: u32, h: u32) -> SessionUpdate {
