@@ -599,6 +599,11 @@ pub struct MemoryConfig {
     pub project_file: PathBuf,
     /// Most tokens (estimated as bytes / 4) of memory the system prompt carries.
     pub budget_tokens: u64,
+    /// A memory server (`march memory serve` elsewhere) whose memory sessions use beside
+    /// the local files, by its base URL (`https://host:7411`).
+    pub remote: Option<String>,
+    /// The `[memory.server]` table: how `march memory serve` serves.
+    pub server: MemoryServerConfig,
 }
 
 impl Default for MemoryConfig {
@@ -607,6 +612,33 @@ impl Default for MemoryConfig {
             enabled: true,
             project_file: PathBuf::from(".march/memory.md"),
             budget_tokens: 4000,
+            remote: None,
+            server: MemoryServerConfig::default(),
+        }
+    }
+}
+
+/// The `[memory.server]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct MemoryServerConfig {
+    /// The address to listen on.
+    pub listen: String,
+    /// The directory of the memory it serves (default: this machine's global memory).
+    pub dir: Option<PathBuf>,
+    /// A PEM certificate chain: with `tls_key`, the server speaks HTTPS only.
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+}
+
+impl Default for MemoryServerConfig {
+    fn default() -> Self {
+        MemoryServerConfig {
+            listen: "127.0.0.1:7411".into(),
+            dir: None,
+            tls_cert: None,
+            tls_key: None,
         }
     }
 }

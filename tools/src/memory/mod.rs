@@ -30,6 +30,8 @@ use crate::task::{check_cancelled, run_blocking};
 use crate::truncate::{MAX_BYTES, MAX_LINE_CHARS, MAX_LINES, TruncatedBy, format_size};
 use march_core::atomic_file::{FileMode, ReplaceError, replace_file};
 
+pub mod server;
+
 /// Permission hints of an append. Marked destructive although it only adds: an append
 /// rewrites the file, and what it writes steers every later session, so it asks like write.
 const APPEND: ToolAnnotations = ToolAnnotations {
@@ -390,33 +392,8 @@ async fn append(
     text: String,
     cancel: &CancellationToken,
 ) -> Result<ToolOutcome, ToolError> {
-    let path = file.path.clone();
-    // Parents first, so every caller locks the same canonical key for the file.
-    if let Some(dir) = path.parent() {
-        let dir = dir.to_path_buf();
-        run_blocking("Creating the memory directory failed".into(), move || {
-            fs::create_dir_all(&dir).map_err(|e| (dir, e))
-        })
-        .await?
-        .map_err(|(dir, e)| {
-            ToolError::new(format!(
-                "cannot write memory file {}: cannot create directory {}: {}",
-                path.display(),
-                dir.display(),
-                describe(&e)
-            ))
-        })?;
-    }
-    let _guard = MutationQueue::global().lock(&file.path).await;
-    check_cancelled(cancel)?;
-    // Once started the append runs to completion: it is atomic, so nothing is half done.
-    let target = file.path.clone();
     let heading = section.trim().trim_start_matches('#').trim().to_string();
-    let (created, change) =
-        run_blocking(format!("Writing {} failed", target.display()), move || {
-            append_locked(&target, &section, &text)
-        })
-        .await??;
+    let (created, change) = append_to(&file.path, section, text, cancel).await?;
     let how = if created {
         "Created section"
     } else {
@@ -433,6 +410,43 @@ async fn append(
         change,
         usage: None,
     })
+}
+
+/// Adds `text` under `## section` of the memory file at `path` (made with its directory when
+/// missing), serialised with every other append in this process (the mutation queue) and in
+/// other March processes (a lock beside the file), and written atomically: whether the
+/// section had to be made, and the change. The memory tool and the memory server both append
+/// so. A cancel before the append starts stops it; once started it completes.
+pub(crate) async fn append_to(
+    path: &Path,
+    section: String,
+    text: String,
+    cancel: &CancellationToken,
+) -> Result<(bool, Option<FileChange>), ToolError> {
+    let path = path.to_path_buf();
+    // Parents first, so every caller locks the same canonical key for the file.
+    if let Some(dir) = path.parent() {
+        let dir = dir.to_path_buf();
+        run_blocking("Creating the memory directory failed".into(), move || {
+            fs::create_dir_all(&dir).map_err(|e| (dir, e))
+        })
+        .await?
+        .map_err(|(dir, e)| {
+            ToolError::new(format!(
+                "cannot write memory file {}: cannot create directory {}: {}",
+                path.display(),
+                dir.display(),
+                describe(&e)
+            ))
+        })?;
+    }
+    let _guard = MutationQueue::global().lock(&path).await;
+    check_cancelled(cancel)?;
+    let target = path.clone();
+    run_blocking(format!("Writing {} failed", target.display()), move || {
+        append_locked(&target, &section, &text)
+    })
+    .await?
 }
 
 /// An I/O error in words, without Rust's `(os error N)` noise for the common case.
