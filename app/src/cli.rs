@@ -112,6 +112,10 @@ pub enum Command {
     /// The browser daemon that agents' browser tools drive (started on first use).
     #[command(subcommand)]
     Browser(BrowserCommand),
+    /// The memory server: serve this machine's memory to others, manage its clients'
+    /// tokens, and see how it and the remote memory are.
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {
@@ -355,6 +359,41 @@ pub enum BrowserCommand {
     Stop,
     /// Run the daemon in this process until it is idle or stopped (runners start it so).
     Serve,
+}
+
+/// `march memory` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Serve the global memory over HTTP(S) as `[memory.server]` says, until interrupted.
+    Serve,
+    /// Whether this machine's server runs, and whether `[memory] remote` answers.
+    Status,
+    /// The tokens of the clients this machine's server hears, and the one it shows a
+    /// remote server.
+    #[command(subcommand)]
+    Token(MemoryTokenCommand),
+}
+
+/// `march memory token` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryTokenCommand {
+    /// Make a token for client NAME (printed once; kept in auth.json).
+    Add {
+        /// The client's name, as the server's log shows it.
+        name: String,
+    },
+    /// Remove client NAME's token: the server refuses it from its next start.
+    Remove {
+        /// The client's name.
+        name: String,
+    },
+    /// List the clients that have a token.
+    List,
+    /// Keep TOKEN as the one shown to the `[memory] remote` server.
+    Use {
+        /// A token `march memory token add` printed on the server's machine.
+        token: String,
+    },
 }
 
 /// `march mcp` subcommands.

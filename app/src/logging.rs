@@ -30,6 +30,9 @@ pub fn browser_log(pid: u32) -> String {
     format!("browser.{pid}.log")
 }
 
+/// The memory server's log file name.
+pub const MEMORY_SERVER_LOG: &str = "memory-server.log";
+
 /// Runner logs older than this are removed when the workspace starts.
 const RUNNER_LOG_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 

@@ -13,6 +13,7 @@ mod history_cmd;
 mod keymap;
 mod logging;
 mod mcp_cmd;
+mod memory_cmd;
 mod models_cmd;
 mod nonblocking;
 mod reactor;
@@ -31,7 +32,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use march_core::paths::MarchPaths;
 
-use cli::{BrowserCommand, Cli, Command, ConfigCommand};
+use cli::{BrowserCommand, Cli, Command, ConfigCommand, MemoryCommand};
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -78,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runner => logging::runner_log(std::process::id()),
         Command::LspHost { .. } => logging::lsp_host_log(std::process::id()),
         Command::Browser(BrowserCommand::Serve) => logging::browser_log(std::process::id()),
+        Command::Memory(MemoryCommand::Serve) => logging::MEMORY_SERVER_LOG.to_string(),
         _ => logging::MAIN_LOG.to_string(),
     };
     // Held until exit so buffered log lines are flushed.
@@ -96,6 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(ConfigCommand::Check) => return Ok(config_cmd::check(&paths)),
         Command::LspHost { project } => run_lsp_host(paths, project)?,
         Command::Browser(command) => return browser_cmd::run(paths, command),
+        Command::Memory(command) => return memory_cmd::run(paths, command),
         // Run above, before any config or log.
         Command::Sandbox { .. } => {}
         Command::New(args) => {

@@ -7,6 +7,7 @@ pub mod client;
 pub mod diagnostics;
 pub mod mcp_check;
 pub mod mcp_status;
+pub mod memory_server;
 pub mod sandbox_exec;
 pub mod session_tree;
 mod stdio;

@@ -99,6 +99,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_runner::sandbox_exec",
             // `march browser`: the browser daemon's entry point and commands.
             "march_runner::browser",
+            // `march memory`: the memory server's entry point and status.
+            "march_runner::memory_server",
         ],
         why: "the app uses only the runner's client and its entry point",
     },
