@@ -37,6 +37,8 @@ pub struct ToolContext {
     pub writer: Option<Arc<dyn FileWriter>>,
     /// Where the memory tool's files are; `None` when memory is off (the tool says so).
     pub memory: Option<Memory>,
+    /// The memory server of `[memory] remote`, whose files `memory` mirrors.
+    pub remote_memory: Option<Arc<crate::memory::remote::RemoteMemory>>,
     /// The project's language servers; `None` when diagnostics are off.
     pub lsp: Option<LspAccess>,
     /// The socket of the workspace server the session runs in; `None` outside one.
@@ -105,6 +107,7 @@ impl ToolContext {
             executor: Arc::new(LocalExecutor::default()),
             writer: None,
             memory: None,
+            remote_memory: None,
             lsp: None,
             workspace: None,
             web: crate::web::FetchLimits::default(),
@@ -160,6 +163,12 @@ impl ToolContext {
     /// The same context, making images with `images`.
     pub fn with_images(mut self, images: crate::image::Images) -> Self {
         self.images = Some(images);
+        self
+    }
+
+    /// The same context, with `remote` as the memory server of its memory.
+    pub fn with_remote_memory(mut self, remote: Arc<crate::memory::remote::RemoteMemory>) -> Self {
+        self.remote_memory = Some(remote);
         self
     }
 

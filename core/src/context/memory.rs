@@ -78,7 +78,7 @@ fn head(text: &str, room: usize) -> &str {
 
 impl MemoryLayer {
     /// Read `memory`'s files into the budget: the project file first, then the global files
-    /// by name; a file that does not fit is cut at a line end, and later ones are left out.
+    /// by name, then the memory server's as mirrored; a file that does not fit is cut at a line end, and later ones are left out.
     /// Unreadable files are logged and skipped.
     pub fn load(memory: &Memory) -> Self {
         let budget = usize::try_from(memory.budget_tokens.saturating_mul(BYTES_PER_TOKEN))
@@ -87,6 +87,10 @@ impl MemoryLayer {
         match memory.global_files() {
             Ok(global) => files.extend(global),
             Err(e) => tracing::warn!("global memory skipped: {e}"),
+        }
+        match memory.remote_files() {
+            Ok(remote) => files.extend(remote),
+            Err(e) => tracing::warn!("remote memory skipped: {e}"),
         }
         let mut layer = MemoryLayer {
             budget_tokens: memory.budget_tokens,

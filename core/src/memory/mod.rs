@@ -26,6 +26,8 @@ pub enum MemoryScope {
     Project,
     /// The global files shared by every project.
     Global,
+    /// The files of a memory server (`[memory] remote`), as last mirrored here.
+    Remote,
 }
 
 impl MemoryScope {
@@ -34,6 +36,7 @@ impl MemoryScope {
         match self {
             MemoryScope::Project => "project",
             MemoryScope::Global => "global",
+            MemoryScope::Remote => "remote",
         }
     }
 }
@@ -128,6 +131,8 @@ pub struct Memory {
     pub project_file: PathBuf,
     /// Most tokens (bytes / 4) of memory the system prompt carries.
     pub budget_tokens: u64,
+    /// The local mirror of a memory server's files, when `[memory] remote` names one.
+    pub remote_dir: Option<PathBuf>,
 }
 
 impl Memory {
@@ -144,7 +149,14 @@ impl Memory {
             project_file: project_dir.join(project_file),
             project_dir,
             budget_tokens,
+            remote_dir: None,
         }
+    }
+
+    /// The same memory, with a memory server's files mirrored in `dir`.
+    pub fn with_remote(mut self, dir: PathBuf) -> Self {
+        self.remote_dir = Some(dir);
+        self
     }
 
     /// Memory as `[memory]` configures it for `project_dir`; `None` when it is disabled.
@@ -187,39 +199,29 @@ impl Memory {
         })
     }
 
+    /// The memory server's file called `name`, in its mirror (named as [`Memory::global`]
+    /// names them); `None` without a memory server.
+    pub fn remote(&self, name: &str) -> Option<Result<MemoryFile, MemoryError>> {
+        let dir = self.remote_dir.as_ref()?;
+        Some(global_file_name(name).map(|name| MemoryFile {
+            scope: MemoryScope::Remote,
+            path: dir.join(&name),
+            name,
+        }))
+    }
+
+    /// The memory server's files as mirrored here, sorted by name; none without one.
+    pub fn remote_files(&self) -> Result<Vec<MemoryFile>, MemoryError> {
+        match &self.remote_dir {
+            Some(dir) => md_files(dir, MemoryScope::Remote),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// The global files (`*.md` regular files, symbolic links followed), sorted by name; none
     /// when the directory does not exist.
     pub fn global_files(&self) -> Result<Vec<MemoryFile>, MemoryError> {
-        let read_error = |error| MemoryError::Read {
-            path: self.global_dir.clone(),
-            error,
-        };
-        let entries = match std::fs::read_dir(&self.global_dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(read_error(e)),
-        };
-        let mut files = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(read_error)?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            // Dot files include the atomic write's temporary files.
-            if !name.ends_with(".md") || name.starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
-            if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
-                files.push(MemoryFile {
-                    scope: MemoryScope::Global,
-                    name,
-                    path,
-                });
-            }
-        }
-        files.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(files)
+        md_files(&self.global_dir, MemoryScope::Global)
     }
 
     /// Lines containing every word of `query` (ignoring case), in the project file then the
@@ -231,12 +233,18 @@ impl Memory {
             return results;
         }
         let mut files = Vec::new();
-        if scope != Some(MemoryScope::Global) {
+        if scope.is_none() || scope == Some(MemoryScope::Project) {
             files.push(self.project());
         }
-        if scope != Some(MemoryScope::Project) {
+        if scope.is_none() || scope == Some(MemoryScope::Global) {
             match self.global_files() {
                 Ok(global) => files.extend(global),
+                Err(e) => results.errors.push(e),
+            }
+        }
+        if scope.is_none() || scope == Some(MemoryScope::Remote) {
+            match self.remote_files() {
+                Ok(remote) => files.extend(remote),
                 Err(e) => results.errors.push(e),
             }
         }
@@ -262,6 +270,37 @@ impl Memory {
         }
         results
     }
+}
+
+/// The `*.md` regular files of `dir` (symbolic links followed) as files of `scope`, sorted
+/// by name; none when the directory does not exist.
+fn md_files(dir: &Path, scope: MemoryScope) -> Result<Vec<MemoryFile>, MemoryError> {
+    let read_error = |error| MemoryError::Read {
+        path: dir.to_path_buf(),
+        error,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(read_error(e)),
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(read_error)?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        // Dot files include the atomic write's temporary files.
+        if !name.ends_with(".md") || name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            files.push(MemoryFile { scope, name, path });
+        }
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
 }
 
 /// Check a global file name and add `.md` when it has no such ending.

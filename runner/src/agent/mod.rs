@@ -19,6 +19,7 @@ mod options;
 mod port;
 mod provider;
 mod queue;
+mod remote_memory;
 mod replay;
 mod server;
 mod session;

@@ -59,6 +59,8 @@ pub(crate) struct SessionSetup {
     pub history: Arc<History>,
     /// The memory files (none when memory is switched off in config).
     pub notes: Option<Memory>,
+    /// The memory server whose files `notes` mirrors (`[memory] remote`).
+    pub remote_memory: Option<super::remote_memory::SessionRemote>,
     /// What the client offered in `initialize`.
     pub client: ClientCaps,
     /// The client terminals the session's bash commands run in (when the client offers them).
@@ -88,6 +90,8 @@ pub(crate) struct Session {
     pub(super) client: ClientCaps,
     /// The memory files read into the `profiles` layer (not the permission memory below).
     pub(super) notes: Option<Memory>,
+    /// The memory server whose files `notes` mirrors, synced at each run's start.
+    pub(super) remote_memory: Option<super::remote_memory::SessionRemote>,
     pub(super) memory: PermissionMemory,
     pub(super) terminals: Arc<ClientTerminals>,
     pub(super) state: Arc<SessionState>,
@@ -126,6 +130,7 @@ impl Session {
             history: setup.history,
             client: setup.client,
             notes: setup.notes,
+            remote_memory: setup.remote_memory,
             memory: PermissionMemory::default(),
             terminals: setup.terminals,
             state: setup.state,

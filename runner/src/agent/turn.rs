@@ -311,6 +311,10 @@ pub(super) async fn run(
     // MCP servers start when the session's first run needs them; their tools join the
     // built-in ones for this run.
     session.mcp.prepare(&port, &stop).await;
+    // The memory server's files, as fresh as it answers, for the context below.
+    if let Some(remote) = &session.remote_memory {
+        remote.sync_for_run(&port, session.client.notices).await;
+    }
     let mcp = session.mcp.hub();
     let mut tools = session.tools.clone();
     tools.extend(mcp.tools());

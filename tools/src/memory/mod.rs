@@ -30,6 +30,7 @@ use crate::task::{check_cancelled, run_blocking};
 use crate::truncate::{MAX_BYTES, MAX_LINE_CHARS, MAX_LINES, TruncatedBy, format_size};
 use march_core::atomic_file::{FileMode, ReplaceError, replace_file};
 
+pub mod remote;
 pub mod server;
 
 /// Permission hints of an append. Marked destructive although it only adds: an append
@@ -60,12 +61,12 @@ impl MemoryTool {
                 },
                 "scope": {
                     "type": "string",
-                    "enum": ["project", "global"],
-                    "description": "project (default): this project's memory file; global: files shared by every project. search looks in both unless a scope is given"
+                    "enum": ["project", "global", "remote"],
+                    "description": "project (default): this project's memory file; global: files shared by every project on this machine; remote: the memory server's files shared by every machine (when the user set one up). search looks in all unless a scope is given"
                 },
                 "file": {
                     "type": "string",
-                    "description": "Global scope only: the file name in the global memory directory (default notes.md; .md is added if missing). read without it shows every global file"
+                    "description": "Global and remote scopes: the file name (default notes.md; .md is added if missing). read without it shows every file of the scope"
                 },
                 "section": {
                     "type": "string",
@@ -97,13 +98,15 @@ impl MemoryTool {
     /// The file an append or a one-file read is about.
     fn file(&self, args: &Value) -> Result<MemoryFile, ToolError> {
         let memory = self.memory()?;
+        let name = optional_str(args, "file")?.unwrap_or(DEFAULT_GLOBAL_FILE);
         match scope(args)? {
-            Some(MemoryScope::Global) => {
-                let name = optional_str(args, "file")?.unwrap_or(DEFAULT_GLOBAL_FILE);
-                memory
-                    .global(name)
-                    .map_err(|e| ToolError::new(e.to_string()))
-            }
+            Some(MemoryScope::Global) => memory
+                .global(name)
+                .map_err(|e| ToolError::new(e.to_string())),
+            Some(MemoryScope::Remote) => memory
+                .remote(name)
+                .ok_or_else(no_remote)?
+                .map_err(|e| ToolError::new(e.to_string())),
             _ => Ok(memory.project()),
         }
     }
@@ -115,10 +118,17 @@ fn scope(args: &Value) -> Result<Option<MemoryScope>, ToolError> {
         None => Ok(None),
         Some("project") => Ok(Some(MemoryScope::Project)),
         Some("global") => Ok(Some(MemoryScope::Global)),
+        Some("remote") => Ok(Some(MemoryScope::Remote)),
         Some(other) => Err(ToolError::new(format!(
-            "Argument \"scope\" must be \"project\" or \"global\", got \"{other}\""
+            "Argument \"scope\" must be \"project\", \"global\" or \"remote\", got \"{other}\""
         ))),
     }
+}
+
+fn no_remote() -> ToolError {
+    ToolError::new(
+        "There is no memory server: the user sets one with [memory] remote in config.toml",
+    )
 }
 
 fn is_append(args: &Value) -> bool {
@@ -230,15 +240,26 @@ impl Tool for MemoryTool {
                 let scope = scope(&args)?;
                 let file = optional_str(&args, "file")?;
                 let one = match (scope, file) {
-                    (Some(MemoryScope::Global), None) => None,
+                    (Some(MemoryScope::Global | MemoryScope::Remote), None) => None,
                     _ => Some(self.file(&args)?),
                 };
-                run_blocking("Reading memory failed".into(), move || read(&memory, one)).await?
+                let all = scope.unwrap_or(MemoryScope::Global);
+                if all == MemoryScope::Remote && memory.remote_dir.is_none() {
+                    return Err(no_remote());
+                }
+                run_blocking("Reading memory failed".into(), move || {
+                    read(&memory, one, all)
+                })
+                .await?
             }
             "append" => {
                 let section = required_str(&args, "section")?.to_string();
                 let text = required_str(&args, "text")?.to_string();
                 let file = self.file(&args)?;
+                if file.scope == MemoryScope::Remote {
+                    let remote = self.ctx.remote_memory.clone().ok_or_else(no_remote)?;
+                    return append_remote(&remote, file, section, text).await;
+                }
                 append(file, section, text, &cancel).await
             }
             "search" => {
@@ -265,18 +286,30 @@ fn header(file: &MemoryFile) -> String {
 }
 
 /// One file (`Some`) or every global file, with the read tool's 2000-line / 50 KB limit.
-fn read(memory: &Memory, one: Option<MemoryFile>) -> Result<ToolOutcome, ToolError> {
+/// Reads `one` file, or every file of `all` (global or remote).
+fn read(
+    memory: &Memory,
+    one: Option<MemoryFile>,
+    all: MemoryScope,
+) -> Result<ToolOutcome, ToolError> {
     let err = |e: MemoryError| ToolError::new(e.to_string());
     let files = match one {
         Some(f) => vec![f],
+        None if all == MemoryScope::Remote => memory.remote_files().map_err(err)?,
         None => memory.global_files().map_err(err)?,
     };
     if files.is_empty() {
-        return Ok(ToolOutcome::text(format!(
-            "Global memory is empty: there are no files in {} yet. Use action \"append\" \
-             with scope \"global\" to start one.",
-            memory.global_dir.display()
-        )));
+        return Ok(ToolOutcome::text(match all {
+            MemoryScope::Remote => "Remote memory is empty (as last read from the memory \
+                                    server). Use action \"append\" with scope \"remote\" to \
+                                    start a file."
+                .to_string(),
+            _ => format!(
+                "Global memory is empty: there are no files in {} yet. Use action \"append\" \
+                 with scope \"global\" to start one.",
+                memory.global_dir.display()
+            ),
+        }));
     }
     let mut parts = Vec::new();
     let mut cut_files = Vec::new();
@@ -410,6 +443,44 @@ async fn append(
         change,
         usage: None,
     })
+}
+
+/// Appends to the memory server's file (kept and sent later while it is down).
+async fn append_remote(
+    remote: &remote::RemoteMemory,
+    file: MemoryFile,
+    section: String,
+    text: String,
+) -> Result<ToolOutcome, ToolError> {
+    let heading = section.trim().trim_start_matches('#').trim().to_string();
+    let done = remote.append(&file.name, &section, &text).await?;
+    let said = match done {
+        remote::RemoteAppend::Sent { new_section: true } => {
+            format!(
+                "Created section \"{heading}\" of remote memory {}.",
+                file.name
+            )
+        }
+        remote::RemoteAppend::Sent { new_section: false } => {
+            format!(
+                "Appended to section \"{heading}\" of remote memory {}.",
+                file.name
+            )
+        }
+        remote::RemoteAppend::Queued => format!(
+            "The memory server ({}) is down: the entry for \"{heading}\" of remote memory {} \
+             is kept here and sent when it answers again.",
+            remote.url(),
+            file.name
+        ),
+    };
+    let mut outcome = ToolOutcome::text(said);
+    outcome.details = json!({
+        "scope": "remote",
+        "file": file.name,
+        "queued": done == remote::RemoteAppend::Queued,
+    });
+    Ok(outcome)
 }
 
 /// Adds `text` under `## section` of the memory file at `path` (made with its directory when

@@ -106,26 +106,45 @@ pub async fn serve_memory(
         };
         let state = state.clone();
         let tls = tls.clone();
+        let stop = stop.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let state = state.clone();
                 async move { Ok::<_, Infallible>(answer(&state, peer, request).await) }
             });
-            let http = hyper::server::conn::http1::Builder::new();
             let served = match tls {
                 Some(tls) => match tls.accept(stream).await {
-                    Ok(stream) => http.serve_connection(TokioIo::new(stream), service).await,
+                    Ok(stream) => serve_connection(TokioIo::new(stream), service, &stop).await,
                     Err(e) => {
                         tracing::info!(%peer, "memory server: TLS handshake failed: {e}");
                         return;
                     }
                 },
-                None => http.serve_connection(TokioIo::new(stream), service).await,
+                None => serve_connection(TokioIo::new(stream), service, &stop).await,
             };
             if let Err(e) = served {
                 tracing::debug!(%peer, "memory server: connection ended: {e}");
             }
         });
+    }
+}
+
+/// Serves one connection; when `stop` fires, the request in flight completes and the
+/// connection closes (an append is never cut).
+async fn serve_connection<I, S>(io: I, service: S, stop: &CancellationToken) -> hyper::Result<()>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    tokio::pin!(connection);
+    tokio::select! {
+        done = connection.as_mut() => done,
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
     }
 }
 

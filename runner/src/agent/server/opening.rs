@@ -231,7 +231,24 @@ impl Server {
             sandbox.set_mode(mode);
         }
         let mut ctx = client.tool_context(&opened.cwd, cx, &opened.id, &terminals, &sandbox);
-        let notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
+        let mut notes = Memory::from_config(&self.paths, &opened.cwd, &opened.config.memory);
+        // A memory server beside the local files: mirrored, and appended to through the tool.
+        let remote_memory = match (&notes, &opened.config.memory.remote) {
+            (Some(_), Some(url)) => {
+                match crate::agent::remote_memory::SessionRemote::open(&self.paths, url) {
+                    Ok(remote) => Some(remote),
+                    Err(e) => {
+                        tracing::warn!("remote memory {url} is not used: {e}");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        if let Some(remote) = &remote_memory {
+            notes = notes.map(|memory| memory.with_remote(remote.memory.mirror().to_path_buf()));
+            ctx = ctx.with_remote_memory(remote.memory.clone());
+        }
         if let Some(notes) = &notes {
             ctx = ctx.with_memory(notes.clone());
         }
@@ -307,6 +324,7 @@ impl Server {
             config: opened.config,
             history: self.history.clone(),
             notes,
+            remote_memory,
             client,
             terminals,
             state: Arc::new(opened.state),
