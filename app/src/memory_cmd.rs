@@ -37,7 +37,14 @@ pub fn run(paths: MarchPaths, command: MemoryCommand) -> anyhow::Result<ExitCode
                 None => println!("Memory server: not running on this machine"),
             }
             match &status.remote {
-                Some(reached) => println!("Remote memory: {} ({})", reached.url, answered(reached)),
+                Some((reached, 0)) => {
+                    println!("Remote memory: {} ({})", reached.url, answered(reached));
+                }
+                Some((reached, queued)) => println!(
+                    "Remote memory: {} ({}; {queued} appends wait to be sent)",
+                    reached.url,
+                    answered(reached)
+                ),
                 None => println!("Remote memory: none ([memory] remote is not set)"),
             }
         }

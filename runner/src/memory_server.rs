@@ -21,7 +21,7 @@ pub const CLIENT_PREFIX: &str = "memory-client:";
 pub const REMOTE_TOKEN: &str = "memory-remote";
 
 /// What a running server writes about itself, for `march memory status`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerState {
     /// Its process.
     pub pid: u32,
@@ -129,7 +129,7 @@ async fn wait_for_signal() {
 }
 
 /// A memory server as `march memory status` found it.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reached {
     /// Its address.
     pub url: String,
@@ -138,12 +138,39 @@ pub struct Reached {
 }
 
 /// What `march memory status` reports.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryStatus {
     /// The server this machine runs, if one runs: its state, and what it answers.
     pub local: Option<(ServerState, Reached)>,
-    /// The remote memory `[memory] remote` names, and what it answers.
-    pub remote: Option<Reached>,
+    /// The remote memory `[memory] remote` names, what it answers, and how many appends
+    /// wait for it here.
+    pub remote: Option<(Reached, usize)>,
+}
+
+impl MemoryStatus {
+    /// Neither a server here nor a remote memory.
+    pub fn is_empty(&self) -> bool {
+        self.local.is_none() && self.remote.is_none()
+    }
+}
+
+/// Where the files of the memory server at `url` are mirrored: one directory per server.
+pub fn mirror_dir(paths: &MarchPaths, url: &str) -> PathBuf {
+    let name: String = url
+        .trim_end_matches('/')
+        .split("://")
+        .last()
+        .unwrap_or(url)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    paths.data_dir.join("memory-remote").join(name)
 }
 
 /// Asks the server this machine runs (if any) and the remote one (if configured) how they
@@ -169,10 +196,16 @@ pub async fn memory_status(paths: &MarchPaths) -> Result<MemoryStatus, String> {
         Some(url) => {
             let token = remote_token(&auth);
             let answer = ask(url, token.as_deref(), false).await;
-            Some(Reached {
-                url: url.clone(),
-                answer,
-            })
+            let queued = std::fs::read_dir(mirror_dir(paths, url).join(".queued"))
+                .map(|entries| entries.flatten().count())
+                .unwrap_or(0);
+            Some((
+                Reached {
+                    url: url.clone(),
+                    answer,
+                },
+                queued,
+            ))
         }
         None => None,
     };

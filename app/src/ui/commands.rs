@@ -61,7 +61,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         C::AppSupervisor => {
             ws.refresh_costs();
             ws.refresh_mcp();
-            ws.refresh_browser();
+            ws.refresh_daemons();
             shell
                 .layers
                 .open(Layer::Supervisor(SupervisorView::default()));

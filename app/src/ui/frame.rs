@@ -503,6 +503,34 @@ mod tests {
                 status
             ))))
         );
+        // This machine serves its memory, and the remote one is down with appends waiting.
+        use march_runner::memory_server::{MemoryStatus, Reached, ServerState};
+        let memory = MemoryStatus {
+            local: Some((
+                ServerState {
+                    pid: 5150,
+                    listen: "0.0.0.0:7411".into(),
+                    tls: true,
+                    dir: "/home/u/.local/share/march/memory".into(),
+                },
+                Reached {
+                    url: "https://0.0.0.0:7411".into(),
+                    answer: Ok((3, 12_400)),
+                },
+            )),
+            remote: Some((
+                Reached {
+                    url: "https://memory.lan:7411".into(),
+                    answer: Err("unreachable: connection refused".into()),
+                },
+                2,
+            )),
+        };
+        assert!(
+            ws.job_done(crate::workspace::jobs::JobDone::MemoryStatus(Ok(Some(
+                memory
+            ))))
+        );
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("supervisor_browser", t.backend());
         // It stopped: the section goes.

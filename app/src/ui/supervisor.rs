@@ -123,7 +123,8 @@ impl SupervisorView {
         pictures: bool,
     ) -> Vec<Placement> {
         let rows = &ws.supervisor_rows();
-        let (costs, browser) = (ws.costs(), ws.browser().status());
+        let daemons = ws.daemons();
+        let (costs, browser) = (ws.costs(), daemons.browser.status());
         let mut placed = Vec::new();
         if area.width < 20 || area.height < 6 {
             return placed;
@@ -186,6 +187,7 @@ impl SupervisorView {
                 lines.extend(
                     browser_lines(browser, rows, width, theme)
                         .into_iter()
+                        .chain(memory_lines(daemons.memory.status(), width, theme))
                         .map(|l| (l, None)),
                 );
                 lines
@@ -430,6 +432,64 @@ impl SupervisorView {
 
 /// The browser daemon and its tabs, by session (the workspace's own by their titles), when
 /// it runs.
+/// This machine's memory server and the remote memory, when either runs or is configured.
+fn memory_lines(
+    status: Option<&march_runner::memory_server::MemoryStatus>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(status) = status else {
+        return Vec::new();
+    };
+    let title = theme
+        .style(Slot::Modal)
+        .patch(theme.style(Slot::TitleFocused));
+    let answered = |reached: &march_runner::memory_server::Reached| match &reached.answer {
+        Ok((files, bytes)) => (
+            format!("{files} file{} · {}", plural(*files as usize), size(*bytes)),
+            theme.style(Slot::TextDim),
+        ),
+        Err(e) => (sanitize_line(e).into_owned(), theme.style(Slot::Error)),
+    };
+    let mut lines = vec![Line::default()];
+    let mut line = |name: &str, facts: String, (state, style): (String, ratatui::style::Style)| {
+        let text = clip(
+            &format!("{facts} · {state}"),
+            width.saturating_sub(name.len()),
+        );
+        lines.push(Line::from(vec![
+            Span::styled(name.to_string(), title),
+            Span::styled(text, style),
+        ]));
+    };
+    if let Some((state, reached)) = &status.local {
+        let facts = format!(
+            "pid {} · {} · {}",
+            state.pid,
+            sanitize_line(&reached.url),
+            sanitize_line(&state.dir.to_string_lossy())
+        );
+        line(" Memory server ", facts, answered(reached));
+    }
+    if let Some((reached, queued)) = &status.remote {
+        let mut facts = sanitize_line(&reached.url).into_owned();
+        if *queued > 0 {
+            facts.push_str(&format!(" · {queued} append{} waiting", plural(*queued)));
+        }
+        line(" Remote memory ", facts, answered(reached));
+    }
+    lines
+}
+
+/// Bytes as people read them: 900 B, 12 KB, 3.4 MB.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{} KB", bytes / 1_000),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
 fn browser_lines(
     status: Option<&Status>,
     rows: &[SessionRow],

@@ -101,6 +101,9 @@ pub enum JobDone {
     CostsRead(Vec<(PathBuf, super::costs::ProjectCost)>),
     /// The browser daemon said how it is (`None`: it does not run).
     BrowserStatus(Result<Option<march_runner::browser::Status>, String>),
+    /// The memory server and the remote memory said how they are (`None`: neither runs
+    /// nor is configured).
+    MemoryStatus(Result<Option<march_runner::memory_server::MemoryStatus>, String>),
     /// Agents' avatar files were read (those that changed).
     AvatarsRead(Vec<super::avatars::AvatarRead>),
     /// A picture was read for a prompt (a file or the clipboard).
@@ -340,7 +343,8 @@ impl super::Workspace {
                 }
                 true
             }
-            J::BrowserStatus(answer) => self.browser.answered(answer),
+            J::BrowserStatus(answer) => self.daemons.browser_answered(answer),
+            J::MemoryStatus(answer) => self.daemons.memory_answered(answer),
             J::AvatarsRead(found) => {
                 let (changed, retry) = self.avatars.read(found);
                 if retry {

@@ -11,10 +11,10 @@
 pub mod agent;
 pub mod attach;
 pub mod avatars;
-pub mod browser;
 pub mod changes;
 mod control;
 pub mod costs;
+pub mod daemons;
 pub mod diagnostics;
 pub mod diffs;
 pub mod editor;
@@ -191,8 +191,8 @@ pub struct Workspace {
     projects_listed: Option<jobs::ProjectsListed>,
     /// What each project's sessions cost, for the supervisor view.
     costs: costs::ProjectCosts,
-    /// The user's browser daemon, for the supervisor view.
-    browser: browser::BrowserDaemon,
+    /// The daemons beside the workspace (browser, memory), for the supervisor view.
+    daemons: daemons::Daemons,
     /// Agents' avatars, for the pane headers, the switcher and the supervisor view.
     avatars: avatars::Avatars,
     /// The last turns the history index found for the switcher: its query and the hits.
@@ -241,7 +241,7 @@ impl Workspace {
             last_session: None,
             projects_listed: None,
             costs: costs::ProjectCosts::default(),
-            browser: browser::BrowserDaemon::default(),
+            daemons: daemons::Daemons::default(),
             avatars: avatars::Avatars::default(),
             file_lists: project_files::FileLists::default(),
             found_turns: Vec::new(),
@@ -643,9 +643,9 @@ impl Workspace {
         &self.costs
     }
 
-    /// Asks the browser daemon how it is, off the loop (it is not started for this).
-    pub fn refresh_browser(&mut self) {
-        self.browser
+    /// Asks the daemons how they are, off the loop (none is started for this).
+    pub fn refresh_daemons(&mut self) {
+        self.daemons
             .refresh(&self.launcher.jobs, self.launcher.paths.as_ref());
     }
 
@@ -683,9 +683,9 @@ impl Workspace {
         })
     }
 
-    /// The browser daemon, as last asked.
-    pub fn browser(&self) -> &browser::BrowserDaemon {
-        &self.browser
+    /// The daemons, as last asked.
+    pub fn daemons(&self) -> &daemons::Daemons {
+        &self.daemons
     }
 
     /// Lists the projects the project picker offers, off the loop: those of saved

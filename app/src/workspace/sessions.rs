@@ -414,7 +414,7 @@ impl Workspace {
             // A turn cost something: the supervisor's project and day totals follow; it may
             // have opened browser tabs.
             self.refresh_costs();
-            self.refresh_browser();
+            self.refresh_daemons();
             // The turn may have given its agent a new avatar.
             self.refresh_avatars();
         }

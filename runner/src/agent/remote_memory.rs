@@ -3,7 +3,6 @@
 //! server that cannot be reached costs one notice per outage (the run goes on with the
 //! mirror of the last contact), and the appends kept meanwhile go out at the next contact.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -32,7 +31,8 @@ impl SessionRemote {
     pub(crate) fn open(paths: &MarchPaths, url: &str) -> Result<Self, String> {
         let auth = AuthStore::load(paths).map_err(|e| e.to_string())?;
         let token = crate::memory_server::remote_token(&auth);
-        let memory = RemoteMemory::new(url, token, mirror_dir(paths, url))?;
+        let mirror = crate::memory_server::mirror_dir(paths, url);
+        let memory = RemoteMemory::new(url, token, mirror)?;
         Ok(SessionRemote {
             memory: Arc::new(memory),
             down: AtomicBool::new(false),
@@ -70,23 +70,4 @@ impl SessionRemote {
             }
         }
     }
-}
-
-/// Where the files of the server at `url` are mirrored: one directory per server.
-fn mirror_dir(paths: &MarchPaths, url: &str) -> std::path::PathBuf {
-    let name: String = url
-        .trim_end_matches('/')
-        .split("://")
-        .last()
-        .unwrap_or(url)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    Path::new(&paths.data_dir).join("memory-remote").join(name)
 }
