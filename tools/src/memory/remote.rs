@@ -95,6 +95,18 @@ impl RemoteMemory {
         &self.url
     }
 
+    /// `/v1/files/NAME[/then]` of the server, the name percent-encoded.
+    fn file_url(&self, name: &str, then: Option<&str>) -> Result<reqwest::Url, RemoteError> {
+        let mut url = reqwest::Url::parse(&self.url)
+            .map_err(|e| RemoteError::Refused(format!("not a URL: {}: {e}", self.url)))?;
+        url.path_segments_mut()
+            .map_err(|()| RemoteError::Refused(format!("not a base URL: {}", self.url)))?
+            .pop_if_empty()
+            .extend(["v1", "files", name])
+            .extend(then);
+        Ok(url)
+    }
+
     fn queue_dir(&self) -> PathBuf {
         self.mirror.join(".queued")
     }
@@ -164,10 +176,7 @@ impl RemoteMemory {
         let mut texts = Vec::new();
         for name in &names {
             let read = self
-                .request(
-                    self.client.get(format!("{}/v1/files/{name}", self.url)),
-                    limit,
-                )
+                .request(self.client.get(self.file_url(name, None)?), limit)
                 .await?;
             texts.push((
                 name.clone(),
@@ -213,7 +222,7 @@ impl RemoteMemory {
     }
 
     async fn post(&self, pending: &Pending, limit: Duration) -> Result<bool, RemoteError> {
-        let url = format!("{}/v1/files/{}/append", self.url, pending.file);
+        let url = self.file_url(&pending.file, Some("append"))?;
         let body = json!({ "section": pending.section, "text": pending.text });
         let answer = self
             .request(self.client.post(url).json(&body), limit)

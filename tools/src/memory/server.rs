@@ -250,7 +250,18 @@ async fn route(
     path: &str,
     request: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
-    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // Each segment decoded after splitting: an encoded `/` stays inside its name, which the
+    // name check then refuses.
+    let decoded: Vec<String> = path
+        .trim_matches('/')
+        .split('/')
+        .map(|p| {
+            percent_encoding::percent_decode_str(p)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
     match (method, parts.as_slice()) {
         (&Method::GET, ["v1", "status"]) => status(&state.memory).await,
         (&Method::GET, ["v1", "files"]) => list(&state.memory).await,

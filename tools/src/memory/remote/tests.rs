@@ -57,8 +57,23 @@ async fn the_servers_files_are_mirrored_and_reach_the_context() {
     // A stale file in the mirror goes.
     std::fs::create_dir_all(&mirror).unwrap();
     std::fs::write(mirror.join("gone.md"), "old").unwrap();
+    // A name that needs encoding in a URL.
+    std::fs::write(served.path().join("on call.md"), "- pager rota\n").unwrap();
     memory.sync(LIMIT).await.unwrap();
     assert!(!mirror.join("gone.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(mirror.join("on call.md")).unwrap(),
+        "- pager rota\n"
+    );
+    assert_eq!(
+        memory
+            .append("on call.md", "Rota", "Ana this week")
+            .await
+            .unwrap(),
+        RemoteAppend::Sent { new_section: true }
+    );
+    let served_text = std::fs::read_to_string(served.path().join("on call.md")).unwrap();
+    assert!(served_text.contains("- Ana this week"), "{served_text}");
     let notes = Memory::new(
         here.path().join("global"),
         here.path().join("project"),
