@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used)] // Helpers outside #[test] fns fail the test on setup failure.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use march_e2e::march_bin;
 
@@ -24,15 +23,6 @@ fn text(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     )
-}
-
-/// Waits (generously) until `ready` holds.
-fn until(what: &str, ready: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -67,12 +57,19 @@ fn a_token_a_server_and_its_status() {
     let mut server = Command::new(march_bin())
         .args(["memory", "serve"])
         .env("MARCH_HOME", home.path())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // It says where it serves once it listens (and its state file is written).
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert!(said.starts_with("Serving "), "{said}");
     let state = home.path().join("data/memory-server.json");
-    until("the server's state file", || state.exists());
     let state: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
     let listen = state["listen"].as_str().unwrap().to_string();
 

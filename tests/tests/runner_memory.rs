@@ -82,12 +82,16 @@ async fn memory_files_reach_the_prompt_and_appends_ask_first() {
     assert!(result.contains("memory.md:3"), "{result}");
 }
 
-/// A memory server on loopback serving `dir` to the token `remote-token`; its address and
-/// the token that stops it.
+/// A memory server on loopback serving `dir` to the token `remote-token`: its address, the
+/// token that stops it, and its task, which ends once it no longer listens.
 async fn memory_server(
     dir: &std::path::Path,
     addr: &str,
-) -> (std::net::SocketAddr, tokio_util::sync::CancellationToken) {
+) -> (
+    std::net::SocketAddr,
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<Result<(), march_tools::memory::server::MemoryServerError>>,
+) {
     use march_tools::memory::server::{MemoryClient, MemoryServerConfig, serve_memory};
     let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
     let at = listener.local_addr().unwrap();
@@ -100,8 +104,8 @@ async fn memory_server(
         }],
         tls: None,
     };
-    tokio::spawn(serve_memory(listener, config, stop.clone()));
-    (at, stop)
+    let task = tokio::spawn(serve_memory(listener, config, stop.clone()));
+    (at, stop, task)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +129,7 @@ async fn remote_memory_reaches_the_prompt_and_survives_the_server_going_down() {
         "## Deploys\n- staging needs the VPN. MEMO-REMOTE\n",
     )
     .unwrap();
-    let (at, stop) = memory_server(served.path(), "127.0.0.1:0").await;
+    let (at, stop, task) = memory_server(served.path(), "127.0.0.1:0").await;
     let config = h.march_home().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&format!("\n[memory]\nremote = \"http://{at}\"\n"));
@@ -150,9 +154,7 @@ async fn remote_memory_reaches_the_prompt_and_survives_the_server_going_down() {
     // The server goes down: one notice, the mirrored memory still in the prompt, and the
     // append kept.
     stop.cancel();
-    while tokio::net::TcpStream::connect(at).await.is_ok() {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    task.await.unwrap().unwrap();
     let answer = client.prompt(&id, "remember the Friday rule");
     let notice = client
         .wait_update(|u| matches!(u, SessionUpdate::Notice(_)))
@@ -180,7 +182,7 @@ async fn remote_memory_reaches_the_prompt_and_survives_the_server_going_down() {
     );
 
     // Back: the next run sends the kept append first.
-    let (_, _stop) = memory_server(served.path(), &at.to_string()).await;
+    let (_, _stop, _) = memory_server(served.path(), &at.to_string()).await;
     let r = within("prompt", client.prompt(&id, "and now?"))
         .await
         .unwrap()

@@ -13,9 +13,16 @@ use crate::memory::server::{MemoryClient, MemoryServerConfig, serve_memory};
 
 const TOKEN: &str = "token-of-laptop";
 
-/// A server on `addr` (a free port when it ends in :0) serving `dir`; its address and the
-/// token that stops it.
-async fn server(dir: &Path, addr: &str) -> (SocketAddr, CancellationToken) {
+/// A server on `addr` (a free port when it ends in :0) serving `dir`: its address, the token
+/// that stops it, and its task, which ends once it no longer listens.
+async fn server(
+    dir: &Path,
+    addr: &str,
+) -> (
+    SocketAddr,
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), crate::memory::server::MemoryServerError>>,
+) {
     let listener = TcpListener::bind(addr).await.unwrap();
     let at = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
@@ -27,8 +34,8 @@ async fn server(dir: &Path, addr: &str) -> (SocketAddr, CancellationToken) {
         }],
         tls: None,
     };
-    tokio::spawn(serve_memory(listener, config, stop.clone()));
-    (at, stop)
+    let task = tokio::spawn(serve_memory(listener, config, stop.clone()));
+    (at, stop, task)
 }
 
 fn remote(at: SocketAddr, token: &str, mirror: &Path) -> RemoteMemory {
@@ -50,7 +57,7 @@ async fn the_servers_files_are_mirrored_and_reach_the_context() {
         "## Deploys\n- staging needs the VPN\n",
     )
     .unwrap();
-    let (at, _stop) = server(served.path(), "127.0.0.1:0").await;
+    let (at, _stop, _) = server(served.path(), "127.0.0.1:0").await;
     let here = tempfile::tempdir().unwrap();
     let mirror = here.path().join("mirror");
     let memory = remote(at, TOKEN, &mirror);
@@ -99,7 +106,7 @@ async fn the_servers_files_are_mirrored_and_reach_the_context() {
 #[tokio::test]
 async fn a_wrong_token_is_refused_and_the_mirror_stays() {
     let served = tempfile::tempdir().unwrap();
-    let (at, _stop) = server(served.path(), "127.0.0.1:0").await;
+    let (at, _stop, _) = server(served.path(), "127.0.0.1:0").await;
     let here = tempfile::tempdir().unwrap();
     let mirror = here.path().join("mirror");
     std::fs::create_dir_all(&mirror).unwrap();
@@ -123,7 +130,7 @@ async fn a_wrong_token_is_refused_and_the_mirror_stays() {
 async fn appends_made_while_the_server_is_down_arrive_once_it_is_back() {
     let served = tempfile::tempdir().unwrap();
     std::fs::write(served.path().join("notes.md"), "## Build\n- use mold\n").unwrap();
-    let (at, stop) = server(served.path(), "127.0.0.1:0").await;
+    let (at, stop, task) = server(served.path(), "127.0.0.1:0").await;
     let here = tempfile::tempdir().unwrap();
     let mirror = here.path().join("mirror");
     let memory = remote(at, TOKEN, &mirror);
@@ -138,15 +145,8 @@ async fn appends_made_while_the_server_is_down_arrive_once_it_is_back() {
 
     // Down: the sync fails and leaves the mirror; appends are kept, in order, and seen here.
     stop.cancel();
-    // Wait until the port is closed (the server's loop has ended).
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect(at).await.is_ok() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server did not stop"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // Its task ends once it no longer listens.
+    task.await.unwrap().unwrap();
     let e = memory.sync(Duration::from_secs(1)).await.unwrap_err();
     assert!(matches!(e, RemoteError::Unreachable(_)), "{e}");
     for n in 0..3 {
@@ -166,7 +166,7 @@ async fn appends_made_while_the_server_is_down_arrive_once_it_is_back() {
     );
 
     // Back on the same address: the next sync sends them first, in order, then mirrors.
-    let (_, _stop) = server(served.path(), &at.to_string()).await;
+    let (_, _stop, _) = server(served.path(), &at.to_string()).await;
     memory.sync(LIMIT).await.unwrap();
     assert_eq!(memory.queued(), 0);
     let text = std::fs::read_to_string(served.path().join("notes.md")).unwrap();
