@@ -23,8 +23,6 @@ pub const WIDTH: u16 = 2;
 const SIDE: u32 = 64;
 /// The ring's width in pixels.
 const RING: f32 = 7.0;
-/// The ring's colour when the theme leaves a state's colour to the terminal.
-const RING_FALLBACK: [u8; 3] = [128, 128, 128];
 
 /// An agent's avatar: its initial and, when it has an image, that image in every
 /// attention state.
@@ -57,7 +55,7 @@ impl Avatar {
         let pictures = Attention::ALL
             .iter()
             .map(|state| {
-                let ring = theme.rgb(state.slot()).unwrap_or(RING_FALLBACK);
+                let ring = theme.rgb(state.slot());
                 Picture::from_bytes(png(&ringed(&square, ring, *state == Attention::Idle))?)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -239,7 +237,7 @@ mod tests {
             let pixels = picture.decode().unwrap().to_rgba8();
             // Outside the circle: clear; on the ring: the state's colour; inside: the image.
             assert_eq!(pixels.get_pixel(0, 0).0[3], 0);
-            let ring = theme.rgb(state.slot()).unwrap_or(RING_FALLBACK);
+            let ring = theme.rgb(state.slot());
             assert_eq!(
                 pixels.get_pixel(SIDE / 2, 2).0,
                 [ring[0], ring[1], ring[2], 255]

@@ -19,6 +19,9 @@ pub(crate) fn parse_color(text: &str) -> Option<Color> {
     ansi_named(text)
 }
 
+/// What a picture is drawn in for a colour left to the terminal.
+pub(crate) const UNKNOWN_RGB: [u8; 3] = [128, 128, 128];
+
 /// A colour as red, green and blue, for drawing it into a picture: named and indexed
 /// colours as xterm shows them by default; `None` for the terminal's own colour (`reset`).
 pub(crate) fn rgb(color: Color) -> Option<[u8; 3]> {

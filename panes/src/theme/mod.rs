@@ -48,10 +48,13 @@ impl Theme {
         self.styles.get(&slot).copied().unwrap_or_default()
     }
 
-    /// The foreground of `slot` as red, green and blue, for drawing it into a picture;
-    /// `None` when the slot leaves the terminal's own colour.
-    pub fn rgb(&self, slot: Slot) -> Option<[u8; 3]> {
-        color::rgb(self.style(slot).fg?)
+    /// The foreground of `slot` as red, green and blue, for drawing it into a picture; a
+    /// middle grey when the slot leaves the terminal's own colour (unknown here).
+    pub fn rgb(&self, slot: Slot) -> [u8; 3] {
+        self.style(slot)
+            .fg
+            .and_then(color::rgb)
+            .unwrap_or(color::UNKNOWN_RGB)
     }
 
     /// A built-in theme (`dark` or `light`), ignoring any user file of the same name.

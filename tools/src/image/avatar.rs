@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::required_str;
 use crate::paths::resolve;
+use crate::task::run_blocking;
 
 /// The largest image taken as an avatar.
 const MAX_BYTES: u64 = 20 << 20;
@@ -75,8 +76,13 @@ impl AvatarTool {
 
     /// The avatar file a picture with `ending` becomes.
     fn target(&self, ending: &str) -> Result<PathBuf, ToolError> {
-        Ok(self.dir()?.join(format!("{OWN_AGENT}.{ending}")))
+        Ok(avatar_file(self.dir()?, ending))
     }
+}
+
+/// March's own avatar file in `dir` for a picture with `ending`.
+fn avatar_file(dir: &Path, ending: &str) -> PathBuf {
+    dir.join(format!("{OWN_AGENT}.{ending}"))
 }
 
 /// Reads `path` and checks it is an image March shows, of a sensible size.
@@ -128,7 +134,7 @@ fn install(dir: &Path, target: &Path, checked: &Checked) -> Result<(), String> {
     )
     .map_err(|e| format!("cannot save {}: {e}", target.display()))?;
     for ending in AVATAR_ENDINGS {
-        let other = dir.join(format!("{OWN_AGENT}.{ending}"));
+        let other = avatar_file(dir, ending);
         if other != target && other.is_file() {
             std::fs::remove_file(&other)
                 .map_err(|e| format!("cannot remove the old {}: {e}", other.display()))?;
@@ -196,21 +202,14 @@ impl Tool for AvatarTool {
     ) -> Result<ToolOutcome, ToolError> {
         let source = self.source(&args)?;
         let dir = self.dir()?.to_path_buf();
-        let checked = tokio::task::spawn_blocking({
-            let source = source.clone();
-            move || check(&source)
+        let from = source.clone();
+        let (target, size) = run_blocking("Setting the avatar failed".into(), move || {
+            let checked = check(&from)?;
+            let target = avatar_file(&dir, checked.ending);
+            install(&dir, &target, &checked)?;
+            Ok::<_, String>((target, checked.size))
         })
-        .await
-        .map_err(|e| ToolError::new(e.to_string()))?
-        .map_err(ToolError::new)?;
-        let target = self.target(checked.ending)?;
-        let size = checked.size;
-        tokio::task::spawn_blocking({
-            let target = target.clone();
-            move || install(&dir, &target, &checked)
-        })
-        .await
-        .map_err(|e| ToolError::new(e.to_string()))?
+        .await?
         .map_err(ToolError::new)?;
         let mut outcome = ToolOutcome::text(format!(
             "Your avatar is now {} ({}×{}, from {}). March shows it once this turn ends.",

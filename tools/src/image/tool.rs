@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::ImageApi;
 use crate::args::required_str;
+use crate::task::run_blocking;
 
 /// Makes images through the images API of `[images]`.
 pub struct ImageGenerateTool {
@@ -166,7 +167,7 @@ impl Tool for ImageGenerateTool {
             .collect();
         let stem = format!("{}-{}", stamp, slug(name));
         let bytes = made.bytes.clone();
-        let path = tokio::task::spawn_blocking(move || {
+        let path = run_blocking("Saving the image failed".into(), move || {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             let path = free_path(&dir, &stem, ext);
@@ -178,8 +179,7 @@ impl Tool for ImageGenerateTool {
             .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
             Ok::<_, String>(path)
         })
-        .await
-        .map_err(|e| ToolError::new(e.to_string()))?
+        .await?
         .map_err(ToolError::new)?;
         let shown = path.strip_prefix(&self.cwd).unwrap_or(&path);
         let mut text = format!("Saved {}", shown.display());
