@@ -302,45 +302,46 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
-async fn status(memory: &Memory) -> Response<Full<Bytes>> {
-    let memory = memory.clone();
-    let files = match blocking(move || memory.global_files()).await {
-        Ok(files) => files,
-        Err(response) => return response,
-    };
-    match files {
-        Ok(files) => {
-            let bytes: u64 = files
-                .iter()
-                .filter_map(|f| std::fs::metadata(&f.path).ok())
-                .map(|m| m.len())
-                .sum();
-            reply(
-                StatusCode::OK,
-                json!({ "server": "march-memory", "version": env!("CARGO_PKG_VERSION"), "files": files.len(), "bytes": bytes }),
-            )
-        }
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-    }
-}
-
-async fn list(memory: &Memory) -> Response<Full<Bytes>> {
+/// The served files and their sizes, read off the async threads.
+async fn sized_files(memory: &Memory) -> Result<Vec<(String, u64)>, Response<Full<Bytes>>> {
     let memory = memory.clone();
     let listed = blocking(move || {
         memory.global_files().map(|files| {
             files
                 .into_iter()
                 .map(|f| {
-                    let bytes = std::fs::metadata(&f.path).map(|m| m.len()).unwrap_or(0);
-                    json!({ "name": f.name, "bytes": bytes })
+                    let bytes = std::fs::metadata(&f.path).map_or(0, |m| m.len());
+                    (f.name, bytes)
                 })
                 .collect::<Vec<_>>()
         })
     })
-    .await;
-    match listed {
-        Ok(Ok(files)) => reply(StatusCode::OK, json!({ "files": files })),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    .await?;
+    listed.map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+}
+
+async fn status(memory: &Memory) -> Response<Full<Bytes>> {
+    match sized_files(memory).await {
+        Ok(files) => {
+            let bytes: u64 = files.iter().map(|(_, bytes)| bytes).sum();
+            reply(
+                StatusCode::OK,
+                json!({ "server": "march-memory", "version": env!("CARGO_PKG_VERSION"), "files": files.len(), "bytes": bytes }),
+            )
+        }
+        Err(response) => response,
+    }
+}
+
+async fn list(memory: &Memory) -> Response<Full<Bytes>> {
+    match sized_files(memory).await {
+        Ok(files) => {
+            let files: Vec<Value> = files
+                .into_iter()
+                .map(|(name, bytes)| json!({ "name": name, "bytes": bytes }))
+                .collect();
+            reply(StatusCode::OK, json!({ "files": files }))
+        }
         Err(response) => response,
     }
 }
