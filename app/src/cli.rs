@@ -116,6 +116,13 @@ pub enum Command {
     /// tokens, and see how it and the remote memory are.
     #[command(subcommand)]
     Memory(MemoryCommand),
+    /// The gateway: messages from outside (an HTTP API, a Telegram bot) into this
+    /// workspace's sessions; serves without a subcommand.
+    Gateway {
+        /// What to do (serve, when none).
+        #[command(subcommand)]
+        command: Option<GatewayCommand>,
+    },
     /// Serve a project's language servers to its runners (runners start it themselves).
     #[command(hide = true)]
     LspHost {
@@ -392,6 +399,40 @@ pub enum MemoryTokenCommand {
     /// Keep TOKEN as the one shown to the `[memory] remote` server.
     Use {
         /// A token `march memory token add` printed on the server's machine.
+        token: String,
+    },
+}
+
+/// `march gateway` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum GatewayCommand {
+    /// Serve as `[gateway]` says, until interrupted.
+    Serve,
+    /// Whether the gateway runs, what it serves, and what waits in its queue.
+    Status,
+    /// The tokens of the HTTP API's clients, and the Telegram bot's.
+    #[command(subcommand)]
+    Token(GatewayTokenCommand),
+}
+
+/// `march gateway token` subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum GatewayTokenCommand {
+    /// Make a token for HTTP client NAME (printed once; kept in auth.json).
+    Add {
+        /// The client's name: the sender its messages are logged with.
+        name: String,
+    },
+    /// Remove client NAME's token: the gateway refuses it from its next start.
+    Remove {
+        /// The client's name.
+        name: String,
+    },
+    /// List the HTTP clients that have a token.
+    List,
+    /// Keep TOKEN (from Telegram's @BotFather) as the bot's: the Telegram adapter runs.
+    Telegram {
+        /// The bot's token.
         token: String,
     },
 }

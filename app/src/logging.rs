@@ -33,6 +33,9 @@ pub fn browser_log(pid: u32) -> String {
 /// The memory server's log file name.
 pub const MEMORY_SERVER_LOG: &str = "memory-server.log";
 
+/// The gateway's log file name: every message in and out, with its sender.
+pub const GATEWAY_LOG: &str = "gateway.log";
+
 /// Runner logs older than this are removed when the workspace starts.
 const RUNNER_LOG_AGE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 

@@ -3,10 +3,12 @@
 mod browser_cmd;
 mod cli;
 mod client;
+mod client_tokens;
 mod config_cmd;
 mod config_file;
 mod control_cmd;
 mod export_cmd;
+mod gateway_cmd;
 mod git;
 mod headless;
 mod history_cmd;
@@ -32,7 +34,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use march_core::paths::MarchPaths;
 
-use cli::{BrowserCommand, Cli, Command, ConfigCommand, MemoryCommand};
+use cli::{BrowserCommand, Cli, Command, ConfigCommand, GatewayCommand, MemoryCommand};
 
 fn main() -> ExitCode {
     install_panic_hook();
@@ -80,6 +82,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LspHost { .. } => logging::lsp_host_log(std::process::id()),
         Command::Browser(BrowserCommand::Serve) => logging::browser_log(std::process::id()),
         Command::Memory(MemoryCommand::Serve) => logging::MEMORY_SERVER_LOG.to_string(),
+        Command::Gateway {
+            command: None | Some(GatewayCommand::Serve),
+        } => logging::GATEWAY_LOG.to_string(),
         _ => logging::MAIN_LOG.to_string(),
     };
     // Held until exit so buffered log lines are flushed.
@@ -99,6 +104,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LspHost { project } => run_lsp_host(paths, project)?,
         Command::Browser(command) => return browser_cmd::run(paths, command),
         Command::Memory(command) => return memory_cmd::run(paths, command),
+        Command::Gateway { command } => return gateway_cmd::run(paths, command),
         // Run above, before any config or log.
         Command::Sandbox { .. } => {}
         Command::New(args) => {

@@ -1,7 +1,6 @@
 //! `march memory serve | status | token`: the memory server other machines share, and the
 //! tokens of its clients (kept in auth.json, 0600, like API keys).
 
-use std::io::Read as _;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -10,6 +9,7 @@ use march_core::paths::MarchPaths;
 use march_runner::memory_server::{CLIENT_PREFIX, REMOTE_TOKEN, Reached};
 
 use crate::cli::{MemoryCommand, MemoryTokenCommand};
+use crate::client_tokens;
 
 /// Run a `march memory` subcommand.
 pub fn run(paths: MarchPaths, command: MemoryCommand) -> anyhow::Result<ExitCode> {
@@ -65,18 +65,9 @@ fn answered(reached: &Reached) -> String {
 }
 
 fn token(paths: &MarchPaths, command: MemoryTokenCommand) -> anyhow::Result<()> {
-    let mut auth = AuthStore::load(paths)?;
     match command {
         MemoryTokenCommand::Add { name } => {
-            anyhow::ensure!(
-                !name.is_empty()
-                    && name
-                        .chars()
-                        .all(|c| c.is_alphanumeric() || "-_.".contains(c)),
-                "a client's name is letters, digits, '-', '_' and '.'"
-            );
-            let token = new_token()?;
-            auth.set(&format!("{CLIENT_PREFIX}{name}"), &token)?;
+            let token = client_tokens::add(paths, CLIENT_PREFIX, "mt", &name)?;
             println!("{token}");
             eprintln!(
                 "Client {name} can use this token (on its machine: march memory token use TOKEN). \
@@ -84,24 +75,20 @@ fn token(paths: &MarchPaths, command: MemoryTokenCommand) -> anyhow::Result<()> 
             );
         }
         MemoryTokenCommand::Remove { name } => {
-            if auth.remove(&format!("{CLIENT_PREFIX}{name}"))? {
-                eprintln!(
-                    "Removed {name}'s token. A running server refuses it from its next start."
-                );
-            } else {
-                anyhow::bail!("no client named {name}");
-            }
+            client_tokens::remove(paths, CLIENT_PREFIX, &name)?;
+            eprintln!("Removed {name}'s token. A running server refuses it from its next start.");
         }
         MemoryTokenCommand::List => {
-            let clients = march_runner::memory_server::clients(&auth);
-            if clients.is_empty() {
+            let names = client_tokens::names(paths, CLIENT_PREFIX)?;
+            if names.is_empty() {
                 println!("No clients (add one with march memory token add NAME).");
             }
-            for client in clients {
-                println!("{}", client.name);
+            for name in names {
+                println!("{name}");
             }
         }
         MemoryTokenCommand::Use { token } => {
+            let mut auth = AuthStore::load(paths)?;
             auth.set(REMOTE_TOKEN, token.trim())?;
             eprintln!(
                 "Kept in {}; [memory] remote in config.toml says where.",
@@ -110,16 +97,4 @@ fn token(paths: &MarchPaths, command: MemoryTokenCommand) -> anyhow::Result<()> 
         }
     }
     Ok(())
-}
-
-/// 32 bytes from the kernel's random source, as hex.
-fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom")?;
-    Ok(format!(
-        "mt_{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    ))
 }

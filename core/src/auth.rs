@@ -46,6 +46,17 @@ pub enum AuthError {
     },
 }
 
+/// Whether `shown` is `secret`, comparing every byte (no early exit that would tell a
+/// guesser how much of it was right).
+pub fn same_secret(secret: &str, shown: &str) -> bool {
+    let (a, b) = (secret.as_bytes(), shown.as_bytes());
+    let mut differ = u8::from(a.len() != b.len());
+    for (i, byte) in a.iter().enumerate() {
+        differ |= byte ^ b.get(i).copied().unwrap_or(!byte);
+    }
+    differ == 0
+}
+
 /// The entries of `auth.json`, with the path they are written back to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuthStore {
@@ -124,6 +135,17 @@ impl AuthStore {
             return None;
         }
         entry.get("key")?.as_str().filter(|k| !k.is_empty())
+    }
+
+    /// The tokens of the entries named `PREFIXname`, as (name, token): the clients a
+    /// daemon hears (`memory-client:laptop`, `gateway-client:ci`).
+    pub fn named_tokens(&self, prefix: &str) -> Vec<(String, String)> {
+        self.providers()
+            .filter_map(|entry| {
+                let name = entry.strip_prefix(prefix)?;
+                Some((name.to_string(), self.get(entry)?.to_string()))
+            })
+            .collect()
     }
 
     /// Providers that have an entry of any type.

@@ -15,8 +15,8 @@ use crate::paths::MarchPaths;
 mod capabilities;
 
 pub use capabilities::{
-    BrowserConfig, ImagesConfig, MemoryConfig, MemoryServerConfig, RecallConfig,
-    SearchProviderName, WebConfig, WebSearchConfig,
+    BrowserConfig, GatewayConfig, ImagesConfig, MemoryConfig, MemoryServerConfig, RecallConfig,
+    SearchProviderName, TelegramConfig, WebConfig, WebSearchConfig,
 };
 
 /// Why the config file could not be read.
@@ -92,6 +92,8 @@ pub struct Config {
     pub browser: BrowserConfig,
     /// The `[images]` table: the image model `image_generate` asks.
     pub images: ImagesConfig,
+    /// The `[gateway]` table: `march gateway`'s adapters.
+    pub gateway: GatewayConfig,
 }
 
 /// The `[ssh]` table: March reaches other machines with the user's own OpenSSH client.

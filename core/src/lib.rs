@@ -26,6 +26,7 @@ pub mod prompt_templates;
 pub mod provider;
 pub mod restart;
 pub mod session;
+pub mod signals;
 pub mod skills;
 pub mod structured;
 pub mod tool;

@@ -39,14 +39,9 @@ fn state_file(paths: &MarchPaths) -> PathBuf {
 
 /// The clients `auth.json` names (`memory-client:NAME`).
 pub fn clients(auth: &AuthStore) -> Vec<MemoryClient> {
-    auth.providers()
-        .filter_map(|entry| {
-            let name = entry.strip_prefix(CLIENT_PREFIX)?;
-            Some(MemoryClient {
-                name: name.to_string(),
-                token: auth.get(entry)?.to_string(),
-            })
-        })
+    auth.named_tokens(CLIENT_PREFIX)
+        .into_iter()
+        .map(|(name, token)| MemoryClient { name, token })
         .collect()
 }
 
@@ -91,7 +86,7 @@ pub async fn serve_memory(paths: MarchPaths) -> Result<(), String> {
     tokio::spawn({
         let stop = stop.clone();
         async move {
-            wait_for_signal().await;
+            march_core::signals::until_stopped().await;
             stop.cancel();
         }
     });
@@ -110,22 +105,6 @@ pub async fn serve_memory(paths: MarchPaths) -> Result<(), String> {
     .await;
     let _ = std::fs::remove_file(&state_path);
     served.map_err(|e| e.to_string())
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => std::future::pending::<()>().await,
-    }
 }
 
 /// A memory server as `march memory status` found it.

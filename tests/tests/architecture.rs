@@ -28,7 +28,18 @@ const ALLOWED_EDGES: &[(&str, Allowed)] = &[
     ("march-panes", Allowed::Only(&[])),
     (
         "march",
-        Allowed::Only(&["march-panes", "march-runner", "march-core", "march-wire"]),
+        Allowed::Only(&[
+            "march-panes",
+            "march-runner",
+            "march-core",
+            "march-wire",
+            "march-gateway",
+        ]),
+    ),
+    // The gateway reaches workspaces only over their control socket.
+    (
+        "march-gateway",
+        Allowed::Only(&["march-core", "march-wire"]),
     ),
     // The server's wire knows no March crate: both ends (the app's server and client) use it.
     ("march-wire", Allowed::Only(&[])),
@@ -73,6 +84,8 @@ const SOURCE_RULES: &[SourceRule] = &[
             "march_core::auth",
             "march_core::model",
             "march_core::atomic_file",
+            // Daemons (`march gateway`) stop on SIGTERM and SIGINT.
+            "march_core::signals",
             // `march history` searches the index the runners keep.
             "march_core::history",
             "march_core::session::format_iso_ms",

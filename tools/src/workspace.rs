@@ -9,10 +9,8 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use march_core::event::ToolOutcome;
 use march_core::tool::{Tool, ToolAnnotations, ToolError, ToolKind, ToolUpdates, call_title};
-use march_wire::{CONTROL_VERSION, ClientMessage, ControlRequest, FrameReader, ServerMessage};
+use march_wire::ControlRequest;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{optional_str, required_str};
@@ -179,40 +177,9 @@ fn answer_of(markdown: &str) -> String {
 
 /// One control request to the workspace server at `socket`, and its answer.
 async fn ask(socket: &Path, request: ControlRequest) -> Result<Value, ToolError> {
-    let lost = |e: std::io::Error| ToolError::new(format!("the workspace did not answer: {e}"));
-    let mut stream = UnixStream::connect(socket).await.map_err(lost)?;
-    let message = ClientMessage::Control {
-        version: CONTROL_VERSION,
-        request,
-    };
-    stream
-        .write_all(&message.to_frame().encode())
+    march_wire::control::ask(socket, request)
         .await
-        .map_err(lost)?;
-    let mut frames = FrameReader::default();
-    let mut buf = [0u8; 16 << 10];
-    loop {
-        let frame = frames
-            .next_frame()
-            .map_err(|e| ToolError::new(format!("the workspace answered garbage: {e}")))?;
-        if let Some(frame) = frame {
-            return match ServerMessage::from_frame(frame) {
-                Ok(ServerMessage::Reply(Ok(value))) => Ok(value),
-                Ok(ServerMessage::Reply(Err(why)) | ServerMessage::Refused(why)) => {
-                    Err(ToolError::new(why))
-                }
-                Ok(other) => Err(ToolError::new(format!("the workspace answered {other:?}"))),
-                Err(e) => Err(ToolError::new(format!(
-                    "the workspace answered garbage: {e}"
-                ))),
-            };
-        }
-        let n = stream.read(&mut buf).await.map_err(lost)?;
-        if n == 0 {
-            return Err(ToolError::new("the workspace closed the connection"));
-        }
-        frames.push(&buf[..n]);
-    }
+        .map_err(|e| ToolError::new(e.to_string()))
 }
 
 #[cfg(test)]

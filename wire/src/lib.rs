@@ -5,6 +5,7 @@
 //! Nothing here runs a server or draws: the app's server and client use it. Keeping it
 //! apart keeps the boundary small and testable, as the ACP boundary is in the runner.
 
+pub mod control;
 pub mod frame;
 pub mod input;
 pub mod message;
@@ -14,7 +15,7 @@ pub use frame::{Frame, FrameReader, MAX_FRAME};
 pub use input::InputDecoder;
 pub use message::{
     CONTROL_VERSION, ClientMessage, ControlRequest, PROTOCOL_VERSION, ServerMessage, SessionStatus,
-    TermCaps, WorkspaceInfo,
+    TermCaps, WatchEvent, WorkspaceInfo,
 };
 
 /// Why a message on the socket cannot be used.

@@ -141,6 +141,13 @@ pub enum ControlRequest {
         /// Allow it (once) or reject it.
         allow: bool,
     },
+    /// What session `session` (every session without one) does from now on: answered by a
+    /// [`ServerMessage::Reply`] per [`WatchEvent`] until the connection closes.
+    Watch {
+        /// The session's key; every session when absent.
+        #[serde(default)]
+        session: Option<u64>,
+    },
 }
 
 impl ControlRequest {
@@ -151,11 +158,87 @@ impl ControlRequest {
             ControlRequest::Info
             | ControlRequest::Status
             | ControlRequest::Capture { .. }
-            | ControlRequest::Wait { .. } => false,
+            | ControlRequest::Wait { .. }
+            | ControlRequest::Watch { .. } => false,
             ControlRequest::Kill { .. }
             | ControlRequest::Send { .. }
             | ControlRequest::NewPane { .. }
             | ControlRequest::Answer { .. } => true,
+        }
+    }
+}
+
+/// What a watched session did (the answers to [`ControlRequest::Watch`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum WatchEvent {
+    /// What the session wants now: sent for every watched session when the watch begins,
+    /// then on each change.
+    Attention {
+        /// The session's key.
+        session: u64,
+        /// `idle`, `working`, `needs-you`, `done` or `error`, as in [`SessionStatus`].
+        attention: String,
+        /// Its title.
+        title: String,
+        /// The question it asks, while one waits.
+        question: Option<String>,
+    },
+    /// A prompt went to the agent: a turn begins.
+    TurnStart {
+        /// The session's key.
+        session: u64,
+        /// The prompt.
+        text: String,
+    },
+    /// Text of the agent's answer, as it streams.
+    Text {
+        /// The session's key.
+        session: u64,
+        /// The next piece.
+        text: String,
+    },
+    /// The agent began a tool call.
+    Tool {
+        /// The session's key.
+        session: u64,
+        /// What the call does, as the tool describes it.
+        title: String,
+    },
+    /// The agent asks permission; `march answer` (or [`ControlRequest::Answer`]) replies.
+    Permission {
+        /// The session's key.
+        session: u64,
+        /// What it asks to do.
+        question: String,
+    },
+    /// The turn ended: its stop reason, or why it failed.
+    TurnEnd {
+        /// The session's key.
+        session: u64,
+        /// `end_turn`, `cancelled`, `max_tokens`…, when it ended normally.
+        stop_reason: Option<String>,
+        /// Why it failed, when it did.
+        error: Option<String>,
+    },
+    /// The session was closed: nothing more comes from it.
+    Closed {
+        /// The session's key.
+        session: u64,
+    },
+}
+
+impl WatchEvent {
+    /// The session it is about.
+    pub fn session(&self) -> u64 {
+        match self {
+            WatchEvent::Attention { session, .. }
+            | WatchEvent::TurnStart { session, .. }
+            | WatchEvent::Text { session, .. }
+            | WatchEvent::Tool { session, .. }
+            | WatchEvent::Permission { session, .. }
+            | WatchEvent::TurnEnd { session, .. }
+            | WatchEvent::Closed { session } => *session,
         }
     }
 }

@@ -80,6 +80,14 @@ pub enum Incoming {
         /// Which.
         id: ClientId,
     },
+    /// A control connection watches a session (every session without one): what it does
+    /// goes to `events` until the connection or the session closes.
+    Watch {
+        /// The session's key.
+        session: Option<u64>,
+        /// Where the events go; an error ends the watch (no such session).
+        events: WatchEvents,
+    },
     /// A request of the control CLI, answered on `reply`.
     Control {
         /// What it asks.
@@ -90,6 +98,9 @@ pub enum Incoming {
         written: Finished,
     },
 }
+
+/// A watch's events, as the loop sends them to its connection.
+pub type WatchEvents = mpsc::UnboundedSender<Result<march_wire::WatchEvent, String>>;
 
 /// Done when what was queued for a connection has been written (or it is gone): a
 /// server that ends waits on it so its last words arrive.
@@ -304,6 +315,10 @@ pub async fn serve(
                 march_wire::message::version_mismatch(version, march_wire::CONTROL_VERSION)
             {
                 reply(&mut write, Err(why)).await;
+                return;
+            }
+            if let ControlRequest::Watch { session } = request {
+                watch(session, read, write, incoming).await;
                 return;
             }
             let (tx, rx) = oneshot::channel();
@@ -522,6 +537,44 @@ async fn next_message(
             Err(e) => return Err(format!("read failed: {e}")),
         }
     }
+}
+
+/// Writes what the loop says session `session` does as replies, until the client closes
+/// the connection or the loop ends the watch.
+async fn watch(
+    session: Option<u64>,
+    mut read: OwnedReadHalf,
+    mut write: OwnedWriteHalf,
+    incoming: mpsc::UnboundedSender<Incoming>,
+) {
+    let (events, mut rx) = mpsc::unbounded_channel();
+    if incoming.send(Incoming::Watch { session, events }).is_err() {
+        reply(&mut write, Err("the workspace is closing".to_string())).await;
+        return;
+    }
+    let mut buf = [0u8; 1024];
+    loop {
+        tokio::select! {
+            event = rx.recv() => {
+                let Some(event) = event else { break };
+                let failed = event.is_err();
+                let frame = ServerMessage::Reply(event.and_then(|e| {
+                    serde_json::to_value(e).map_err(|e| e.to_string())
+                }))
+                .to_frame();
+                if write.write_all(&frame.encode()).await.is_err() || failed {
+                    break;
+                }
+            }
+            // The watcher sends nothing more: a read that ends or fails is it leaving.
+            read = read.read(&mut buf) => {
+                if !matches!(read, Ok(n) if n > 0) {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = write.shutdown().await;
 }
 
 async fn refuse(write: &mut OwnedWriteHalf, why: &str) {

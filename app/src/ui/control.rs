@@ -9,9 +9,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use super::Ui;
+use super::watch::Watchers;
 use crate::server::connection::Finished;
 use crate::workspace::router::{Attention, SessionKey};
-use crate::workspace::supervisor::TurnEnd;
+use crate::workspace::supervisor::{TurnEnd, TurnEvent};
 
 /// Where an answer goes.
 type Reply = oneshot::Sender<Result<Value, String>>;
@@ -27,6 +28,8 @@ pub(super) struct Control {
     pub(super) replies: Vec<Finished>,
     /// `march wait`s, by session, answered when its turn ends.
     waiting: Vec<(SessionKey, Reply)>,
+    /// Connections watching sessions.
+    pub(super) watchers: Watchers,
 }
 
 impl Control {
@@ -36,6 +39,7 @@ impl Control {
             started: SystemTime::now(),
             replies: Vec::new(),
             waiting: Vec::new(),
+            watchers: Watchers::default(),
         }
     }
 
@@ -45,8 +49,17 @@ impl Control {
         self.replies.push(written);
     }
 
+    /// A step of session `key`'s turn: its watchers are told, and when it ended, whoever
+    /// waits on it.
+    pub(super) fn turn_event(&mut self, key: SessionKey, event: &TurnEvent) {
+        self.watchers.turn_event(key, event);
+        if let TurnEvent::Ended(end) = event {
+            self.turn_ended(key, end);
+        }
+    }
+
     /// Session `key`'s turn ended: whoever waits on it is told how.
-    pub(super) fn turn_ended(&mut self, key: SessionKey, end: &TurnEnd) {
+    fn turn_ended(&mut self, key: SessionKey, end: &TurnEnd) {
         let (done, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
             .into_iter()
             .partition(|(k, _)| *k == key);
@@ -115,6 +128,8 @@ pub(super) fn answer(ui: &mut Ui, request: ControlRequest, reply: Reply) {
                 Some(false) => Ok(turn_json(ui.ws.last_turn(key).as_ref())),
             }
         }
+        // The connection hands a watch to the loop itself (`Incoming::Watch`).
+        ControlRequest::Watch { .. } => Err("a watch needs a connection of its own".to_string()),
         ControlRequest::Answer { session, allow } => ui
             .ws
             .answer_permission(SessionKey(session), allow)
@@ -160,7 +175,8 @@ fn statuses(ui: &Ui) -> Vec<SessionStatus> {
         .collect()
 }
 
-fn attention_name(attention: Attention) -> &'static str {
+/// How the control socket names `attention`.
+pub(super) fn attention_name(attention: Attention) -> &'static str {
     match attention {
         Attention::Idle => "idle",
         Attention::Working => "working",

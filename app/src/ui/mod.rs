@@ -23,6 +23,7 @@ mod rename;
 mod screen;
 mod supervisor;
 mod switch;
+mod watch;
 mod worktree_close;
 
 use std::path::PathBuf;
@@ -308,7 +309,10 @@ pub async fn serve(
                 while let Some((key, event)) = next.take() {
                     // Streamed updates change no saved state; everything else may.
                     structural |= !matches!(event, AgentEvent::Update(_));
+                    shell.control.watchers.agent_event(key, &event);
                     let changed = shell.ws.agent_event(key, event);
+                    // In order with the text around them: a turn that ends, one that begins.
+                    shell.turn_events();
                     pacing.only_output &= !changed;
                     redraw.full |= changed;
                     output_changed |= changed;
@@ -318,9 +322,6 @@ pub async fn serve(
                     }
                 }
                 shell.layers.absorb(&mut shell.ws);
-                for (key, end) in shell.ws.take_turn_ends() {
-                    shell.control.turn_ended(key, &end);
-                }
 
                 if let Some(note) = shell.ws.take_status_note() {
                     shell.message = Some(note);
@@ -437,6 +438,13 @@ pub async fn serve(
         }
         if output_changed && redraw.due() {
             pacing.output();
+        }
+        // Turns begun by a key or a control request, as by an agent event.
+        shell.turn_events();
+        if !shell.control.watchers.is_empty() {
+            // Attention changes, and sessions closed, whatever the event was.
+            let rows = shell.ws.supervisor_rows();
+            shell.control.watchers.sessions_now(&rows);
         }
         if shell.control.has_waiting() {
             // A session closed by a key or by its agent: whoever waits on it is told.
@@ -563,6 +571,11 @@ impl Ui {
                 self.start_encodings();
                 Changed::Nothing
             }
+            Incoming::Watch { session, events } => {
+                let rows = self.ws.supervisor_rows();
+                self.control.watchers.add(session, events, &rows);
+                Changed::Nothing
+            }
             Incoming::Control {
                 request,
                 reply,
@@ -570,6 +583,8 @@ impl Ui {
             } => {
                 let changes = request.changes_workspace();
                 control::answer(self, request, reply);
+                // A prompt sent begins its turn before anything the agent says of it.
+                self.turn_events();
                 self.control.answered(written);
                 if changes {
                     Changed::Everything
@@ -753,6 +768,13 @@ impl Ui {
     /// Tell the terminals about sessions that need the user: a bell and an OSC 9 desktop
     /// notification, as configured, between frames (kept for the next terminal to attach
     /// when none is).
+    /// What sessions' turns did, to whoever waits on or watches them.
+    fn turn_events(&mut self) {
+        for (key, event) in self.ws.take_turn_events() {
+            self.control.turn_event(key, &event);
+        }
+    }
+
     fn notify(&mut self) {
         let wanted: Vec<_> = self
             .ws

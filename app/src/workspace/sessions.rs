@@ -17,6 +17,7 @@ use super::changes::{ChangeLog, FileChange};
 use super::layout::PaneId;
 use super::pane::Pane;
 use super::router::SessionKey;
+use super::supervisor::TurnEvent;
 use super::{AgentSlot, Notification, UiRequest, Workspace, project_name};
 
 impl Workspace {
@@ -182,6 +183,7 @@ impl Workspace {
             slot.view.submit_local_with(&text, &pictures);
             slot.view.turn_started();
             self.sessions.router_mut().prompt_sent(key);
+            self.sessions.turn_event(key, TurnEvent::Started(text));
         } else if slot.setup.is_none() {
             match slot.driver.status().state {
                 // Sent once the agent is ready.
@@ -225,6 +227,8 @@ impl Workspace {
         let mut next_prompt = None;
         // How a turn ended, for whoever waits on it (`march wait`).
         let mut ended = None;
+        // A turn that began, a question asked, for whoever watches.
+        let mut turn_event = None;
         match event {
             AgentEvent::Ready {
                 agent,
@@ -243,6 +247,7 @@ impl Workspace {
                     view.submit_local_with(&text, &pictures);
                     view.turn_started();
                     router.prompt_sent(key);
+                    turn_event = Some(TurnEvent::Started(text));
                 }
                 view.set_title(format!("{agent} · {}", project_name(&slot.project)));
                 view.set_config_options(&options);
@@ -275,6 +280,9 @@ impl Workspace {
             AgentEvent::Permission(request) => {
                 view.show_permission(request);
                 notify = router.question_asked(key, seen);
+                turn_event = view
+                    .newest_question()
+                    .map(|q| TurnEvent::Asked(q.to_string()));
             }
             AgentEvent::TurnEnded(result) => {
                 // Requests the agent left open die with the turn.
@@ -409,8 +417,11 @@ impl Workspace {
             // Taken above.
             AgentEvent::Terminal(_) | AgentEvent::Diagnostics(_) => {}
         }
+        if let Some(event) = turn_event {
+            self.sessions.turn_event(key, event);
+        }
         if let Some(result) = ended {
-            self.sessions.turn_ended(key, result);
+            self.sessions.turn_event(key, TurnEvent::Ended(result));
             // A turn cost something: the supervisor's project and day totals follow; it may
             // have opened browser tabs.
             self.refresh_costs();

@@ -45,17 +45,28 @@ pub struct SessionRow {
 pub struct Sessions {
     slots: BTreeMap<SessionKey, AgentSlot>,
     router: OutputRouter,
-    /// Turns that ended and whoever waits on them has not been told.
-    ended: Vec<(SessionKey, TurnEnd)>,
+    /// What sessions did that whoever waits on or watches them has not been told.
+    events: Vec<(SessionKey, TurnEvent)>,
 }
 
 /// How a turn ended: its stop reason, or why it failed.
 pub type TurnEnd = Result<agent_client_protocol::v1::schema::PromptResponse, String>;
 
+/// A step of a session's turn, for `march wait` and the control socket's watches.
+#[derive(Debug, Clone)]
+pub enum TurnEvent {
+    /// A prompt went to the agent.
+    Started(String),
+    /// The agent asks permission for this.
+    Asked(String),
+    /// The turn ended.
+    Ended(TurnEnd),
+}
+
 impl Sessions {
-    /// Session `key`'s turn ended.
-    pub fn turn_ended(&mut self, key: SessionKey, end: TurnEnd) {
-        self.ended.push((key, end));
+    /// Something happened in session `key`'s turn.
+    pub fn turn_event(&mut self, key: SessionKey, event: TurnEvent) {
+        self.events.push((key, event));
     }
 
     /// Opens session `key`, idle.
@@ -149,9 +160,9 @@ pub struct AttentionCounts {
 }
 
 impl Workspace {
-    /// Turns that ended since the last call, with how (for `march wait`).
-    pub fn take_turn_ends(&mut self) -> Vec<(SessionKey, TurnEnd)> {
-        std::mem::take(&mut self.sessions.ended)
+    /// What sessions' turns did since the last call (for `march wait` and watches).
+    pub fn take_turn_events(&mut self) -> Vec<(SessionKey, TurnEvent)> {
+        std::mem::take(&mut self.sessions.events)
     }
 
     /// The agent's session id of session `key`, once open.

@@ -219,3 +219,53 @@ impl Default for MemoryServerConfig {
         }
     }
 }
+
+/// The `[gateway]` table: how `march gateway` carries messages between the outside and a
+/// workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct GatewayConfig {
+    /// The workspace it serves, by name (default: the one used most recently).
+    pub workspace: Option<String>,
+    /// Where its HTTP API listens.
+    pub listen: String,
+    /// A URL each session's attention change is POSTed to, as JSON.
+    pub webhook: Option<String>,
+    /// The `[gateway.telegram]` table.
+    pub telegram: TelegramConfig,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            workspace: None,
+            listen: "127.0.0.1:7878".into(),
+            webhook: None,
+            telegram: TelegramConfig::default(),
+        }
+    }
+}
+
+/// The `[gateway.telegram]` table: the Telegram bot the gateway answers as (it runs when
+/// the bot's token is kept: `march gateway token telegram`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct TelegramConfig {
+    /// The Bot API's base URL.
+    pub api: String,
+    /// The senders heard: Telegram user ids, or `@username`s.
+    pub allow: Vec<String>,
+    /// Where a chat's first message opens a session (default: the workspace's first
+    /// directory).
+    pub project: Option<PathBuf>,
+}
+
+impl Default for TelegramConfig {
+    fn default() -> Self {
+        TelegramConfig {
+            api: "https://api.telegram.org".into(),
+            allow: Vec::new(),
+            project: None,
+        }
+    }
+}

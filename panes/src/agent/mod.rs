@@ -421,6 +421,11 @@ impl AgentPane {
         self.permissions.front().map(|m| m.title())
     }
 
+    /// What the newest open permission request is about (the one just shown).
+    pub fn newest_question(&self) -> Option<&str> {
+        self.permissions.back().map(|m| m.title())
+    }
+
     /// Answers the first open permission request with the agent's option of `kind` (from a
     /// list outside the pane); nothing when none is open or the agent offers no such option.
     pub fn answer_question(&mut self, kind: PermissionOptionKind) -> PaneEvent {

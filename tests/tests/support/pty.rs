@@ -149,17 +149,25 @@ impl PtyMarch {
     /// `march ARGS` run to its end beside this one (same environment and directory): its
     /// exit code and stdout.
     pub fn cli(&self, args: &[&str]) -> (i32, String) {
-        let out = std::process::Command::new(march_e2e::march_bin())
-            .args(args)
-            .current_dir(&self.cwd)
-            .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
+        let out = self
+            .command(args)
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap_or_else(|e| panic!("run march {args:?}: {e}"));
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr);
         (out.status.code().unwrap_or(-1), format!("{stdout}{stderr}"))
+    }
+
+    /// `march ARGS` beside it: its directory and environment, no terminal.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(march_e2e::march_bin());
+        command
+            .args(args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
     }
 
     /// Hangs up its terminal: SIGHUP to `march`, as the kernel sends the session leader
@@ -599,6 +607,23 @@ fn clean_env(home: &Path, march_home: &Path) -> Vec<(&'static str, std::ffi::OsS
         ("MARCH_HOME", march_home.as_os_str().to_os_string()),
         ("XDG_RUNTIME_DIR", runtime.into_os_string()),
     ]
+}
+
+/// `march ARGS` as a plain child process (no terminal) in `cwd`, with the clean
+/// environment of [`PtyMarch::spawn_clean`].
+pub fn march_command(
+    args: &[&str],
+    cwd: &Path,
+    home: &Path,
+    march_home: &Path,
+) -> std::process::Command {
+    let mut command = std::process::Command::new(march_e2e::march_bin());
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(clean_env(home, march_home));
+    command
 }
 
 /// Answers what March asks the terminal (the graphics query ends in a status report every

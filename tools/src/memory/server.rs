@@ -173,18 +173,11 @@ fn acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, MemoryServerE
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-/// The client showing `token`, comparing every byte of every token (no early exit that
-/// would tell how much of a guess was right).
+/// The client showing `token`, every token compared in full.
 fn client_of<'a>(clients: &'a [MemoryClient], token: &str) -> Option<&'a MemoryClient> {
     let mut found = None;
     for client in clients {
-        let a = client.token.as_bytes();
-        let b = token.as_bytes();
-        let mut differ = u8::from(a.len() != b.len());
-        for (i, byte) in a.iter().enumerate() {
-            differ |= byte ^ b.get(i).copied().unwrap_or(!byte);
-        }
-        if differ == 0 && found.is_none() {
+        if march_core::auth::same_secret(&client.token, token) && found.is_none() {
             found = Some(client);
         }
     }

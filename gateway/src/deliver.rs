@@ -1,0 +1,241 @@
+//! Delivery: one task takes the queue's messages in order to the workspace. A message the
+//! workspace took, or refused for good (no such session), leaves the queue; while no
+//! workspace answers, it and those after it wait, and are sent when one is back.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use march_wire::control::Watch;
+use parking_lot::Mutex;
+use tokio::sync::{Notify, broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::queue::{Message, Queue, Target};
+use crate::workspace::{LinkError, WorkspaceLink};
+
+/// How often a queue that waits for its workspace tries again.
+const RETRY: Duration = Duration::from_secs(2);
+
+/// What became of a message.
+pub enum Delivery {
+    /// The workspace took it for session `session` (queued behind a running turn when
+    /// `queued`); `watch`, when one was asked for, began before it was sent.
+    Taken {
+        /// The session's key.
+        session: u64,
+        /// It waits behind a running turn.
+        queued: bool,
+        /// A watch on the session, started before the message was sent.
+        watch: Option<Watch>,
+    },
+    /// The workspace refused it (no such session…); it left the queue.
+    Refused(String),
+    /// No workspace answers: it stays queued and is sent when one is back.
+    Waiting(String),
+}
+
+/// A message's outcome, for the adapter it came through.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The message.
+    pub message: Message,
+    /// The session that took it, or why it was refused.
+    pub result: Result<u64, String>,
+}
+
+/// Someone waits on a message: its outcome goes there, with a watch when asked for.
+struct Waiter {
+    tell: oneshot::Sender<Delivery>,
+    watch: bool,
+}
+
+/// The delivery task's handle.
+pub struct Deliverer {
+    queue: Arc<Queue>,
+    wake: Arc<Notify>,
+    waiters: Arc<Mutex<HashMap<String, Waiter>>>,
+    outcomes: broadcast::Sender<Outcome>,
+}
+
+impl Deliverer {
+    /// Starts delivering `queue`'s messages (those left from before first) to `link`.
+    pub fn start(queue: Queue, link: WorkspaceLink, stop: CancellationToken) -> Deliverer {
+        let deliverer = Deliverer {
+            queue: Arc::new(queue),
+            wake: Arc::new(Notify::new()),
+            waiters: Arc::new(Mutex::new(HashMap::new())),
+            outcomes: broadcast::channel(256).0,
+        };
+        let task = Task {
+            queue: deliverer.queue.clone(),
+            wake: deliverer.wake.clone(),
+            waiters: deliverer.waiters.clone(),
+            outcomes: deliverer.outcomes.clone(),
+            link,
+        };
+        tokio::spawn(task.run(stop));
+        deliverer
+    }
+
+    /// Queues `message` (on disk before this returns) and returns its id; with `wait`,
+    /// also where its outcome is told (a watch on its session started first with `watch`).
+    pub async fn submit(
+        &self,
+        mut message: Message,
+        wait: Option<bool>,
+    ) -> std::io::Result<(String, Option<oneshot::Receiver<Delivery>>)> {
+        let queue = self.queue.clone();
+        let message = tokio::task::spawn_blocking(move || {
+            queue.push(&mut message)?;
+            Ok::<_, std::io::Error>(message)
+        })
+        .await
+        .map_err(std::io::Error::other)??;
+        tracing::info!(
+            adapter = message.adapter,
+            sender = message.sender,
+            id = message.id,
+            to = ?message.to,
+            text = message.text,
+            "gateway: message in"
+        );
+        let receiver = wait.map(|watch| {
+            let (tell, receiver) = oneshot::channel();
+            self.waiters
+                .lock()
+                .insert(message.id.clone(), Waiter { tell, watch });
+            receiver
+        });
+        self.wake.notify_one();
+        Ok((message.id, receiver))
+    }
+
+    /// The outcomes of every message from now on.
+    pub fn outcomes(&self) -> broadcast::Receiver<Outcome> {
+        self.outcomes.subscribe()
+    }
+
+    /// How many messages wait in the queue.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+struct Task {
+    queue: Arc<Queue>,
+    wake: Arc<Notify>,
+    waiters: Arc<Mutex<HashMap<String, Waiter>>>,
+    outcomes: broadcast::Sender<Outcome>,
+    link: WorkspaceLink,
+}
+
+impl Task {
+    async fn run(self, stop: CancellationToken) {
+        // Said once per outage, not on every retry.
+        let mut down: Option<String> = None;
+        loop {
+            let queue = self.queue.clone();
+            let pending = tokio::task::spawn_blocking(move || queue.pending())
+                .await
+                .unwrap_or_default();
+            let mut waiting = false;
+            for message in pending {
+                let watch = self
+                    .waiters
+                    .lock()
+                    .get(&message.id)
+                    .is_some_and(|w| w.watch);
+                match deliver(&self.link, &message, watch).await {
+                    Err(LinkError::Unreachable(why)) => {
+                        if down.as_ref() != Some(&why) {
+                            tracing::warn!("gateway: messages wait: {why}");
+                            down = Some(why.clone());
+                        }
+                        // Its sender hears it waits; it is sent when the workspace is back.
+                        if let Some(waiter) = self.waiters.lock().remove(&message.id) {
+                            let _ = waiter.tell.send(Delivery::Waiting(why));
+                        }
+                        waiting = true;
+                        break;
+                    }
+                    result => {
+                        down = None;
+                        self.finished(message, result);
+                    }
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = self.wake.notified() => {}
+                () = tokio::time::sleep(RETRY), if waiting => {}
+            }
+        }
+    }
+
+    /// `message` was taken or refused: it leaves the queue; whoever waits is told.
+    fn finished(&self, message: Message, result: Result<(u64, bool, Option<Watch>), LinkError>) {
+        self.queue.remove(&message.id);
+        let waiter = self.waiters.lock().remove(&message.id);
+        let (delivery, outcome) = match result {
+            Ok((session, queued, watch)) => {
+                tracing::info!(
+                    adapter = message.adapter,
+                    sender = message.sender,
+                    id = message.id,
+                    session,
+                    queued,
+                    "gateway: message delivered"
+                );
+                (
+                    Delivery::Taken {
+                        session,
+                        queued,
+                        watch,
+                    },
+                    Ok(session),
+                )
+            }
+            Err(e) => {
+                let why = e.to_string();
+                tracing::warn!(
+                    adapter = message.adapter,
+                    sender = message.sender,
+                    id = message.id,
+                    "gateway: message refused: {why}"
+                );
+                (Delivery::Refused(why.clone()), Err(why))
+            }
+        };
+        if let Some(waiter) = waiter {
+            let _ = waiter.tell.send(delivery);
+        }
+        let _ = self.outcomes.send(Outcome {
+            message,
+            result: outcome,
+        });
+    }
+}
+
+/// Sends `message` to its session (opened first for a project); with `watch`, a watch on
+/// the session begins before it is sent, so nothing it does is missed.
+async fn deliver(
+    link: &WorkspaceLink,
+    message: &Message,
+    watch: bool,
+) -> Result<(u64, bool, Option<Watch>), LinkError> {
+    let key = match &message.to {
+        Target::Session { session } => link.resolve(session).await?,
+        Target::Project { dir, agent } => link.open_session(dir, agent.as_deref()).await?,
+    };
+    let watch = if watch {
+        let mut watch = link.watch(Some(key)).await?;
+        // Its first event (the session's attention) says the workspace holds the watch.
+        watch.next().await?;
+        Some(watch)
+    } else {
+        None
+    };
+    let queued = link.send(key, &message.text).await?;
+    Ok((key, queued, watch))
+}

@@ -1,0 +1,177 @@
+//! The gateway's queue on disk: each message that came in is a file here before its sender
+//! is told it was received, and is removed once the workspace took it. A gateway that
+//! restarts delivers what it finds, oldest first.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use march_core::atomic_file::{FileMode, write_file};
+use serde::{Deserialize, Serialize};
+
+/// Where a message goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Target {
+    /// An open session: `N`, `WORKSPACE:N` or the start of its session id.
+    Session {
+        /// How it is named.
+        session: String,
+    },
+    /// A new session on a project directory.
+    Project {
+        /// The directory.
+        dir: PathBuf,
+        /// The agent from the config's `[agents]` (default: the workspace's).
+        #[serde(default)]
+        agent: Option<String>,
+    },
+}
+
+/// A message from outside, for a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Its id in the queue (its order: time received, then a counter).
+    pub id: String,
+    /// The adapter it came through (`http`, `telegram`).
+    pub adapter: String,
+    /// Who sent it, as the adapter names them.
+    pub sender: String,
+    /// The chat its answers go back to (chat adapters).
+    #[serde(default)]
+    pub chat: Option<String>,
+    /// Where it goes.
+    pub to: Target,
+    /// The prompt.
+    pub text: String,
+}
+
+/// The queue's directory.
+#[derive(Debug)]
+pub struct Queue {
+    dir: PathBuf,
+    /// Tells apart ids made in the same millisecond.
+    counter: AtomicU64,
+}
+
+impl Queue {
+    /// The queue in `dir`, made when missing (0700: prompts are the user's).
+    pub fn open(dir: PathBuf) -> std::io::Result<Queue> {
+        std::fs::create_dir_all(&dir)?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        Ok(Queue {
+            dir,
+            counter: AtomicU64::new(0),
+        })
+    }
+
+    fn path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    /// Gives `message` its id and writes it (flushed to disk before this returns).
+    pub fn push(&self, message: &mut Message) -> std::io::Result<()> {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis();
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        message.id = format!("{ms:014}-{n:06}-{}", std::process::id());
+        let body = serde_json::to_vec_pretty(message).map_err(std::io::Error::other)?;
+        write_file(&self.path(&message.id), &body, FileMode::Private).map_err(std::io::Error::other)
+    }
+
+    /// Every message waiting, oldest first. A file that cannot be read is logged and left
+    /// where it is for the user to look at.
+    pub fn pending(&self) -> Vec<Message> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .filter_map(|path| match read(&path) {
+                Ok(message) => Some(message),
+                Err(e) => {
+                    tracing::warn!("gateway queue: {} cannot be read: {e}", path.display());
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// How many messages wait.
+    pub fn len(&self) -> usize {
+        std::fs::read_dir(&self.dir).map_or(0, |entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|e| e == "json"))
+                .count()
+        })
+    }
+
+    /// Whether none waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Message `id` was taken by the workspace (or refused for good): it leaves the queue.
+    pub fn remove(&self, id: &str) {
+        if let Err(e) = std::fs::remove_file(self.path(id))
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("gateway queue: cannot remove {id}: {e}");
+        }
+    }
+}
+
+fn read(path: &Path) -> std::io::Result<Message> {
+    let text = std::fs::read(path)?;
+    serde_json::from_slice(&text).map_err(std::io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn message(text: &str) -> Message {
+        Message {
+            id: String::new(),
+            adapter: "http".into(),
+            sender: "ci".into(),
+            chat: None,
+            to: Target::Session {
+                session: "1".into(),
+            },
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn messages_come_back_in_order_after_a_reopen_until_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = Queue::open(dir.path().join("q")).unwrap();
+        let mut ids = Vec::new();
+        for text in ["one", "two", "three"] {
+            let mut m = message(text);
+            queue.push(&mut m).unwrap();
+            ids.push(m.id);
+        }
+        // A bad file is skipped, not fatal.
+        std::fs::write(dir.path().join("q/0-bad.json"), "{").unwrap();
+        let again = Queue::open(dir.path().join("q")).unwrap();
+        let texts: Vec<String> = again.pending().into_iter().map(|m| m.text).collect();
+        assert_eq!(texts, ["one", "two", "three"]);
+        again.remove(&ids[1]);
+        let texts: Vec<String> = again.pending().into_iter().map(|m| m.text).collect();
+        assert_eq!(texts, ["one", "three"]);
+        assert_eq!(again.len(), 3, "the bad file stays for the user");
+    }
+}
