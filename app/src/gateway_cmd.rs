@@ -13,11 +13,6 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::{GatewayCommand, GatewayTokenCommand};
 use crate::client_tokens;
 
-/// The gateway's own directory: its queue, its chats' state, its state file.
-pub fn gateway_dir(paths: &MarchPaths) -> std::path::PathBuf {
-    paths.data_dir.join("gateway")
-}
-
 /// Run a `march gateway` subcommand (serving without one).
 pub fn run(paths: MarchPaths, command: Option<GatewayCommand>) -> anyhow::Result<ExitCode> {
     match command.unwrap_or(GatewayCommand::Serve) {
@@ -44,7 +39,7 @@ async fn serve(paths: &MarchPaths) -> anyhow::Result<()> {
         .into_iter()
         .map(|(name, token)| HttpClient { name, token })
         .collect();
-    let dir = gateway_dir(paths);
+    let dir = march_gateway::gateway_dir(&paths.data_dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     if let Some(running) = march_gateway::read_state(&dir) {
         anyhow::bail!(
@@ -108,7 +103,7 @@ fn status(paths: &MarchPaths) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let dir = gateway_dir(paths);
+    let dir = march_gateway::gateway_dir(&paths.data_dir);
     match runtime.block_on(march_gateway::status(&dir)) {
         None => println!("Gateway: not running"),
         Some(status) => println!("{}", describe(&status)),

@@ -187,7 +187,7 @@ pub async fn run(
         asking: BTreeMap::new(),
     };
     let mut outcomes = deliverer.outcomes();
-    let (events, mut watched) = mpsc::channel::<WatchEvent>(256);
+    let (events, mut watched) = mpsc::channel::<Option<WatchEvent>>(256);
     tokio::spawn(watch(chats.link.clone(), events, stop.clone()));
     loop {
         tokio::select! {
@@ -200,7 +200,10 @@ pub async fn run(
                 let _ = handled.send(());
             }
             Ok(outcome) = outcomes.recv() => chats.outcome(outcome).await,
-            Some(event) = watched.recv() => chats.event(event).await,
+            Some(event) = watched.recv() => match event {
+                Some(event) => chats.event(event).await,
+                None => chats.workspace_ended(),
+            },
         }
     }
 }
@@ -244,8 +247,13 @@ async fn poll(
     }
 }
 
-/// Watches every session of the workspace, watching again when it restarts.
-async fn watch(link: WorkspaceLink, events: mpsc::Sender<WatchEvent>, stop: CancellationToken) {
+/// Watches every session of the workspace, watching again when it restarts; `None` says a
+/// watched workspace ended.
+async fn watch(
+    link: WorkspaceLink,
+    events: mpsc::Sender<Option<WatchEvent>>,
+    stop: CancellationToken,
+) {
     loop {
         if let Ok(mut watch) = link.watch(None).await {
             loop {
@@ -255,11 +263,16 @@ async fn watch(link: WorkspaceLink, events: mpsc::Sender<WatchEvent>, stop: Canc
                 };
                 match event {
                     Ok(Some(event)) => {
-                        if events.send(event).await.is_err() {
+                        if events.send(Some(event)).await.is_err() {
                             return;
                         }
                     }
-                    _ => break,
+                    _ => {
+                        if events.send(None).await.is_err() {
+                            return;
+                        }
+                        break;
+                    }
                 }
             }
         }
@@ -388,6 +401,11 @@ impl Chats {
             Some((command, rest)) => (command, rest.trim()),
             None => (text.as_str(), ""),
         };
+        // In a group, commands name the bot: `/help@MarchBot`.
+        let command = match command.split_once('@') {
+            Some((command, _)) if command.starts_with('/') => command,
+            _ => command,
+        };
         let bound = self.state.sessions.get(chat).copied();
         let said = match command {
             "/start" | "/help" => HELP.to_string(),
@@ -426,8 +444,12 @@ impl Chats {
                 None => "This chat has no session yet.".to_string(),
             },
             _ => {
-                self.prompt(chat, sender, text.clone(), bound).await;
-                return;
+                if let Some(why) = crate::refused_prompt(&text) {
+                    why.to_string()
+                } else {
+                    self.prompt(chat, sender, text.clone(), bound).await;
+                    return;
+                }
             }
         };
         self.say(chat, ChatMessage::Text(said)).await;
@@ -439,25 +461,16 @@ impl Chats {
             Some(key) => Target::Session {
                 session: key.to_string(),
             },
-            None => {
-                let dir = match self
+            // The workspace's first directory when none is named, found at delivery.
+            None => Target::Project {
+                dir: self
                     .state
                     .projects
                     .get(chat)
                     .or(self.settings.project.as_ref())
-                {
-                    Some(dir) => Ok(dir.clone()),
-                    None => self.link.first_dir().await,
-                };
-                match dir {
-                    Ok(dir) => Target::Project { dir, agent: None },
-                    Err(e) => {
-                        self.say(chat, ChatMessage::Text(format!("Not sent: {e}")))
-                            .await;
-                        return;
-                    }
-                }
-            }
+                    .cloned(),
+                agent: None,
+            },
         };
         let message = Message {
             id: String::new(),
@@ -509,6 +522,17 @@ impl Chats {
             let text = format!("Session {session} asks: {question}");
             self.say(chat, ChatMessage::Question { text, session })
                 .await;
+        }
+    }
+
+    /// The workspace ended: its session keys mean nothing to the next one, so each chat's
+    /// next message opens a new session.
+    fn workspace_ended(&mut self) {
+        self.answers.clear();
+        self.asking.clear();
+        if !self.state.sessions.is_empty() {
+            self.state.sessions.clear();
+            self.state.save(&self.settings.state);
         }
     }
 

@@ -85,13 +85,29 @@ impl Deliverer {
         mut message: Message,
         wait: Option<bool>,
     ) -> std::io::Result<(String, Option<oneshot::Receiver<Delivery>>)> {
+        // Whoever waits is known before the delivery task can see the message.
+        message.id = self.queue.new_id();
+        let id = message.id.clone();
+        let receiver = wait.map(|watch| {
+            let (tell, receiver) = oneshot::channel();
+            self.waiters.lock().insert(id.clone(), Waiter { tell, watch });
+            receiver
+        });
         let queue = self.queue.clone();
-        let message = tokio::task::spawn_blocking(move || {
+        let written = tokio::task::spawn_blocking(move || {
             queue.push(&mut message)?;
             Ok::<_, std::io::Error>(message)
         })
         .await
-        .map_err(std::io::Error::other)??;
+        .map_err(std::io::Error::other)
+        .and_then(|written| written);
+        let message = match written {
+            Ok(message) => message,
+            Err(e) => {
+                self.waiters.lock().remove(&id);
+                return Err(e);
+            }
+        };
         tracing::info!(
             adapter = message.adapter,
             sender = message.sender,
@@ -100,15 +116,8 @@ impl Deliverer {
             text = message.text,
             "gateway: message in"
         );
-        let receiver = wait.map(|watch| {
-            let (tell, receiver) = oneshot::channel();
-            self.waiters
-                .lock()
-                .insert(message.id.clone(), Waiter { tell, watch });
-            receiver
-        });
         self.wake.notify_one();
-        Ok((message.id, receiver))
+        Ok((id, receiver))
     }
 
     /// The outcomes of every message from now on.
@@ -226,7 +235,13 @@ async fn deliver(
 ) -> Result<(u64, bool, Option<Watch>), LinkError> {
     let key = match &message.to {
         Target::Session { session } => link.resolve(session).await?,
-        Target::Project { dir, agent } => link.open_session(dir, agent.as_deref()).await?,
+        Target::Project { dir, agent } => {
+            let dir = match dir {
+                Some(dir) => dir.clone(),
+                None => link.first_dir().await?,
+            };
+            link.open_session(&dir, agent.as_deref()).await?
+        }
     };
     let watch = if watch {
         let mut watch = link.watch(Some(key)).await?;

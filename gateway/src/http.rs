@@ -226,7 +226,7 @@ async fn prompt(api: &Api, client: &HttpClient, body: PromptBody) -> Response<Bo
     let to = match (body.session, body.project) {
         (Some(session), None) => Target::Session { session },
         (None, Some(dir)) => Target::Project {
-            dir,
+            dir: Some(dir),
             agent: body.agent,
         },
         _ => {
@@ -236,8 +236,8 @@ async fn prompt(api: &Api, client: &HttpClient, body: PromptBody) -> Response<Bo
             );
         }
     };
-    if body.text.trim().is_empty() {
-        return error(StatusCode::BAD_REQUEST, "the prompt is empty");
+    if let Some(why) = crate::refused_prompt(&body.text) {
+        return error(StatusCode::BAD_REQUEST, why);
     }
     let message = Message {
         id: String::new(),

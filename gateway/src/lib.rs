@@ -31,6 +31,26 @@ pub const CLIENT_PREFIX: &str = "gateway-client:";
 /// The `auth.json` entry of the Telegram bot's token.
 pub const TELEGRAM_TOKEN: &str = "gateway-telegram";
 
+/// The gateway's own directory under the data directory: its queue, its chats' state, its
+/// state file.
+pub fn gateway_dir(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("gateway")
+}
+
+/// Why a prompt from outside is not taken, if it is not: an empty one, and a `!command`,
+/// which the workspace would run in the project's shell without the agent's permission
+/// gate.
+pub(crate) fn refused_prompt(text: &str) -> Option<&'static str> {
+    let text = text.trim_start();
+    if text.is_empty() {
+        Some("the prompt is empty")
+    } else if text.starts_with('!') {
+        Some("shell commands (`!command`) are not taken from outside the terminal")
+    } else {
+        None
+    }
+}
+
 /// Why the gateway cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum GatewayError {

@@ -20,8 +20,9 @@ pub enum Target {
     },
     /// A new session on a project directory.
     Project {
-        /// The directory.
-        dir: PathBuf,
+        /// The directory; the workspace's first when `None`.
+        #[serde(default)]
+        dir: Option<PathBuf>,
         /// The agent from the config's `[agents]` (default: the workspace's).
         #[serde(default)]
         agent: Option<String>,
@@ -70,14 +71,22 @@ impl Queue {
         self.dir.join(format!("{id}.json"))
     }
 
-    /// Gives `message` its id and writes it (flushed to disk before this returns).
-    pub fn push(&self, message: &mut Message) -> std::io::Result<()> {
+    /// A new message id: later ids sort after earlier ones.
+    pub fn new_id(&self) -> String {
         let ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis();
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        message.id = format!("{ms:014}-{n:06}-{}", std::process::id());
+        format!("{ms:014}-{n:06}-{}", std::process::id())
+    }
+
+    /// Writes `message` (flushed to disk before this returns), with a new id when it has
+    /// none.
+    pub fn push(&self, message: &mut Message) -> std::io::Result<()> {
+        if message.id.is_empty() {
+            message.id = self.new_id();
+        }
         let body = serde_json::to_vec_pretty(message).map_err(std::io::Error::other)?;
         write_file(&self.path(&message.id), &body, FileMode::Private).map_err(std::io::Error::other)
     }

@@ -63,7 +63,15 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
         Turn::text("Ran it."),
         Turn::text("Whole answer."),
     ]);
-    configure(&h, "\n[gateway]\nlisten = \"127.0.0.1:0\"\n");
+    // The webhook's receiver: the fake Bot API records any POST.
+    let hook = FakeTelegram::start();
+    configure(
+        &h,
+        &format!(
+            "\n[gateway]\nlisten = \"127.0.0.1:0\"\nwebhook = \"{}/botTOKEN/hook\"\n",
+            hook.url
+        ),
+    );
     let m = start(&h);
     let ci = token(&m, "ci");
     let gw = Gateway::start(m.command(&["gateway"]));
@@ -84,6 +92,11 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
     );
     assert!(read.contains(r#""stop_reason":"end_turn""#), "{read}");
     m.wait_text("Hello from the model.");
+    // The webhook heard the session go to work.
+    let told = hook.wait_call("hook", "session 1 working", |b| {
+        b["session"] == 1 && b["attention"] == "working"
+    });
+    assert_eq!(told["workspace"], "project", "{told}");
 
     // A tool that asks: the question goes out on the stream, the allow comes back over
     // HTTP, and the turn completes.

@@ -531,6 +531,23 @@ mod tests {
                 memory
             ))))
         );
+        // The gateway runs with a Telegram bot; a message waits for its workspace.
+        let gateway = march_gateway::GatewayStatus {
+            running: Some(march_gateway::GatewayState {
+                pid: 6060,
+                listen: "127.0.0.1:7878".into(),
+                workspace: Some("api".into()),
+                chats: vec!["telegram".into()],
+                webhook: false,
+            }),
+            answered: Ok(()),
+            queued: 1,
+        };
+        assert!(
+            ws.job_done(crate::workspace::jobs::JobDone::GatewayStatus(Ok(Some(
+                gateway
+            ))))
+        );
         let t = render(&mut ws, &overlays, &theme);
         insta::assert_snapshot!("supervisor_browser", t.backend());
         // It stopped: the section goes.

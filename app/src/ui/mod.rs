@@ -765,9 +765,6 @@ impl Ui {
         }
     }
 
-    /// Tell the terminals about sessions that need the user: a bell and an OSC 9 desktop
-    /// notification, as configured, between frames (kept for the next terminal to attach
-    /// when none is).
     /// What sessions' turns did, to whoever waits on or watches them.
     fn turn_events(&mut self) {
         for (key, event) in self.ws.take_turn_events() {
@@ -775,6 +772,9 @@ impl Ui {
         }
     }
 
+    /// Tell the terminals about sessions that need the user: a bell and an OSC 9 desktop
+    /// notification, as configured, between frames (kept for the next terminal to attach
+    /// when none is).
     fn notify(&mut self) {
         let wanted: Vec<_> = self
             .ws

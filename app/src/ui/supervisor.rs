@@ -188,6 +188,7 @@ impl SupervisorView {
                     browser_lines(browser, rows, width, theme)
                         .into_iter()
                         .chain(memory_lines(daemons.memory.status(), width, theme))
+                        .chain(gateway_lines(daemons.gateway.status(), width, theme))
                         .map(|l| (l, None)),
                 );
                 lines
@@ -479,6 +480,55 @@ fn memory_lines(
         line(" Remote memory ", facts, answered(reached));
     }
     lines
+}
+
+/// The gateway, when it runs or messages wait in its queue.
+fn gateway_lines(
+    status: Option<&march_gateway::GatewayStatus>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let Some(status) = status else {
+        return Vec::new();
+    };
+    let name = " Gateway ";
+    let title = theme
+        .style(Slot::Modal)
+        .patch(theme.style(Slot::TitleFocused));
+    let mut facts = match &status.running {
+        Some(state) => {
+            let mut adapters = vec![format!("http://{}", state.listen)];
+            adapters.extend(state.chats.iter().cloned());
+            if state.webhook {
+                adapters.push("webhook".into());
+            }
+            format!("pid {} · {}", state.pid, adapters.join(", "))
+        }
+        None => "not running".to_string(),
+    };
+    if status.queued > 0 {
+        facts.push_str(&format!(
+            " · {} message{} waiting",
+            status.queued,
+            plural(status.queued)
+        ));
+    }
+    let (state, style) = match (&status.running, &status.answered) {
+        (Some(_), Ok(())) => ("answers".to_string(), theme.style(Slot::TextDim)),
+        (None, _) => ("start it: march gateway".to_string(), theme.style(Slot::Warning)),
+        (Some(_), Err(e)) => (sanitize_line(e).into_owned(), theme.style(Slot::Error)),
+    };
+    let text = clip(
+        &sanitize_line(&format!("{facts} · {state}")),
+        width.saturating_sub(name.len()),
+    );
+    vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(name.to_string(), title),
+            Span::styled(text, style),
+        ]),
+    ]
 }
 
 /// Bytes as people read them: 900 B, 12 KB, 3.4 MB.

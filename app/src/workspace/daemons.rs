@@ -1,5 +1,5 @@
 //! The daemons beside the workspace as the supervisor view shows them (the browser daemon,
-//! the memory server and the remote memory): asked off the UI loop when the view opens and
+//! the memory server and the remote memory, the gateway): asked off the UI loop when the view opens and
 //! after each turn, never started for it.
 
 use march_core::paths::MarchPaths;
@@ -57,6 +57,8 @@ pub struct Daemons {
     pub browser: Asked<Status>,
     /// This machine's memory server and the remote memory.
     pub memory: Asked<MemoryStatus>,
+    /// The gateway beside the workspace.
+    pub gateway: Asked<march_gateway::GatewayStatus>,
 }
 
 impl Daemons {
@@ -79,11 +81,23 @@ impl Daemons {
                 JobDone::MemoryStatus(status.map(|s| (!s.is_empty()).then_some(s)))
             });
         }
+        if self.gateway.start() {
+            let dir = march_gateway::gateway_dir(&paths.data_dir);
+            jobs.spawn(async move { JobDone::GatewayStatus(Ok(march_gateway::status(&dir).await)) });
+        }
     }
 
     /// The browser daemon answered; whether what is shown changed.
     pub fn browser_answered(&mut self, answer: Result<Option<Status>, String>) -> bool {
         self.browser.answered("browser daemon", answer)
+    }
+
+    /// The gateway's status came back; whether what is shown changed.
+    pub fn gateway_answered(
+        &mut self,
+        answer: Result<Option<march_gateway::GatewayStatus>, String>,
+    ) -> bool {
+        self.gateway.answered("gateway", answer)
     }
 
     /// The memory status came back; whether what is shown changed.

@@ -104,6 +104,8 @@ pub enum JobDone {
     /// The memory server and the remote memory said how they are (`None`: neither runs
     /// nor is configured).
     MemoryStatus(Result<Option<march_runner::memory_server::MemoryStatus>, String>),
+    /// The gateway said how it is (`None`: it does not run and nothing waits in its queue).
+    GatewayStatus(Result<Option<march_gateway::GatewayStatus>, String>),
     /// Agents' avatar files were read (those that changed).
     AvatarsRead(Vec<super::avatars::AvatarRead>),
     /// A picture was read for a prompt (a file or the clipboard).
@@ -345,6 +347,7 @@ impl super::Workspace {
             }
             J::BrowserStatus(answer) => self.daemons.browser_answered(answer),
             J::MemoryStatus(answer) => self.daemons.memory_answered(answer),
+            J::GatewayStatus(answer) => self.daemons.gateway_answered(answer),
             J::AvatarsRead(found) => {
                 let (changed, retry) = self.avatars.read(found);
                 if retry {
