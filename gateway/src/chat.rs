@@ -171,6 +171,15 @@ pub async fn run(
 ) {
     let state = ChatState::load(&settings.state);
     let (batches, mut incoming) = mpsc::channel::<Batch>(1);
+    // The workspace is watched before the first update is read, so no answer to it is
+    // missed.
+    let (events, mut watched) = mpsc::channel::<Option<WatchEvent>>(256);
+    let (ready, watching) = oneshot::channel();
+    tokio::spawn(watch(link.clone(), events, ready, stop.clone()));
+    tokio::select! {
+        () = stop.cancelled() => return,
+        _ = watching => {}
+    }
     tokio::spawn(poll(
         adapter.clone(),
         state.last_update,
@@ -187,8 +196,6 @@ pub async fn run(
         asking: BTreeMap::new(),
     };
     let mut outcomes = deliverer.outcomes();
-    let (events, mut watched) = mpsc::channel::<Option<WatchEvent>>(256);
-    tokio::spawn(watch(chats.link.clone(), events, stop.clone()));
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
@@ -252,10 +259,17 @@ async fn poll(
 async fn watch(
     link: WorkspaceLink,
     events: mpsc::Sender<Option<WatchEvent>>,
+    ready: oneshot::Sender<()>,
     stop: CancellationToken,
 ) {
+    let mut ready = Some(ready);
     loop {
-        if let Ok(mut watch) = link.watch(None).await {
+        let watched = link.watch(None).await;
+        // The first try, whatever came of it, lets the updates be read.
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(());
+        }
+        if let Ok(mut watch) = watched {
             loop {
                 let event = tokio::select! {
                     () = stop.cancelled() => return,

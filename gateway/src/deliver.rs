@@ -90,7 +90,9 @@ impl Deliverer {
         let id = message.id.clone();
         let receiver = wait.map(|watch| {
             let (tell, receiver) = oneshot::channel();
-            self.waiters.lock().insert(id.clone(), Waiter { tell, watch });
+            self.waiters
+                .lock()
+                .insert(id.clone(), Waiter { tell, watch });
             receiver
         });
         let queue = self.queue.clone();

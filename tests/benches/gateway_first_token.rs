@@ -59,7 +59,9 @@ fn control_frame(request: Value) -> Vec<u8> {
 fn send_direct(socket: &std::path::Path, text: &str) {
     let mut stream = UnixStream::connect(socket).unwrap();
     stream
-        .write_all(&control_frame(json!({"command": "send", "session": 1, "text": text})))
+        .write_all(&control_frame(
+            json!({"command": "send", "session": 1, "text": text}),
+        ))
         .unwrap();
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).unwrap();

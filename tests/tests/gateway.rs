@@ -92,11 +92,6 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
     );
     assert!(read.contains(r#""stop_reason":"end_turn""#), "{read}");
     m.wait_text("Hello from the model.");
-    // The webhook heard the session go to work.
-    let told = hook.wait_call("hook", "session 1 working", |b| {
-        b["session"] == 1 && b["attention"] == "working"
-    });
-    assert_eq!(told["workspace"], "project", "{told}");
 
     // A tool that asks: the question goes out on the stream, the allow comes back over
     // HTTP, and the turn completes.
@@ -117,6 +112,19 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
     assert_eq!(status, 200, "{body}");
     let read = stream.until("event: end").to_string();
     assert!(read.contains("Ran it."), "{read}");
+    // The webhook was told the session needed someone, and what for.
+    let told = hook.wait_call("hook", "session 1 needing someone", |b| {
+        b["session"] == 1 && b["attention"] == "needs-you"
+    });
+    assert_eq!(told["workspace"], "project", "{told}");
+    assert_eq!(told["was"], "working", "{told}");
+    assert!(
+        told["question"]
+            .as_str()
+            .unwrap()
+            .contains("echo from-the-tool"),
+        "{told}"
+    );
 
     // Whole: one JSON answer.
     let (status, body) = http(

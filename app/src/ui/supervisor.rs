@@ -515,7 +515,10 @@ fn gateway_lines(
     }
     let (state, style) = match (&status.running, &status.answered) {
         (Some(_), Ok(())) => ("answers".to_string(), theme.style(Slot::TextDim)),
-        (None, _) => ("start it: march gateway".to_string(), theme.style(Slot::Warning)),
+        (None, _) => (
+            "start it: march gateway".to_string(),
+            theme.style(Slot::Warning),
+        ),
         (Some(_), Err(e)) => (sanitize_line(e).into_owned(), theme.style(Slot::Error)),
     };
     let text = clip(

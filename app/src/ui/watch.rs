@@ -165,3 +165,105 @@ fn tell_attention(watcher: &mut Watcher, rows: &[SessionRow]) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use agent_client_protocol::v1::schema::{
+        ContentBlock, ContentChunk, PromptResponse, SessionNotification, SessionUpdate, StopReason,
+        TextContent,
+    };
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    fn drain(rx: &mut mpsc::UnboundedReceiver<Result<WatchEvent, String>>) -> Vec<WatchEvent> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| e.unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_watch_hears_attention_turns_and_text_of_its_session_only() {
+        let (mut ws, _bus) = crate::workspace::test_workspace_on(&["/work/api", "/work/web"]);
+        ws.select_tab(1);
+        let web = ws.focused_session().unwrap();
+        ws.select_tab(0);
+        let api = ws.focused_session().unwrap();
+        let mut watchers = Watchers::default();
+        let (one, mut one_rx) = mpsc::unbounded_channel();
+        let (all, mut all_rx) = mpsc::unbounded_channel();
+        watchers.add(Some(api.0), one, &ws.supervisor_rows());
+        watchers.add(None, all, &ws.supervisor_rows());
+        // At once: what each watched session wants.
+        let first = drain(&mut one_rx);
+        assert!(
+            matches!(&first[..], [WatchEvent::Attention { session, attention, .. }]
+                if *session == api.0 && attention == "idle"),
+            "{first:?}"
+        );
+        assert_eq!(drain(&mut all_rx).len(), 2);
+
+        // A turn of the api session: its start, text and end, and the attention change.
+        watchers.turn_event(api, &TurnEvent::Started("fix it".into()));
+        ws.test_attention(api, Attention::Working);
+        watchers.sessions_now(&ws.supervisor_rows());
+        let chunk = AgentEvent::Update(SessionNotification::new(
+            "s",
+            SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
+                TextContent::new("done"),
+            ))),
+        ));
+        watchers.agent_event(api, &chunk);
+        watchers.agent_event(web, &chunk);
+        watchers.turn_event(
+            api,
+            &TurnEvent::Ended(Ok(PromptResponse::new(StopReason::EndTurn))),
+        );
+        let heard = drain(&mut one_rx);
+        let WatchEvent::Attention { title, .. } = &heard[1] else {
+            panic!("{heard:?}");
+        };
+        let title = title.clone();
+        assert_eq!(
+            heard,
+            [
+                WatchEvent::TurnStart {
+                    session: api.0,
+                    text: "fix it".into()
+                },
+                WatchEvent::Attention {
+                    session: api.0,
+                    attention: "working".into(),
+                    title,
+                    question: None
+                },
+                WatchEvent::Text {
+                    session: api.0,
+                    text: "done".into()
+                },
+                WatchEvent::TurnEnd {
+                    session: api.0,
+                    stop_reason: Some("end_turn".into()),
+                    error: None
+                },
+            ]
+        );
+        // The watch of every session heard the web session's text too.
+        let all = drain(&mut all_rx);
+        assert!(all.iter().any(|e| e.session() == web.0), "{all:?}");
+
+        // The api session closes: its watch is told and ends; the other goes on.
+        ws.select_tab(0);
+        ws.close_pane(ws.focused());
+        watchers.sessions_now(&ws.supervisor_rows());
+        assert_eq!(drain(&mut one_rx), [WatchEvent::Closed { session: api.0 }]);
+        assert!(one_rx.recv().await.is_none(), "the watch ended");
+        assert_eq!(drain(&mut all_rx), [WatchEvent::Closed { session: api.0 }]);
+        // A watch of a session that is not open is refused.
+        let (gone, mut gone_rx) = mpsc::unbounded_channel();
+        watchers.add(Some(api.0), gone, &ws.supervisor_rows());
+        assert!(gone_rx.try_recv().unwrap().is_err());
+    }
+}

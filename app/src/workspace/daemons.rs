@@ -83,7 +83,9 @@ impl Daemons {
         }
         if self.gateway.start() {
             let dir = march_gateway::gateway_dir(&paths.data_dir);
-            jobs.spawn(async move { JobDone::GatewayStatus(Ok(march_gateway::status(&dir).await)) });
+            jobs.spawn(
+                async move { JobDone::GatewayStatus(Ok(march_gateway::status(&dir).await)) },
+            );
         }
     }
 
