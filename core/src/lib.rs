@@ -11,6 +11,7 @@ pub mod context;
 pub mod event;
 pub mod history;
 pub mod http;
+pub mod http_serve;
 pub mod lsp_config;
 pub mod march_session;
 pub mod mcp_config;

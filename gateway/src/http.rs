@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Bytes, Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use march_core::http_serve::{accept, serve_connection};
 use march_wire::WatchEvent;
 use march_wire::control::Watch;
 use serde::Deserialize;
@@ -54,21 +55,11 @@ impl Api {
     }
 }
 
-/// Serves `api` on `listener` until `stop` is cancelled (a streamed answer in flight ends
-/// with the connection).
+/// Serves `api` on `listener` until `stop` is cancelled (an answer in flight goes on
+/// until it ends or the gateway's process does).
 pub async fn serve(listener: TcpListener, api: Api, stop: CancellationToken) {
     let api = Arc::new(api);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("gateway: accept failed: {e}");
-                    continue;
-                }
-            },
-            () = stop.cancelled() => return,
-        };
+    while let Some((stream, peer)) = accept(&listener, &stop, "gateway").await {
         let api = api.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -76,16 +67,8 @@ pub async fn serve(listener: TcpListener, api: Api, stop: CancellationToken) {
                 let api = api.clone();
                 async move { Ok::<_, Infallible>(answer(&api, peer, request).await) }
             });
-            let connection = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                done = connection.as_mut() => {
-                    if let Err(e) = done {
-                        tracing::debug!(%peer, "gateway: connection ended: {e}");
-                    }
-                }
-                () = stop.cancelled() => connection.as_mut().graceful_shutdown(),
+            if let Err(e) = serve_connection(TokioIo::new(stream), service, &stop).await {
+                tracing::debug!(%peer, "gateway: connection ended: {e}");
             }
         });
     }

@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
+#[path = "support/samples.rs"]
+mod samples;
+
 #[path = "../tests/support/acp_client.rs"]
 mod acp_client;
 #[path = "../tests/support/gateway.rs"]
@@ -17,6 +20,7 @@ mod pty;
 #[path = "../tests/support/workspace.rs"]
 mod workspace;
 
+use samples::report;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
@@ -29,21 +33,6 @@ use workspace::*;
 
 /// Prompts timed per way in.
 const PROMPTS: usize = 30;
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "{name:<44} p50 {:>7.2} ms  p90 {:>7.2} ms  max {:>7.2} ms",
-        ms(quantile(&samples, 0.5)),
-        ms(quantile(&samples, 0.9)),
-        ms(*samples.last().unwrap())
-    );
-}
 
 /// One control frame: `request` as the control CLI sends it.
 fn control_frame(request: Value) -> Vec<u8> {

@@ -9,11 +9,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
+#[path = "support/samples.rs"]
+mod samples;
+
 #[path = "../tests/support/acp_client.rs"]
 mod acp_client;
 #[path = "../tests/support/sshd.rs"]
 mod sshd;
 
+use samples::report;
 use std::time::{Duration, Instant};
 
 use acp_client::{AcpClient, Harness, Runner};
@@ -24,28 +28,6 @@ use march_testkit::Turn;
 const PROMPTS: usize = 40;
 /// Starts timed per runner.
 const STARTS: usize = 8;
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let (p50, p90, max) = (
-        quantile(&samples, 0.5),
-        quantile(&samples, 0.9),
-        *samples.last().unwrap(),
-    );
-    println!(
-        "{name:<40} p50 {:>7.2} ms  p90 {:>7.2} ms  max {:>7.2} ms",
-        ms(p50),
-        ms(p90),
-        ms(max)
-    );
-    p50
-}
 
 /// The runner over SSH, as March starts a remote project's (without the version check's
 /// shell line, timed apart in the start).

@@ -7,6 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
+#[path = "support/samples.rs"]
+mod samples;
+
+use samples::report;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -19,27 +23,6 @@ fn time(mut command: Command) -> Duration {
     let took = start.elapsed();
     assert!(status.success(), "{command:?}");
     took
-}
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    let (p50, p90, p99) = (
-        quantile(&samples, 0.5),
-        quantile(&samples, 0.9),
-        quantile(&samples, 0.99),
-    );
-    println!(
-        "{name:<34} p50 {:>6.2} ms  p90 {:>6.2} ms  p99 {:>6.2} ms",
-        p50.as_secs_f64() * 1e3,
-        p90.as_secs_f64() * 1e3,
-        p99.as_secs_f64() * 1e3
-    );
-    p50
 }
 
 fn main() {

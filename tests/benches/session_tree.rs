@@ -13,10 +13,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A bench: failing loudly is the point.
 
+#[path = "support/samples.rs"]
+mod samples;
+
 #[path = "../tests/support/acp_client.rs"]
 mod acp_client;
 
-use std::time::{Duration, Instant};
+use samples::report;
+use std::time::Instant;
 
 use acp_client::{AcpClient, Harness, within};
 use agent_client_protocol::v1::schema::{LoadSessionRequest, SessionId};
@@ -42,22 +46,6 @@ const ENTRIES: usize = 10_000;
 const BRANCHES: usize = 50;
 /// Timed rounds.
 const ROUNDS: usize = 30;
-
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i]
-}
-
-fn report(name: &str, mut samples: Vec<Duration>) {
-    samples.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    println!(
-        "{name:<44} p50 {:>7.2} ms  p90 {:>7.2} ms  max {:>7.2} ms",
-        ms(quantile(&samples, 0.5)),
-        ms(quantile(&samples, 0.9)),
-        ms(*samples.last().unwrap()),
-    );
-}
 
 fn text(label: &str, chars: usize) -> String {
     let mut s = format!("{label} ");

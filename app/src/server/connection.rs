@@ -100,7 +100,11 @@ pub enum Incoming {
 }
 
 /// A watch's events, as the loop sends them to its connection.
-pub type WatchEvents = mpsc::UnboundedSender<Result<march_wire::WatchEvent, String>>;
+pub type WatchEvents = mpsc::Sender<Result<march_wire::WatchEvent, String>>;
+
+/// Events a watch may have queued and not yet written: a watcher that stops reading is
+/// dropped past it, so it never holds the loop or its memory.
+pub const WATCH_BEHIND_AT: usize = 4096;
 
 /// Done when what was queued for a connection has been written (or it is gone): a
 /// server that ends waits on it so its last words arrive.
@@ -547,7 +551,7 @@ async fn watch(
     mut write: OwnedWriteHalf,
     incoming: mpsc::UnboundedSender<Incoming>,
 ) {
-    let (events, mut rx) = mpsc::unbounded_channel();
+    let (events, mut rx) = mpsc::channel(WATCH_BEHIND_AT);
     if incoming.send(Incoming::Watch { session, events }).is_err() {
         reply(&mut write, Err("the workspace is closing".to_string())).await;
         return;

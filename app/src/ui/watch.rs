@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
 use march_wire::WatchEvent;
+use tokio::sync::mpsc;
 
 use crate::server::connection::WatchEvents;
 use crate::workspace::agent::AgentEvent;
@@ -30,9 +31,17 @@ impl Watcher {
         self.session.is_none_or(|s| s == key)
     }
 
-    /// Sends `event`; `false` once the connection is gone.
+    /// Sends `event`; `false` once the connection is gone, or so far behind that it is
+    /// let go (its connection closes; the watcher can watch again).
     fn send(&self, event: WatchEvent) -> bool {
-        self.events.send(Ok(event)).is_ok()
+        match self.events.try_send(Ok(event)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::warn!("a watch stopped reading: let go");
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     }
 }
 
@@ -48,7 +57,7 @@ impl Watchers {
         if let Some(key) = session
             && !rows.iter().any(|r| r.key == key)
         {
-            let _ = events.send(Err(format!("no session {}", key.0)));
+            let _ = events.try_send(Err(format!("no session {}", key.0)));
             return;
         }
         let mut watcher = Watcher {
@@ -170,15 +179,13 @@ fn tell_attention(watcher: &mut Watcher, rows: &[SessionRow]) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
+    use super::*;
     use agent_client_protocol::v1::schema::{
         ContentBlock, ContentChunk, PromptResponse, SessionNotification, SessionUpdate, StopReason,
         TextContent,
     };
-    use tokio::sync::mpsc;
 
-    use super::*;
-
-    fn drain(rx: &mut mpsc::UnboundedReceiver<Result<WatchEvent, String>>) -> Vec<WatchEvent> {
+    fn drain(rx: &mut mpsc::Receiver<Result<WatchEvent, String>>) -> Vec<WatchEvent> {
         std::iter::from_fn(|| rx.try_recv().ok())
             .map(|e| e.unwrap())
             .collect()
@@ -192,8 +199,8 @@ mod tests {
         ws.select_tab(0);
         let api = ws.focused_session().unwrap();
         let mut watchers = Watchers::default();
-        let (one, mut one_rx) = mpsc::unbounded_channel();
-        let (all, mut all_rx) = mpsc::unbounded_channel();
+        let (one, mut one_rx) = mpsc::channel(64);
+        let (all, mut all_rx) = mpsc::channel(64);
         watchers.add(Some(api.0), one, &ws.supervisor_rows());
         watchers.add(None, all, &ws.supervisor_rows());
         // At once: what each watched session wants.
@@ -262,8 +269,24 @@ mod tests {
         assert!(one_rx.recv().await.is_none(), "the watch ended");
         assert_eq!(drain(&mut all_rx), [WatchEvent::Closed { session: api.0 }]);
         // A watch of a session that is not open is refused.
-        let (gone, mut gone_rx) = mpsc::unbounded_channel();
+        let (gone, mut gone_rx) = mpsc::channel(1);
         watchers.add(Some(api.0), gone, &ws.supervisor_rows());
         assert!(gone_rx.try_recv().unwrap().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_watch_that_stops_reading_is_let_go() {
+        let (ws, _bus) = crate::workspace::test_workspace_on(&["/work/api"]);
+        let api = ws.focused_session().unwrap();
+        let mut watchers = Watchers::default();
+        let (slow, mut slow_rx) = mpsc::channel(3);
+        watchers.add(Some(api.0), slow, &ws.supervisor_rows());
+        for _ in 0..3 {
+            watchers.turn_event(api, &TurnEvent::Started("again".into()));
+        }
+        assert!(watchers.is_empty(), "let go once its queue was full");
+        // What it had queued is still read, then its connection ends.
+        assert_eq!(drain(&mut slow_rx).len(), 3);
+        assert!(slow_rx.recv().await.is_none());
     }
 }

@@ -14,6 +14,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use march_core::http_serve::{accept, serve_connection};
 use march_core::memory::{Memory, MemoryScope};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -93,17 +94,7 @@ pub async fn serve_memory(
         memory: Memory::new(config.dir.clone(), config.dir.clone(), Path::new(""), 0),
         clients: config.clients,
     });
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::warn!("memory server: accept failed: {e}");
-                    continue;
-                }
-            },
-            () = stop.cancelled() => return Ok(()),
-        };
+    while let Some((stream, peer)) = accept(&listener, &stop, "memory server").await {
         let state = state.clone();
         let tls = tls.clone();
         let stop = stop.clone();
@@ -127,25 +118,7 @@ pub async fn serve_memory(
             }
         });
     }
-}
-
-/// Serves one connection; when `stop` fires, the request in flight completes and the
-/// connection closes (an append is never cut).
-async fn serve_connection<I, S>(io: I, service: S, stop: &CancellationToken) -> hyper::Result<()>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
-    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
-    tokio::pin!(connection);
-    tokio::select! {
-        done = connection.as_mut() => done,
-        () = stop.cancelled() => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
-        }
-    }
+    Ok(())
 }
 
 /// The TLS acceptor of `files`.
