@@ -38,7 +38,7 @@ pub fn names(paths: &MarchPaths, prefix: &str) -> anyhow::Result<Vec<String>> {
     Ok(auth
         .named_tokens(prefix)
         .into_iter()
-        .map(|(name, _)| name)
+        .map(|client| client.name)
         .collect())
 }
 

@@ -7,8 +7,7 @@ use anyhow::Context;
 use march_core::auth::AuthStore;
 use march_core::config::Config;
 use march_core::paths::MarchPaths;
-use march_gateway::{CLIENT_PREFIX, GatewaySettings, GatewayState, HttpClient, TELEGRAM_TOKEN};
-use tokio_util::sync::CancellationToken;
+use march_gateway::{CLIENT_PREFIX, GatewaySettings, GatewayState, TELEGRAM_TOKEN};
 
 use crate::cli::{GatewayCommand, GatewayTokenCommand};
 use crate::client_tokens;
@@ -34,11 +33,7 @@ pub fn run(paths: MarchPaths, command: Option<GatewayCommand>) -> anyhow::Result
 async fn serve(paths: &MarchPaths) -> anyhow::Result<()> {
     let config = Config::load(paths)?.gateway;
     let auth = AuthStore::load(paths)?;
-    let clients = auth
-        .named_tokens(CLIENT_PREFIX)
-        .into_iter()
-        .map(|(name, token)| HttpClient { name, token })
-        .collect();
+    let clients = auth.named_tokens(CLIENT_PREFIX);
     let dir = march_gateway::gateway_dir(&paths.data_dir);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     if let Some(running) = march_gateway::read_state(&dir) {
@@ -79,14 +74,7 @@ async fn serve(paths: &MarchPaths) -> anyhow::Result<()> {
         dir,
         sockets: crate::server::rendezvous::sockets()?,
     };
-    let stop = CancellationToken::new();
-    tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            march_core::signals::until_stopped().await;
-            stop.cancel();
-        }
-    });
+    let stop = march_core::signals::stop_token();
     let workspace = settings
         .config
         .workspace

@@ -57,6 +57,36 @@ pub fn same_secret(secret: &str, shown: &str) -> bool {
     differ == 0
 }
 
+/// A client a daemon hears (the memory server, the gateway), by the token it shows.
+#[derive(Clone)]
+pub struct TokenClient {
+    /// Its name, the sender its requests are logged with.
+    pub name: String,
+    /// Its token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for TokenClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenClient")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenClient {
+    /// The client among `clients` whose token `shown` is, every token compared in full.
+    pub fn find<'a>(clients: &'a [TokenClient], shown: &str) -> Option<&'a TokenClient> {
+        let mut found = None;
+        for client in clients {
+            if same_secret(&client.token, shown) && found.is_none() {
+                found = Some(client);
+            }
+        }
+        found
+    }
+}
+
 /// The entries of `auth.json`, with the path they are written back to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuthStore {
@@ -137,13 +167,16 @@ impl AuthStore {
         entry.get("key")?.as_str().filter(|k| !k.is_empty())
     }
 
-    /// The tokens of the entries named `PREFIXname`, as (name, token): the clients a
-    /// daemon hears (`memory-client:laptop`, `gateway-client:ci`).
-    pub fn named_tokens(&self, prefix: &str) -> Vec<(String, String)> {
+    /// The clients of the entries named `PREFIXname`: those a daemon hears
+    /// (`memory-client:laptop`, `gateway-client:ci`).
+    pub fn named_tokens(&self, prefix: &str) -> Vec<TokenClient> {
         self.providers()
             .filter_map(|entry| {
                 let name = entry.strip_prefix(prefix)?;
-                Some((name.to_string(), self.get(entry)?.to_string()))
+                Some(TokenClient {
+                    name: name.to_string(),
+                    token: self.get(entry)?.to_string(),
+                })
             })
             .collect()
     }
@@ -292,5 +325,27 @@ mod tests {
             assert!(matches!(err, AuthError::Invalid { .. }));
             assert!(err.to_string().starts_with("invalid auth file"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_client_is_found_by_its_whole_token_only() {
+        let clients = [
+            TokenClient {
+                name: "ci".into(),
+                token: "gt_abc".into(),
+            },
+            TokenClient {
+                name: "phone".into(),
+                token: "gt_abd".into(),
+            },
+        ];
+        assert_eq!(TokenClient::find(&clients, "gt_abd").unwrap().name, "phone");
+        for shown in ["gt_ab", "gt_abcd", "", "GT_ABC"] {
+            assert!(TokenClient::find(&clients, shown).is_none(), "{shown}");
+        }
+        assert!(
+            !format!("{:?}", clients[0]).contains("gt_abc"),
+            "no token in logs"
+        );
     }
 }

@@ -49,3 +49,14 @@ where
         }
     }
 }
+
+/// The token of `request`'s `Authorization: Bearer TOKEN` header (empty without one).
+pub fn bearer<B>(request: &hyper::Request<B>) -> &str {
+    request
+        .headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .trim()
+}

@@ -1,7 +1,7 @@
 //! How a daemon (the memory server, the gateway) hears it should stop.
 
 /// Returns once SIGTERM or SIGINT arrives (never, where they cannot be watched).
-pub async fn until_stopped() {
+async fn until_stopped() {
     use tokio::signal::unix::{SignalKind, signal};
     match (
         signal(SignalKind::terminate()),
@@ -15,4 +15,15 @@ pub async fn until_stopped() {
         }
         _ => std::future::pending::<()>().await,
     }
+}
+
+/// A token cancelled when SIGTERM or SIGINT arrives (a task waits for them).
+pub fn stop_token() -> tokio_util::sync::CancellationToken {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let cancel = stop.clone();
+    tokio::spawn(async move {
+        until_stopped().await;
+        cancel.cancel();
+    });
+    stop
 }

@@ -13,7 +13,7 @@ use http_body_util::{BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Bytes, Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use march_core::http_serve::{accept, serve_connection};
+use march_core::http_serve::{accept, bearer, serve_connection};
 use march_wire::WatchEvent;
 use march_wire::control::Watch;
 use serde::Deserialize;
@@ -88,24 +88,6 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response<Body> {
     reply(status, json!({ "error": message.into() }))
 }
 
-/// The client showing the request's bearer token.
-fn client_of<'a>(clients: &'a [HttpClient], request: &Request<Incoming>) -> Option<&'a HttpClient> {
-    let token = request
-        .headers()
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .trim();
-    let mut found = None;
-    for client in clients {
-        if march_core::auth::same_secret(&client.token, token) && found.is_none() {
-            found = Some(client);
-        }
-    }
-    found
-}
-
 async fn answer(api: &Api, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
     let (method, path) = (request.method().clone(), request.uri().path().to_string());
     if method == Method::GET && path == "/v1/health" {
@@ -114,7 +96,7 @@ async fn answer(api: &Api, peer: SocketAddr, request: Request<Incoming>) -> Resp
             json!({ "ok": true, "queued": api.deliverer.queued() }),
         );
     }
-    let Some(client) = client_of(&api.clients, &request).cloned() else {
+    let Some(client) = HttpClient::find(&api.clients, bearer(&request)).cloned() else {
         tracing::warn!(%peer, %method, path, "gateway: refused a sender with no valid token");
         return error(
             StatusCode::UNAUTHORIZED,

@@ -72,21 +72,7 @@ pub enum GatewayError {
 }
 
 /// A client of the HTTP API, by the token it shows.
-#[derive(Clone)]
-pub struct HttpClient {
-    /// Its name, the sender its messages are logged with.
-    pub name: String,
-    /// Its token.
-    pub token: String,
-}
-
-impl std::fmt::Debug for HttpClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpClient")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
+pub type HttpClient = march_core::auth::TokenClient;
 
 /// What a gateway serves and to whom.
 #[derive(Debug, Clone)]

@@ -13,7 +13,6 @@ use march_tools::memory::server::{
     MemoryClient, MemoryServerConfig, TlsFiles, serve_memory as serve_on,
 };
 use serde::{Deserialize, Serialize};
-use tokio_util::sync::CancellationToken;
 
 /// The `auth.json` entry prefix of the clients a memory server hears.
 pub const CLIENT_PREFIX: &str = "memory-client:";
@@ -40,9 +39,6 @@ fn state_file(paths: &MarchPaths) -> PathBuf {
 /// The clients `auth.json` names (`memory-client:NAME`).
 pub fn clients(auth: &AuthStore) -> Vec<MemoryClient> {
     auth.named_tokens(CLIENT_PREFIX)
-        .into_iter()
-        .map(|(name, token)| MemoryClient { name, token })
-        .collect()
 }
 
 /// The body of `march memory serve`: serve `[memory.server]` until interrupted or
@@ -82,14 +78,7 @@ pub async fn serve_memory(paths: MarchPaths) -> Result<(), String> {
         march_core::atomic_file::FileMode::Kept,
     )
     .map_err(|e| format!("cannot write {}: {e}", state_path.display()))?;
-    let stop = CancellationToken::new();
-    tokio::spawn({
-        let stop = stop.clone();
-        async move {
-            march_core::signals::until_stopped().await;
-            stop.cancel();
-        }
-    });
+    let stop = march_core::signals::stop_token();
     let scheme = if state.tls { "https" } else { "http" };
     tracing::info!(listen, dir = %dir.display(), "memory server serving");
     println!("Serving {} at {scheme}://{listen}", dir.display());

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use march_core::http_serve::{accept, serve_connection};
+use march_core::http_serve::{accept, bearer, serve_connection};
 use march_core::memory::{Memory, MemoryScope};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -27,21 +27,7 @@ const MAX_BODY_BYTES: usize = 1 << 20;
 const MAX_HITS: usize = 500;
 
 /// A client the server knows, by the token it shows.
-#[derive(Clone)]
-pub struct MemoryClient {
-    /// Its name, for the log.
-    pub name: String,
-    /// Its token.
-    pub token: String,
-}
-
-impl std::fmt::Debug for MemoryClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemoryClient")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
+pub type MemoryClient = march_core::auth::TokenClient;
 
 /// A certificate chain and its key, PEM files.
 #[derive(Debug, Clone)]
@@ -146,17 +132,6 @@ fn acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, MemoryServerE
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 
-/// The client showing `token`, every token compared in full.
-fn client_of<'a>(clients: &'a [MemoryClient], token: &str) -> Option<&'a MemoryClient> {
-    let mut found = None;
-    for client in clients {
-        if march_core::auth::same_secret(&client.token, token) && found.is_none() {
-            found = Some(client);
-        }
-    }
-    found
-}
-
 /// A JSON answer.
 fn reply(status: StatusCode, body: Value) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
@@ -186,15 +161,7 @@ async fn answer(
     request: Request<Incoming>,
 ) -> Response<Full<Bytes>> {
     let (method, path) = (request.method().clone(), request.uri().path().to_string());
-    let token = request
-        .headers()
-        .get(hyper::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    let Some(client) = client_of(&state.clients, &token).cloned() else {
+    let Some(client) = MemoryClient::find(&state.clients, bearer(&request)).cloned() else {
         tracing::warn!(%peer, %method, path, "memory server: refused (no valid token)");
         return error(StatusCode::UNAUTHORIZED, "a valid token is needed");
     };
