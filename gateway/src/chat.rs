@@ -12,12 +12,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use march_core::atomic_file::{FileMode, write_file};
 use march_wire::WatchEvent;
+use march_wire::control::Watch;
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::deliver::{Deliverer, Outcome};
-use crate::queue::{Message, Target};
+use crate::queue::{Message, Target, WorkspaceId};
 use crate::workspace::WorkspaceLink;
 
 /// How long to wait before asking a platform or a workspace that failed again.
@@ -124,10 +125,21 @@ struct ChatState {
     last_update: Option<i64>,
     /// Each chat's session, by chat.
     #[serde(default)]
-    sessions: BTreeMap<String, u64>,
+    sessions: BTreeMap<String, Bound>,
     /// Each chat's project for its next new session, when `/new DIR` named one.
     #[serde(default)]
     projects: BTreeMap<String, PathBuf>,
+}
+
+/// A chat's session: its key in the workspace it was opened in. A workspace that restarted
+/// (even while the gateway did not run) numbers its sessions anew, so the key means
+/// something only in that one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Bound {
+    /// The session's key.
+    key: u64,
+    /// Its workspace.
+    workspace: WorkspaceId,
 }
 
 impl ChatState {
@@ -147,15 +159,6 @@ impl ChatState {
             tracing::warn!("gateway: cannot save the chats' state: {e}");
         }
     }
-
-    /// The chats whose session is `session`.
-    fn chats_of(&self, session: u64) -> Vec<String> {
-        self.sessions
-            .iter()
-            .filter(|(_, s)| **s == session)
-            .map(|(chat, _)| chat.clone())
-            .collect()
-    }
 }
 
 /// A batch of updates and how to say it was handled (the poller asks past it only then).
@@ -167,19 +170,12 @@ pub async fn run(
     settings: ChatSettings,
     link: WorkspaceLink,
     deliverer: Arc<Deliverer>,
+    mut outcomes: broadcast::Receiver<Outcome>,
     stop: CancellationToken,
 ) {
     let state = ChatState::load(&settings.state);
     let (batches, mut incoming) = mpsc::channel::<Batch>(1);
-    // The workspace is watched before the first update is read, so no answer to it is
-    // missed.
-    let (events, mut watched) = mpsc::channel::<Option<WatchEvent>>(256);
-    let (ready, watching) = oneshot::channel();
-    tokio::spawn(watch(link.clone(), events, ready, stop.clone()));
-    tokio::select! {
-        () = stop.cancelled() => return,
-        _ = watching => {}
-    }
+    let (gone, mut closed) = mpsc::channel::<(String, u64)>(16);
     tokio::spawn(poll(
         adapter.clone(),
         state.last_update,
@@ -192,10 +188,8 @@ pub async fn run(
         link,
         deliverer: deliverer.clone(),
         state,
-        answers: BTreeMap::new(),
-        asking: BTreeMap::new(),
+        gone,
     };
-    let mut outcomes = deliverer.outcomes();
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
@@ -207,10 +201,7 @@ pub async fn run(
                 let _ = handled.send(());
             }
             Ok(outcome) = outcomes.recv() => chats.outcome(outcome).await,
-            Some(event) = watched.recv() => match event {
-                Some(event) => chats.event(event).await,
-                None => chats.workspace_ended(),
-            },
+            Some((chat, session)) = closed.recv() => chats.closed(&chat, session),
         }
     }
 }
@@ -254,49 +245,6 @@ async fn poll(
     }
 }
 
-/// Watches every session of the workspace, watching again when it restarts; `None` says a
-/// watched workspace ended.
-async fn watch(
-    link: WorkspaceLink,
-    events: mpsc::Sender<Option<WatchEvent>>,
-    ready: oneshot::Sender<()>,
-    stop: CancellationToken,
-) {
-    let mut ready = Some(ready);
-    loop {
-        let watched = link.watch(None).await;
-        // The first try, whatever came of it, lets the updates be read.
-        if let Some(ready) = ready.take() {
-            let _ = ready.send(());
-        }
-        if let Ok(mut watch) = watched {
-            loop {
-                let event = tokio::select! {
-                    () = stop.cancelled() => return,
-                    event = watch.next() => event,
-                };
-                match event {
-                    Ok(Some(event)) => {
-                        if events.send(Some(event)).await.is_err() {
-                            return;
-                        }
-                    }
-                    _ => {
-                        if events.send(None).await.is_err() {
-                            return;
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        tokio::select! {
-            () = stop.cancelled() => return,
-            () = tokio::time::sleep(RETRY) => {}
-        }
-    }
-}
-
 /// The engine's state.
 struct Chats {
     adapter: Arc<dyn ChatAdapter>,
@@ -304,10 +252,8 @@ struct Chats {
     link: WorkspaceLink,
     deliverer: Arc<Deliverer>,
     state: ChatState,
-    /// Each session's answer so far in its running turn.
-    answers: BTreeMap<u64, String>,
-    /// Each session's open question (held until a chat is known for it).
-    asking: BTreeMap<u64, String>,
+    /// Where the turns followed say that a chat's session closed.
+    gone: mpsc::Sender<(String, u64)>,
 }
 
 const HELP: &str = "Send a message and it goes to this chat's session (a new one on the \
@@ -317,30 +263,12 @@ question.";
 
 impl Chats {
     fn allowed(&self, sender: &ChatSender) -> bool {
-        self.settings.allow.iter().any(|a| {
-            *a == sender.id
-                || a.strip_prefix('@')
-                    .is_some_and(|name| sender.username.as_deref() == Some(name))
-        })
+        allowed(&self.settings.allow, sender)
     }
 
     /// Says `message` in `chat`, logged.
     async fn say(&self, chat: &str, message: ChatMessage) {
-        let text = match &message {
-            ChatMessage::Text(text) | ChatMessage::Question { text, .. } => text.clone(),
-        };
-        tracing::info!(
-            adapter = self.adapter.name(),
-            chat,
-            text,
-            "gateway: message out"
-        );
-        if let Err(e) = self.adapter.send(chat, &message).await {
-            tracing::warn!(
-                "gateway: {} did not take a message: {e}",
-                self.adapter.name()
-            );
-        }
+        say(self.adapter.as_ref(), chat, message).await;
     }
 
     async fn update(&mut self, update: ChatUpdate) {
@@ -402,7 +330,6 @@ impl Chats {
     async fn answer(&mut self, key: u64, allow: bool) -> String {
         match self.link.answer(key, allow).await {
             Ok(question) => {
-                self.asking.remove(&key);
                 let verb = if allow { "Allowed" } else { "Rejected" };
                 format!("{verb}: {question}")
             }
@@ -420,7 +347,15 @@ impl Chats {
             Some((command, _)) if command.starts_with('/') => command,
             _ => command,
         };
-        let bound = self.state.sessions.get(chat).copied();
+        // A session of a workspace that ended is gone: the chat starts a new one.
+        if let Some(b) = self.state.sessions.get(chat).cloned()
+            && let Ok((_, info)) = self.link.server().await
+            && WorkspaceId::from(info) != b.workspace
+        {
+            self.state.sessions.remove(chat);
+        }
+        let bound = self.state.sessions.get(chat).cloned();
+        let key = bound.as_ref().map(|b| b.key);
         let said = match command {
             "/start" | "/help" => HELP.to_string(),
             "/sessions" => match self.link.sessions().await {
@@ -428,7 +363,7 @@ impl Chats {
                 Ok(sessions) => sessions
                     .iter()
                     .map(|s| {
-                        let mark = if Some(s.key) == bound { "→ " } else { "" };
+                        let mark = if Some(s.key) == key { "→ " } else { "" };
                         format!("{mark}{} {} ({})", s.target, s.title, s.attention)
                     })
                     .collect::<Vec<_>>()
@@ -436,10 +371,15 @@ impl Chats {
                 Err(e) => format!("The workspace does not answer: {e}"),
             },
             "/to" => match self.link.resolve(rest).await {
-                Ok(key) => {
-                    self.state.sessions.insert(chat.to_string(), key);
-                    format!("Messages go to session {key} now.")
-                }
+                Ok(key) => match self.link.server().await {
+                    Ok((_, info)) => {
+                        let workspace = WorkspaceId::from(info);
+                        let bound = Bound { key, workspace };
+                        self.state.sessions.insert(chat.to_string(), bound);
+                        format!("Messages go to session {key} now.")
+                    }
+                    Err(e) => e.to_string(),
+                },
                 Err(e) => e.to_string(),
             },
             "/new" => {
@@ -453,7 +393,7 @@ impl Chats {
                 }
                 "Your next message opens a new session.".to_string()
             }
-            "/allow" | "/reject" => match bound {
+            "/allow" | "/reject" => match key {
                 Some(key) => self.answer(key, command == "/allow").await,
                 None => "This chat has no session yet.".to_string(),
             },
@@ -470,10 +410,11 @@ impl Chats {
     }
 
     /// Queues `text` for the chat's session, or a new one.
-    async fn prompt(&mut self, chat: &str, sender: &str, text: String, bound: Option<u64>) {
+    async fn prompt(&mut self, chat: &str, sender: &str, text: String, bound: Option<Bound>) {
+        let workspace = bound.as_ref().map(|b| b.workspace.clone());
         let to = match bound {
-            Some(key) => Target::Session {
-                session: key.to_string(),
+            Some(bound) => Target::Session {
+                session: bound.key.to_string(),
             },
             // The workspace's first directory when none is named, found at delivery.
             None => Target::Project {
@@ -493,8 +434,10 @@ impl Chats {
             chat: Some(chat.to_string()),
             to,
             text,
+            workspace,
+            follow: true,
         };
-        if let Err(e) = self.deliverer.submit(message, None).await {
+        if let Err(e) = self.deliverer.submit(message, false).await {
             self.say(chat, ChatMessage::Text(format!("Not queued: {e}")))
                 .await;
         }
@@ -509,14 +452,22 @@ impl Chats {
             return;
         };
         match outcome.result {
-            Ok(key) => {
-                if self.state.sessions.insert(chat.clone(), key) != Some(key) {
+            Ok((key, workspace)) => {
+                let bound = Bound { key, workspace };
+                if self.state.sessions.insert(chat.clone(), bound.clone()) != Some(bound) {
                     self.state.projects.remove(&chat);
                     self.state.save(&self.settings.state);
                 }
-                // A question asked before the chat was known for the session.
-                if let Some(question) = self.asking.get(&key).cloned() {
-                    self.ask(&[chat], key, question).await;
+                // Its turn is followed, and its questions and answer said in the chat.
+                if let Some(watch) = outcome.watch.and_then(|w| w.lock().take()) {
+                    tokio::spawn(follow(
+                        self.adapter.clone(),
+                        chat,
+                        key,
+                        outcome.message.text,
+                        watch,
+                        self.gone.clone(),
+                    ));
                 }
             }
             Err(why) => {
@@ -531,72 +482,143 @@ impl Chats {
         }
     }
 
-    async fn ask(&self, chats: &[String], session: u64, question: String) {
-        for chat in chats {
-            let text = format!("Session {session} asks: {question}");
-            self.say(chat, ChatMessage::Question { text, session })
-                .await;
-        }
-    }
-
-    /// The workspace ended: its session keys mean nothing to the next one, so each chat's
-    /// next message opens a new session.
-    fn workspace_ended(&mut self) {
-        self.answers.clear();
-        self.asking.clear();
-        if !self.state.sessions.is_empty() {
-            self.state.sessions.clear();
+    /// A turn followed for `chat` found its session closed.
+    fn closed(&mut self, chat: &str, session: u64) {
+        if self
+            .state
+            .sessions
+            .get(chat)
+            .is_some_and(|b| b.key == session)
+        {
+            self.state.sessions.remove(chat);
             self.state.save(&self.settings.state);
         }
     }
+}
 
-    /// What a session did.
-    async fn event(&mut self, event: WatchEvent) {
-        let session = event.session();
-        let chats = self.state.chats_of(session);
+/// Whether `sender` is on `allow` (ids, and `@username`s).
+fn allowed(allow: &[String], sender: &ChatSender) -> bool {
+    allow.iter().any(|a| {
+        *a == sender.id
+            || a.strip_prefix('@')
+                .is_some_and(|name| sender.username.as_deref() == Some(name))
+    })
+}
+
+/// Says `message` in `chat` through `adapter`, logged.
+async fn say(adapter: &dyn ChatAdapter, chat: &str, message: ChatMessage) {
+    let text = match &message {
+        ChatMessage::Text(text) | ChatMessage::Question { text, .. } => text.clone(),
+    };
+    tracing::info!(adapter = adapter.name(), chat, text, "gateway: message out");
+    if let Err(e) = adapter.send(chat, &message).await {
+        tracing::warn!("gateway: {} did not take a message: {e}", adapter.name());
+    }
+}
+
+/// Follows the turn of `prompt` in session `session` on `watch` (begun before the prompt
+/// was sent): its permission questions and, when it ends, its answer are said in `chat`. A
+/// session that closes is said, and told on `gone`.
+async fn follow(
+    adapter: Arc<dyn ChatAdapter>,
+    chat: String,
+    session: u64,
+    prompt: String,
+    mut watch: Watch,
+    gone: mpsc::Sender<(String, u64)>,
+) {
+    let adapter = adapter.as_ref();
+    let mut started = false;
+    let mut answer = String::new();
+    loop {
+        let Ok(Some(event)) = watch.next().await else {
+            let said = format!("Session {session}: the workspace closed before the answer.");
+            say(adapter, &chat, ChatMessage::Text(said)).await;
+            return;
+        };
         match event {
-            WatchEvent::TurnStart { .. } => {
-                self.answers.insert(session, String::new());
+            // A turn queued before this prompt ran first: it is not this answer.
+            WatchEvent::TurnStart { text, .. } if !started && text == prompt => started = true,
+            WatchEvent::Closed { .. } => {
+                let said =
+                    format!("Session {session} was closed; your next message opens a new one.");
+                say(adapter, &chat, ChatMessage::Text(said)).await;
+                let _ = gone.send((chat, session)).await;
+                return;
             }
-            WatchEvent::Text { text, .. } => {
-                self.answers.entry(session).or_default().push_str(&text);
-            }
+            _ if !started => {}
+            WatchEvent::Text { text, .. } => answer.push_str(&text),
             WatchEvent::Permission { question, .. } => {
-                self.asking.insert(session, question.clone());
-                self.ask(&chats, session, question).await;
+                let text = format!("Session {session} asks: {question}");
+                say(adapter, &chat, ChatMessage::Question { text, session }).await;
             }
             WatchEvent::TurnEnd {
                 stop_reason, error, ..
             } => {
-                self.asking.remove(&session);
-                let answer = self.answers.remove(&session).unwrap_or_default();
-                let mut said = answer.trim().to_string();
-                if let Some(error) = error {
-                    said = format!("{said}\n\n✗ {error}").trim().to_string();
-                } else if stop_reason.as_deref().is_some_and(|r| r != "end_turn") {
-                    said = format!("{said}\n\n({})", stop_reason.unwrap_or_default())
-                        .trim()
-                        .to_string();
-                }
-                if said.is_empty() {
-                    said = "(the turn ended without text)".into();
-                }
-                for chat in &chats {
-                    self.say(chat, ChatMessage::Text(said.clone())).await;
-                }
+                say(
+                    adapter,
+                    &chat,
+                    ChatMessage::Text(ended(&answer, stop_reason, error)),
+                )
+                .await;
+                return;
             }
-            WatchEvent::Closed { .. } => {
-                for chat in &chats {
-                    self.state.sessions.remove(chat);
-                    let said =
-                        format!("Session {session} was closed; your next message opens a new one.");
-                    self.say(chat, ChatMessage::Text(said)).await;
-                }
-                if !chats.is_empty() {
-                    self.state.save(&self.settings.state);
-                }
-            }
-            WatchEvent::Attention { .. } | WatchEvent::Tool { .. } => {}
+            WatchEvent::Attention { .. }
+            | WatchEvent::Tool { .. }
+            | WatchEvent::TurnStart { .. } => {}
         }
+    }
+}
+
+/// A turn's answer as the chat gets it: its text, then how it ended when not normally.
+fn ended(answer: &str, stop_reason: Option<String>, error: Option<String>) -> String {
+    let mut said = answer.trim().to_string();
+    if let Some(error) = error {
+        said = format!("{said}\n\n✗ {error}");
+    } else if let Some(reason) = stop_reason.filter(|r| r != "end_turn") {
+        said = format!("{said}\n\n({reason})");
+    }
+    let said = said.trim().to_string();
+    if said.is_empty() {
+        "(the turn ended without text)".to_string()
+    } else {
+        said
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_says_how_its_turn_ended_when_not_normally() {
+        assert_eq!(ended(" Done. ", Some("end_turn".into()), None), "Done.");
+        assert_eq!(
+            ended("Half", Some("max_tokens".into()), None),
+            "Half\n\n(max_tokens)"
+        );
+        assert_eq!(ended("", None, Some("boom".into())), "✗ boom");
+        assert_eq!(
+            ended("", Some("end_turn".into()), None),
+            "(the turn ended without text)"
+        );
+    }
+
+    #[test]
+    fn senders_are_heard_by_id_or_user_name() {
+        let allow = ["42".to_string(), "@bea".to_string()];
+        let heard = |id: &str, name: Option<&str>| {
+            allowed(
+                &allow,
+                &ChatSender {
+                    id: id.into(),
+                    username: name.map(str::to_string),
+                },
+            )
+        };
+        assert!(heard("42", None));
+        assert!(heard("7", Some("bea")));
+        assert!(!heard("7", Some("bea2")));
+        assert!(!heard("4", Some("42")));
     }
 }

@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use tokio::sync::{Notify, broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::queue::{Message, Queue, Target};
+use crate::queue::{Message, Queue, Target, WorkspaceId};
 use crate::workspace::{LinkError, WorkspaceLink};
 
 /// How often a queue that waits for its workspace tries again.
@@ -35,19 +35,24 @@ pub enum Delivery {
     Waiting(String),
 }
 
+/// A watch one of several may take.
+pub type SharedWatch = Arc<Mutex<Option<Watch>>>;
+
 /// A message's outcome, for the adapter it came through.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Outcome {
     /// The message.
     pub message: Message,
-    /// The session that took it, or why it was refused.
-    pub result: Result<u64, String>,
+    /// The session that took it and the workspace it is in, or why it was refused.
+    pub result: Result<(u64, WorkspaceId), String>,
+    /// The watch on its session, for a message followed that nobody waited on.
+    pub watch: Option<SharedWatch>,
 }
 
-/// Someone waits on a message: its outcome goes there, with a watch when asked for.
+/// Someone waits on a message: its outcome goes there (with the watch of a message
+/// followed).
 struct Waiter {
     tell: oneshot::Sender<Delivery>,
-    watch: bool,
 }
 
 /// The delivery task's handle.
@@ -56,43 +61,54 @@ pub struct Deliverer {
     wake: Arc<Notify>,
     waiters: Arc<Mutex<HashMap<String, Waiter>>>,
     outcomes: broadcast::Sender<Outcome>,
+    /// The task, until it is started.
+    task: Mutex<Option<Task>>,
 }
 
 impl Deliverer {
-    /// Starts delivering `queue`'s messages (those left from before first) to `link`.
-    pub fn start(queue: Queue, link: WorkspaceLink, stop: CancellationToken) -> Deliverer {
-        let deliverer = Deliverer {
-            queue: Arc::new(queue),
-            wake: Arc::new(Notify::new()),
-            waiters: Arc::new(Mutex::new(HashMap::new())),
-            outcomes: broadcast::channel(256).0,
-        };
+    /// A deliverer of `queue`'s messages to `link`, not yet started (so the adapters hear
+    /// the outcomes of the messages left from before, too).
+    pub fn new(queue: Queue, link: WorkspaceLink) -> Deliverer {
+        let queue = Arc::new(queue);
+        let wake = Arc::new(Notify::new());
+        let waiters = Arc::new(Mutex::new(HashMap::new()));
+        let outcomes = broadcast::channel(256).0;
         let task = Task {
-            queue: deliverer.queue.clone(),
-            wake: deliverer.wake.clone(),
-            waiters: deliverer.waiters.clone(),
-            outcomes: deliverer.outcomes.clone(),
+            queue: queue.clone(),
+            wake: wake.clone(),
+            waiters: waiters.clone(),
+            outcomes: outcomes.clone(),
             link,
         };
-        tokio::spawn(task.run(stop));
-        deliverer
+        Deliverer {
+            queue,
+            wake,
+            waiters,
+            outcomes,
+            task: Mutex::new(Some(task)),
+        }
+    }
+
+    /// Starts delivering, the messages left from before first, until `stop` is cancelled.
+    pub fn start(&self, stop: CancellationToken) {
+        if let Some(task) = self.task.lock().take() {
+            tokio::spawn(task.run(stop));
+        }
     }
 
     /// Queues `message` (on disk before this returns) and returns its id; with `wait`,
-    /// also where its outcome is told (a watch on its session started first with `watch`).
+    /// also where its outcome is told.
     pub async fn submit(
         &self,
         mut message: Message,
-        wait: Option<bool>,
+        wait: bool,
     ) -> std::io::Result<(String, Option<oneshot::Receiver<Delivery>>)> {
         // Whoever waits is known before the delivery task can see the message.
         message.id = self.queue.new_id();
         let id = message.id.clone();
-        let receiver = wait.map(|watch| {
+        let receiver = wait.then(|| {
             let (tell, receiver) = oneshot::channel();
-            self.waiters
-                .lock()
-                .insert(id.clone(), Waiter { tell, watch });
+            self.waiters.lock().insert(id.clone(), Waiter { tell });
             receiver
         });
         let queue = self.queue.clone();
@@ -152,12 +168,7 @@ impl Task {
                 .unwrap_or_default();
             let mut waiting = false;
             for message in pending {
-                let watch = self
-                    .waiters
-                    .lock()
-                    .get(&message.id)
-                    .is_some_and(|w| w.watch);
-                match deliver(&self.link, &message, watch).await {
+                match deliver(&self.link, &message).await {
                     Err(LinkError::Unreachable(why)) => {
                         if down.as_ref() != Some(&why) {
                             tracing::warn!("gateway: messages wait: {why}");
@@ -185,11 +196,17 @@ impl Task {
     }
 
     /// `message` was taken or refused: it leaves the queue; whoever waits is told.
-    fn finished(&self, message: Message, result: Result<(u64, bool, Option<Watch>), LinkError>) {
+    fn finished(&self, message: Message, result: Result<Taken, LinkError>) {
         self.queue.remove(&message.id);
         let waiter = self.waiters.lock().remove(&message.id);
+        let mut shared = None;
         let (delivery, outcome) = match result {
-            Ok((session, queued, watch)) => {
+            Ok(Taken {
+                session,
+                queued,
+                watch,
+                workspace,
+            }) => {
                 tracing::info!(
                     adapter = message.adapter,
                     sender = message.sender,
@@ -198,13 +215,22 @@ impl Task {
                     queued,
                     "gateway: message delivered"
                 );
+                // Nobody waits (the gateway restarted, the sender was told it waits): the
+                // adapter follows the turn.
+                let watch = match waiter {
+                    Some(_) => watch,
+                    None => {
+                        shared = watch.map(|w| Arc::new(Mutex::new(Some(w))));
+                        None
+                    }
+                };
                 (
                     Delivery::Taken {
                         session,
                         queued,
                         watch,
                     },
-                    Ok(session),
+                    Ok((session, workspace)),
                 )
             }
             Err(e) => {
@@ -224,17 +250,34 @@ impl Task {
         let _ = self.outcomes.send(Outcome {
             message,
             result: outcome,
+            watch: shared,
         });
     }
 }
 
-/// Sends `message` to its session (opened first for a project); with `watch`, a watch on
-/// the session begins before it is sent, so nothing it does is missed.
-async fn deliver(
-    link: &WorkspaceLink,
-    message: &Message,
-    watch: bool,
-) -> Result<(u64, bool, Option<Watch>), LinkError> {
+/// A message the workspace took.
+struct Taken {
+    /// The session.
+    session: u64,
+    /// It waits behind a running turn.
+    queued: bool,
+    /// A watch on the session, when one was asked for.
+    watch: Option<Watch>,
+    /// The workspace.
+    workspace: WorkspaceId,
+}
+
+/// Sends `message` to its session (opened first for a project); a message followed has a
+/// watch on the session begin before it is sent, so nothing its turn does is missed.
+async fn deliver(link: &WorkspaceLink, message: &Message) -> Result<Taken, LinkError> {
+    let (_, info) = link.server().await?;
+    let workspace = WorkspaceId::from(info);
+    // A key from an earlier conversation means nothing in a workspace that restarted.
+    if message.workspace.as_ref().is_some_and(|w| *w != workspace) {
+        return Err(LinkError::Refused(
+            "its session was in a workspace that has ended".into(),
+        ));
+    }
     let key = match &message.to {
         Target::Session { session } => link.resolve(session).await?,
         Target::Project { dir, agent } => {
@@ -245,8 +288,8 @@ async fn deliver(
             link.open_session(&dir, agent.as_deref()).await?
         }
     };
-    let watch = if watch {
-        let mut watch = link.watch(Some(key)).await?;
+    let watch = if message.follow {
+        let (mut watch, _) = link.watch(Some(key)).await?;
         // Its first event (the session's attention) says the workspace holds the watch.
         watch.next().await?;
         Some(watch)
@@ -254,5 +297,10 @@ async fn deliver(
         None
     };
     let queued = link.send(key, &message.text).await?;
-    Ok((key, queued, watch))
+    Ok(Taken {
+        session: key,
+        queued,
+        watch,
+        workspace,
+    })
 }

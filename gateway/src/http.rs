@@ -211,11 +211,10 @@ async fn prompt(api: &Api, client: &HttpClient, body: PromptBody) -> Response<Bo
         chat: None,
         to,
         text: body.text.clone(),
+        workspace: None,
+        follow: body.wait,
     };
-    let submitted = api
-        .deliverer
-        .submit(message, body.wait.then_some(true))
-        .await;
+    let submitted = api.deliverer.submit(message, body.wait).await;
     let (id, outcome) = match submitted {
         Ok(submitted) => submitted,
         Err(e) => {

@@ -106,11 +106,7 @@ pub async fn serve(
             path: settings.dir.join("queue").display().to_string(),
             error,
         })?;
-    let deliverer = Arc::new(deliver::Deliverer::start(
-        queue,
-        workspace.clone(),
-        stop.clone(),
-    ));
+    let deliverer = Arc::new(deliver::Deliverer::new(queue, workspace.clone()));
     let mut tasks = tokio::task::JoinSet::new();
     if let Some(url) = settings.config.webhook.clone() {
         tasks.spawn(webhook::run(workspace.clone(), url, stop.clone()));
@@ -127,9 +123,12 @@ pub async fn serve(
             chat,
             workspace.clone(),
             deliverer.clone(),
+            deliverer.outcomes(),
             stop.clone(),
         ));
     }
+    // Every adapter hears the outcomes from the first message on.
+    deliverer.start(stop.clone());
     let api = http::Api::new(settings.clients.clone(), workspace, deliverer);
     http::serve(listener, api, stop.clone()).await;
     stop.cancel();

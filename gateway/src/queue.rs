@@ -29,6 +29,28 @@ pub enum Target {
     },
 }
 
+/// A workspace as the gateway tells one server from another: its name, its server's
+/// process and when that started (a workspace that restarts is another).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkspaceId {
+    /// Its name.
+    pub name: String,
+    /// Its server's process.
+    pub pid: u32,
+    /// When its server started, seconds since the Unix epoch.
+    pub started: u64,
+}
+
+impl From<march_wire::WorkspaceInfo> for WorkspaceId {
+    fn from(info: march_wire::WorkspaceInfo) -> WorkspaceId {
+        WorkspaceId {
+            name: info.name,
+            pid: info.pid,
+            started: info.started,
+        }
+    }
+}
+
 /// A message from outside, for a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
@@ -45,6 +67,14 @@ pub struct Message {
     pub to: Target,
     /// The prompt.
     pub text: String,
+    /// The workspace its session is in, when it names a session by key from an earlier
+    /// conversation: refused when another workspace (a restarted one) is there now.
+    #[serde(default)]
+    pub workspace: Option<WorkspaceId>,
+    /// Its turn is followed: a watch on its session begins before it is sent, for whoever
+    /// answers its sender (even after a restart of the gateway).
+    #[serde(default)]
+    pub follow: bool,
 }
 
 /// The queue's directory.
@@ -160,6 +190,8 @@ mod tests {
                 session: "1".into(),
             },
             text: text.into(),
+            workspace: None,
+            follow: false,
         }
     }
 

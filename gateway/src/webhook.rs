@@ -21,8 +21,8 @@ pub async fn run(link: WorkspaceLink, url: String, stop: CancellationToken) {
         .build()
         .unwrap_or_default();
     loop {
-        if let Ok(mut watch) = link.watch(None).await {
-            let workspace = link.server().await.map(|(_, info)| info.name).ok();
+        if let Ok((mut watch, info)) = link.watch(None).await {
+            let workspace = info.name;
             // The first events say how things are: only changes after them are sent.
             let mut known = std::collections::BTreeMap::new();
             loop {

@@ -150,10 +150,11 @@ impl WorkspaceLink {
         Ok(value["answered"].as_str().unwrap_or_default().to_string())
     }
 
-    /// Watches session `key` (every session when `None`).
-    pub async fn watch(&self, key: Option<u64>) -> Result<Watch, LinkError> {
-        let socket = self.socket().await?;
-        Ok(Watch::start(&socket, key).await?)
+    /// Watches session `key` (every session when `None`), and says which workspace it
+    /// watches.
+    pub async fn watch(&self, key: Option<u64>) -> Result<(Watch, WorkspaceInfo), LinkError> {
+        let (socket, info) = self.server().await?;
+        Ok((Watch::start(&socket, key).await?, info))
     }
 
     /// The workspace's first project directory.

@@ -194,6 +194,7 @@ fn a_telegram_chat_prompts_answers_permissions_and_refuses_strangers() {
         Turn::text("Hello from the model."),
         Turn::stream(vec![acp_client::bash_call("c1", "echo from-the-tool")]),
         Turn::text("Ran it."),
+        Turn::text("After the restart."),
     ]);
     let bot = FakeTelegram::start();
     configure(
@@ -204,7 +205,7 @@ fn a_telegram_chat_prompts_answers_permissions_and_refuses_strangers() {
             bot.url
         ),
     );
-    let m = start(&h);
+    let mut m = start(&h);
     let (code, out) = m.cli(&["gateway", "token", "telegram", "TOKEN"]);
     assert_eq!(code, 0, "{out}");
     let gw = Gateway::start(m.command(&["gateway"]));
@@ -253,6 +254,34 @@ fn a_telegram_chat_prompts_answers_permissions_and_refuses_strangers() {
         "{out}"
     );
     assert!(!out.contains("let me in"), "{out}");
+
+    // The workspace restarts (its sessions numbered anew, the panes' sessions resumed):
+    // the chat's next message opens a new session, not whichever has its old number.
+    let (code, out) = m.cli(&["kill-server", "--force"]);
+    assert_eq!(code, 0, "{out}");
+    m.wait_exit();
+    let m = start(&h);
+    bot.say(5, 42, "ann", "after the restart");
+    bot.wait_call("sendMessage", "the answer in the new workspace", |b| {
+        b["chat_id"] == "5" && b["text"] == "After the restart."
+    });
+    let (_, status) = m.cli(&["status", "--json"]);
+    let mut found = false;
+    for line in status.lines() {
+        let target = serde_json::from_str::<Value>(line).unwrap()["target"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (_, out) = m.cli(&["capture", "-t", &target]);
+        if out.contains("> after the restart") {
+            assert!(
+                !out.contains("> hello bot"),
+                "an old session took it: {out}"
+            );
+            found = true;
+        }
+    }
+    assert!(found, "no session took it: {status}");
     gw.stop();
     let log = gateway_log(&h);
     assert!(
