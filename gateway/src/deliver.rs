@@ -12,7 +12,7 @@ use tokio::sync::{Notify, broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::queue::{Message, Queue, Target, WorkspaceId};
-use crate::workspace::{LinkError, WorkspaceLink};
+use crate::workspace::{ANSWER_TIMEOUT, LinkError, WorkspaceLink};
 
 /// How often a queue that waits for its workspace tries again.
 const RETRY: Duration = Duration::from_secs(2);
@@ -291,7 +291,11 @@ async fn deliver(link: &WorkspaceLink, message: &Message) -> Result<Taken, LinkE
     let watch = if message.follow {
         let (mut watch, _) = link.watch(Some(key)).await?;
         // Its first event (the session's attention) says the workspace holds the watch.
-        watch.next().await?;
+        tokio::time::timeout(ANSWER_TIMEOUT, watch.next())
+            .await
+            .map_err(|_| {
+                LinkError::Unreachable("the workspace did not start the watch".into())
+            })??;
         Some(watch)
     } else {
         None

@@ -147,12 +147,7 @@ impl Queue {
 
     /// How many messages wait.
     pub fn len(&self) -> usize {
-        std::fs::read_dir(&self.dir).map_or(0, |entries| {
-            entries
-                .flatten()
-                .filter(|e| e.path().extension().is_some_and(|e| e == "json"))
-                .count()
-        })
+        waiting(&self.dir)
     }
 
     /// Whether none waits.
@@ -168,6 +163,17 @@ impl Queue {
             tracing::warn!("gateway queue: cannot remove {id}: {e}");
         }
     }
+}
+
+/// How many messages wait in the queue in `dir` (none when it does not exist: nothing is
+/// made to count).
+pub fn waiting(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|e| e == "json"))
+            .count()
+    })
 }
 
 fn read(path: &Path) -> std::io::Result<Message> {

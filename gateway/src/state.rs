@@ -52,7 +52,7 @@ pub async fn status(dir: &Path) -> Option<GatewayStatus> {
     let state = {
         let dir = dir.to_path_buf();
         tokio::task::spawn_blocking(move || {
-            let queued = crate::queue::Queue::open(dir.join("queue")).map_or(0, |q| q.len());
+            let queued = crate::queue::waiting(&dir.join("queue"));
             (read_state(&dir), queued)
         })
         .await

@@ -3,10 +3,27 @@
 //! control requests the gateway sends it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use march_wire::control::{self, ControlError, Watch};
 use march_wire::{ControlRequest, SessionStatus, WorkspaceInfo};
 use serde_json::Value;
+
+/// How long a workspace may take to answer a request that does not wait for anything: a
+/// server that stalls is taken as not answering, so the queue waits and goes on later.
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Asks `request` of the server at `socket`, within [`ANSWER_TIMEOUT`].
+async fn ask_within(socket: &Path, request: ControlRequest) -> Result<Value, LinkError> {
+    match tokio::time::timeout(ANSWER_TIMEOUT, control::ask(socket, request)).await {
+        Ok(answer) => Ok(answer?),
+        Err(_) => Err(LinkError::Unreachable(format!(
+            "{} did not answer within {} s",
+            socket.display(),
+            ANSWER_TIMEOUT.as_secs()
+        ))),
+    }
+}
 
 /// Why a request did not reach a session.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
@@ -58,7 +75,7 @@ impl WorkspaceLink {
             if socket.extension().is_none_or(|e| e != "sock") {
                 continue;
             }
-            let Ok(Ok(info)) = control::ask(&socket, ControlRequest::Info)
+            let Ok(Ok(info)) = ask_within(&socket, ControlRequest::Info)
                 .await
                 .map(serde_json::from_value::<WorkspaceInfo>)
             else {
@@ -86,8 +103,7 @@ impl WorkspaceLink {
     }
 
     async fn ask(&self, request: ControlRequest) -> Result<Value, LinkError> {
-        let socket = self.socket().await?;
-        Ok(control::ask(&socket, request).await?)
+        ask_within(&self.socket().await?, request).await
     }
 
     /// Every session of the workspace.

@@ -223,6 +223,15 @@ fn a_telegram_chat_prompts_answers_permissions_and_refuses_strangers() {
     bot.wait_call("sendMessage", "the answer", |b| {
         b["chat_id"] == "5" && b["text"] == "Hello from the model."
     });
+    // `/sessions` lists the workspace's sessions, the chat's marked.
+    bot.say(5, 42, "ann", "/sessions");
+    let listed = bot.wait_call("sendMessage", "the session list", |b| {
+        b["chat_id"] == "5" && b["text"].as_str().unwrap().contains("project:1")
+    });
+    assert!(
+        listed["text"].as_str().unwrap().contains("→ project:"),
+        "{listed}"
+    );
     // The next message goes to the same session; its question comes with buttons, and
     // the press (from another allowed user, by name) completes the turn.
     bot.say(5, 42, "ann", "run the tool");

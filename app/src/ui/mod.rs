@@ -439,7 +439,7 @@ pub async fn serve(
         shell.turn_events();
         if !shell.control.watchers.is_empty() {
             // Attention changes, and sessions closed, whatever the event was.
-            let rows = shell.ws.supervisor_rows();
+            let rows = shell.ws.session_states();
             shell.control.watchers.sessions_now(&rows);
         }
         if shell.control.has_waiting() {
@@ -568,7 +568,7 @@ impl Ui {
                 Changed::Nothing
             }
             Incoming::Watch { session, events } => {
-                let rows = self.ws.supervisor_rows();
+                let rows = self.ws.session_states();
                 self.control.watchers.add(session, events, &rows);
                 Changed::Nothing
             }

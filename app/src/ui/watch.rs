@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use crate::server::connection::WatchEvents;
 use crate::workspace::agent::AgentEvent;
 use crate::workspace::router::{Attention, SessionKey};
-use crate::workspace::supervisor::{SessionRow, TurnEvent};
+use crate::workspace::supervisor::{SessionState, TurnEvent};
 
 /// What one watch was last told of a session's attention.
 type Told = (Attention, String, Option<String>);
@@ -52,7 +52,12 @@ pub(super) struct Watchers(Vec<Watcher>);
 impl Watchers {
     /// A connection watches `session` (every session without one): it is told at once what
     /// each watched session wants, then what they do. A session that is not open is refused.
-    pub(super) fn add(&mut self, session: Option<u64>, events: WatchEvents, rows: &[SessionRow]) {
+    pub(super) fn add(
+        &mut self,
+        session: Option<u64>,
+        events: WatchEvents,
+        rows: &[SessionState<'_>],
+    ) {
         let session = session.map(SessionKey);
         if let Some(key) = session
             && !rows.iter().any(|r| r.key == key)
@@ -130,7 +135,7 @@ impl Watchers {
 
     /// The sessions as they are now: each watch is told of attention that changed and of
     /// sessions that closed (a watch on one session ends with it).
-    pub(super) fn sessions_now(&mut self, rows: &[SessionRow]) {
+    pub(super) fn sessions_now(&mut self, rows: &[SessionState<'_>]) {
         self.0.retain_mut(|watcher| tell_attention(watcher, rows));
     }
 
@@ -142,23 +147,35 @@ impl Watchers {
 
 /// Tells `watcher` what changed in `rows` since it was last told; `false` when it is done
 /// (its connection is gone, or the one session it watches closed).
-fn tell_attention(watcher: &mut Watcher, rows: &[SessionRow]) -> bool {
+fn tell_attention(watcher: &mut Watcher, rows: &[SessionState<'_>]) -> bool {
     let watched = watcher.session;
     for row in rows.iter().filter(|r| watched.is_none_or(|s| s == r.key)) {
-        let now = (row.attention, row.title.clone(), row.question.clone());
-        if watcher.told.get(&row.key) == Some(&now) {
+        let same = watcher
+            .told
+            .get(&row.key)
+            .is_some_and(|(attention, title, question)| {
+                *attention == row.attention
+                    && title == row.title
+                    && question.as_deref() == row.question
+            });
+        if same {
             continue;
         }
         let event = WatchEvent::Attention {
             session: row.key.0,
             attention: super::control::attention_name(row.attention).to_string(),
-            title: row.title.clone(),
-            question: row.question.clone(),
+            title: row.title.to_string(),
+            question: row.question.map(str::to_string),
         };
         if !watcher.send(event) {
             return false;
         }
-        watcher.told.insert(row.key, now);
+        let told = (
+            row.attention,
+            row.title.to_string(),
+            row.question.map(str::to_string),
+        );
+        watcher.told.insert(row.key, told);
     }
     let closed: Vec<SessionKey> = watcher
         .told
@@ -201,8 +218,8 @@ mod tests {
         let mut watchers = Watchers::default();
         let (one, mut one_rx) = mpsc::channel(64);
         let (all, mut all_rx) = mpsc::channel(64);
-        watchers.add(Some(api.0), one, &ws.supervisor_rows());
-        watchers.add(None, all, &ws.supervisor_rows());
+        watchers.add(Some(api.0), one, &ws.session_states());
+        watchers.add(None, all, &ws.session_states());
         // At once: what each watched session wants.
         let first = drain(&mut one_rx);
         assert!(
@@ -215,7 +232,7 @@ mod tests {
         // A turn of the api session: its start, text and end, and the attention change.
         watchers.turn_event(api, &TurnEvent::Started("fix it".into()));
         ws.test_attention(api, Attention::Working);
-        watchers.sessions_now(&ws.supervisor_rows());
+        watchers.sessions_now(&ws.session_states());
         let chunk = AgentEvent::Update(SessionNotification::new(
             "s",
             SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
@@ -264,13 +281,13 @@ mod tests {
         // The api session closes: its watch is told and ends; the other goes on.
         ws.select_tab(0);
         ws.close_pane(ws.focused());
-        watchers.sessions_now(&ws.supervisor_rows());
+        watchers.sessions_now(&ws.session_states());
         assert_eq!(drain(&mut one_rx), [WatchEvent::Closed { session: api.0 }]);
         assert!(one_rx.recv().await.is_none(), "the watch ended");
         assert_eq!(drain(&mut all_rx), [WatchEvent::Closed { session: api.0 }]);
         // A watch of a session that is not open is refused.
         let (gone, mut gone_rx) = mpsc::channel(1);
-        watchers.add(Some(api.0), gone, &ws.supervisor_rows());
+        watchers.add(Some(api.0), gone, &ws.session_states());
         assert!(gone_rx.try_recv().unwrap().is_err());
     }
 
@@ -280,7 +297,7 @@ mod tests {
         let api = ws.focused_session().unwrap();
         let mut watchers = Watchers::default();
         let (slow, mut slow_rx) = mpsc::channel(3);
-        watchers.add(Some(api.0), slow, &ws.supervisor_rows());
+        watchers.add(Some(api.0), slow, &ws.session_states());
         for _ in 0..3 {
             watchers.turn_event(api, &TurnEvent::Started("again".into()));
         }

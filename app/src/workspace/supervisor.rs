@@ -148,6 +148,20 @@ impl Sessions {
     }
 }
 
+/// A session as the control socket's watches compare it after every pass of the loop:
+/// borrowed, so nothing is copied unless it changed.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionState<'a> {
+    /// The session.
+    pub key: SessionKey,
+    /// What it wants from the user.
+    pub attention: Attention,
+    /// Its title.
+    pub title: &'a str,
+    /// What its first open permission request is about, if one waits.
+    pub question: Option<&'a str>,
+}
+
 /// How many sessions there are and what they want, for `march ls`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttentionCounts {
@@ -187,6 +201,19 @@ impl Workspace {
         for (_, slot) in self.sessions.iter() {
             slot.driver.refresh_mcp(false, false);
         }
+    }
+
+    /// Every session's attention, title and question, in key order.
+    pub fn session_states(&self) -> Vec<SessionState<'_>> {
+        self.sessions
+            .iter()
+            .map(|(key, slot)| SessionState {
+                key: *key,
+                attention: self.sessions.attention(*key),
+                title: slot.view.title(),
+                question: slot.view.pending_question(),
+            })
+            .collect()
     }
 
     /// Every session, grouped by project (projects and sessions in the order opened).
