@@ -159,7 +159,11 @@ pub fn wait(target: &str) -> anyhow::Result<ExitCode> {
 pub fn answer(args: &AnswerArgs) -> anyhow::Result<ExitCode> {
     let target = find(&args.target.target)?;
     let allow = args.choice == AnswerChoice::Allow;
-    ask(&target, |session| ControlRequest::Answer { session, allow })?;
+    let reply = ask(&target, |session| ControlRequest::Answer { session, allow })?;
+    // What was answered, whole: the command, the diff or the arguments, never cut.
+    let verb = if allow { "allowed" } else { "rejected" };
+    let question = reply["answered"].as_str().unwrap_or_default();
+    println!("{verb}: {question}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,7 @@
 //! `march usage`: the tokens and cost of every session's model calls, read from the
-//! transcripts, per project and model.
+//! transcripts, per project and model. A call is one a model answered, even in part: a
+//! request that failed before any answer (a refused connection, an error status) is not
+//! counted (`march_core::usage` decides).
 
 use anyhow::anyhow;
 use march_core::paths::MarchPaths;

@@ -62,6 +62,10 @@ pub struct Config {
     pub default_agent: Option<String>,
     /// The permission mode new sessions start in: `ask`, `auto-edit` or `yolo`.
     pub permission_mode: Option<PermissionModeName>,
+    /// Milliseconds a permission dialog takes no answer after it appears and after the last
+    /// key typed into its pane (type-ahead stays in the prompt); default 500, 0 turns the
+    /// guard off.
+    pub permission_guard_ms: Option<u64>,
     /// The theme: a built-in (`dark`, `light`) or `themes/<name>.toml` in the config dir.
     pub theme: Option<String>,
     /// The `[notifications]` table: how the workspace says a background session needs you.

@@ -213,6 +213,14 @@ impl StopReason {
     }
 }
 
+/// [`AssistantMessage::answered`] from what a transcript line records: a message that
+/// ended normally, or a failed one with content (other than an empty text block), a
+/// response id or tokens.
+pub fn answered(stop: StopReason, has_content: bool, has_response_id: bool, usage: &Usage) -> bool {
+    let tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    !stop.is_failure() || has_content || has_response_id || tokens > 0 || usage.total_tokens > 0
+}
+
 /// A message from the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -263,6 +271,11 @@ pub struct AssistantMessage {
     /// Human-readable failure, for `error` and `aborted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// An `error` the provider itself called a refusal (Anthropic's `refusal` stop reason,
+    /// OpenAI's `content_filter` finish or `refusal` text). March's own field: pi's stop
+    /// reasons have no refusal, and pi ignores fields it does not know.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
     /// Milliseconds since the epoch.
     #[serde(default)]
     pub timestamp: i64,
@@ -281,8 +294,27 @@ impl AssistantMessage {
             usage: Usage::default(),
             stop_reason: StopReason::Stop,
             error_message: None,
+            refused: false,
             timestamp: now_ms(),
         }
+    }
+
+    /// Whether a model answered any of it: false for a request that failed or was
+    /// cancelled before the server sent anything of an answer (refused connections, error
+    /// statuses), which cost nothing and are not counted as calls.
+    pub fn answered(&self) -> bool {
+        // The loop gives a failed message one empty text block (pi's shape): that is not
+        // an answer.
+        let has_content = self
+            .content
+            .iter()
+            .any(|c| !matches!(c, AssistantContent::Text(t) if t.text.is_empty()));
+        answered(
+            self.stop_reason,
+            has_content,
+            self.response_id.is_some(),
+            &self.usage,
+        )
     }
 
     /// The tool calls in source order.

@@ -284,7 +284,7 @@ pub trait Tool: Send + Sync {
 }
 
 /// How a tool call meets the session's command sandbox.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum SandboxUse {
     /// It runs no command.
     #[default]
@@ -292,7 +292,10 @@ pub enum SandboxUse {
     /// It runs a command in the sandbox.
     Confined,
     /// It runs a command and asks to run it outside the sandbox (the user decides).
-    AsksOutside,
+    AsksOutside {
+        /// Why, in the model's words (shown to the user with the question).
+        reason: Option<String>,
+    },
 }
 
 /// What a call would do, shown before the user allows it.

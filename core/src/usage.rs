@@ -7,9 +7,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::message::{AssistantMessage, Usage};
+use crate::message::{AssistantMessage, StopReason, Usage};
 
 /// Tokens and cost of model calls, summed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -132,6 +133,83 @@ struct LineMessage {
     usage: Option<Usage>,
     #[serde(default)]
     timestamp: i64,
+    /// Kept as text: a stop reason this version does not know must not lose the line.
+    #[serde(default, rename = "stopReason")]
+    stop_reason: Option<String>,
+    #[serde(default, rename = "responseId")]
+    response_id: Option<IgnoredAny>,
+    #[serde(default)]
+    content: Filled,
+}
+
+impl LineMessage {
+    /// [`AssistantMessage::answered`] for the line: a request no model answered is no call.
+    fn answered(&self) -> bool {
+        let stop = self
+            .stop_reason
+            .clone()
+            .and_then(|s| serde_json::from_value(serde_json::Value::String(s)).ok())
+            .unwrap_or(StopReason::Stop);
+        crate::message::answered(
+            stop,
+            self.content.0,
+            self.response_id.is_some(),
+            &self.usage.unwrap_or_default(),
+        )
+    }
+}
+
+/// Whether a message's `content` holds anything but empty text blocks (the loop gives a
+/// failed message one), found without keeping it.
+#[derive(Default)]
+struct Filled(bool);
+
+/// One content block, as far as [`Filled`] needs it.
+#[derive(Deserialize)]
+struct BlockProbe {
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+impl BlockProbe {
+    fn is_empty_text(&self) -> bool {
+        self.kind == "text" && self.text.as_deref().is_none_or(str::is_empty)
+    }
+}
+
+impl<'de> Deserialize<'de> for Filled {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Probe;
+        impl<'de> Visitor<'de> for Probe {
+            type Value = Filled;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Filled, A::Error> {
+                let mut any = false;
+                while let Some(block) = seq.next_element::<BlockProbe>()? {
+                    any |= !block.is_empty_text();
+                }
+                Ok(Filled(any))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Filled, A::Error> {
+                let mut any = false;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+                    any = true;
+                }
+                Ok(Filled(any))
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Filled, E> {
+                Ok(Filled(!text.is_empty()))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Filled, E> {
+                Ok(Filled(false))
+            }
+        }
+        d.deserialize_any(Probe)
+    }
 }
 
 /// Usage over the session files under a directory, re-read only where a file grew (session
@@ -254,11 +332,13 @@ fn count_line(line: &[u8], file: &mut FileUsage) {
     };
     match (parsed.kind.as_str(), parsed.message) {
         ("session", _) => file.project = parsed.cwd.or(file.project.take()),
-        ("message", Some(m)) if m.role == "assistant" => file.calls.push(CallUsage {
-            model: format!("{}/{}", m.provider, m.model),
-            timestamp: m.timestamp,
-            usage: m.usage.unwrap_or_default(),
-        }),
+        ("message", Some(m)) if m.role == "assistant" && m.answered() => {
+            file.calls.push(CallUsage {
+                model: format!("{}/{}", m.provider, m.model),
+                timestamp: m.timestamp,
+                usage: m.usage.unwrap_or_default(),
+            })
+        }
         // A tool whose call itself cost something (a generated image), under its name.
         ("message", Some(m)) if m.role == "toolResult" => {
             if let Some(usage) = m.usage {
@@ -414,5 +494,66 @@ mod tests {
         assert_eq!(totals.len(), 1, "{totals:?}");
         let key = ("(unknown)".to_string(), "tool/image_generate".to_string());
         assert_eq!((totals[&key].calls, totals[&key].cost), (1, 0.04));
+    }
+
+    #[test]
+    fn requests_no_model_answered_are_not_calls() {
+        use crate::message::{AssistantContent, Message, TextContent};
+        let model = crate::model::Model::openai_compatible("p", "m", "http://127.0.0.1:9/v1");
+        let text = |text: &str| {
+            AssistantContent::Text(TextContent {
+                text: text.into(),
+                text_signature: None,
+            })
+        };
+        // As the loop leaves a request that failed: one empty text block.
+        let failed = |edit: &dyn Fn(&mut AssistantMessage)| {
+            let mut m = AssistantMessage::empty(&model);
+            m.content.push(text(""));
+            m.stop_reason = StopReason::Error;
+            m.error_message = Some("connection refused by http://127.0.0.1:9/v1".into());
+            edit(&mut m);
+            m
+        };
+        let unanswered = failed(&|_| {});
+        let aborted_early = failed(&|m| m.stop_reason = StopReason::Aborted);
+        let cut_mid_answer = failed(&|m| m.content = vec![text("half")]);
+        let failed_after_start = failed(&|m| m.response_id = Some("msg_1".into()));
+        let billed = failed(&|m| m.usage.input = 12);
+        let mut empty_answer = AssistantMessage::empty(&model);
+        empty_answer.stop_reason = StopReason::Stop;
+        assert!(!unanswered.answered() && !aborted_early.answered());
+        for m in [&cut_mid_answer, &failed_after_start, &billed, &empty_answer] {
+            assert!(m.answered(), "{m:?}");
+        }
+
+        // The index reads the same from the transcript lines.
+        let dir = tempfile::tempdir().unwrap();
+        let line = |m: &AssistantMessage| {
+            serde_json::json!({"type": "message", "id": "x", "parentId": null,
+                "timestamp": "t", "message": Message::Assistant(m.clone())})
+            .to_string()
+        };
+        let mut text = String::new();
+        for m in [
+            &unanswered,
+            &aborted_early,
+            &cut_mid_answer,
+            &failed_after_start,
+            &billed,
+            &empty_answer,
+        ] {
+            text.push_str(&line(m));
+            text.push('\n');
+        }
+        // A stop reason this version does not know keeps its line.
+        text.push_str(&line(&empty_answer).replace("\"stop\"", "\"paused\""));
+        text.push('\n');
+        std::fs::write(dir.path().join("s.jsonl"), text).unwrap();
+        let mut index = UsageIndex::new();
+        index.refresh(&[dir.path().to_path_buf()]);
+        let all = index.project_total("(unknown)", None);
+        assert_eq!(all.calls, 5);
+        assert_eq!(all.input, 12);
     }
 }

@@ -330,8 +330,9 @@ impl Chats {
     async fn answer(&mut self, key: u64, allow: bool) -> String {
         match self.link.answer(key, allow).await {
             Ok(question) => {
+                // The question was sent whole; its first line names what was answered.
                 let verb = if allow { "Allowed" } else { "Rejected" };
-                format!("{verb}: {question}")
+                format!("{verb}: {}", question.lines().next().unwrap_or_default())
             }
             Err(e) => format!("Not answered: {e}"),
         }

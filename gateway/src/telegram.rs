@@ -134,13 +134,31 @@ fn chat_update(update: Update) -> Option<ChatUpdate> {
     })
 }
 
-/// `text` in pieces Telegram takes.
+/// `text` in pieces Telegram takes, every character kept: broken after whole lines where
+/// a line fits, inside a line only where one is longer than a message.
 fn pieces(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    chars
-        .chunks(MESSAGE_CHARS)
-        .map(|c| c.iter().collect())
-        .collect()
+    let mut out = Vec::new();
+    let mut piece = String::new();
+    let mut used = 0;
+    for line in text.split_inclusive('\n') {
+        let chars: Vec<char> = line.chars().collect();
+        if used + chars.len() > MESSAGE_CHARS && used > 0 {
+            out.push(std::mem::take(&mut piece));
+            used = 0;
+        }
+        for chunk in chars.chunks(MESSAGE_CHARS) {
+            if used + chunk.len() > MESSAGE_CHARS {
+                out.push(std::mem::take(&mut piece));
+                used = 0;
+            }
+            piece.extend(chunk);
+            used += chunk.len();
+        }
+    }
+    if !piece.is_empty() || out.is_empty() {
+        out.push(piece);
+    }
+    out
 }
 
 #[async_trait]
@@ -198,10 +216,17 @@ impl ChatAdapter for Telegram {
                     { "text": "Allow", "callback_data": format!("allow:{session}") },
                     { "text": "Reject", "callback_data": format!("reject:{session}") },
                 ]] });
-                let text = pieces(text).into_iter().next().unwrap_or_default();
+                // The whole question, then the buttons under its last piece: nothing of it
+                // is cut, and the answer comes after all of it.
+                let mut pieces = pieces(text);
+                let last = pieces.pop().unwrap_or_default();
+                for piece in pieces {
+                    self.call("sendMessage", &json!({ "chat_id": chat, "text": piece }))
+                        .await?;
+                }
                 self.call(
                     "sendMessage",
-                    &json!({ "chat_id": chat, "text": text, "reply_markup": buttons }),
+                    &json!({ "chat_id": chat, "text": last, "reply_markup": buttons }),
                 )
                 .await?;
             }
@@ -223,6 +248,18 @@ impl ChatAdapter for Telegram {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn long_texts_are_split_whole() {
+        let line = format!("{}\n", "x".repeat(1000));
+        let text = format!("{}{}", line.repeat(9), "y".repeat(9000));
+        let got = pieces(&text);
+        assert!(got.iter().all(|p| p.chars().count() <= MESSAGE_CHARS));
+        assert_eq!(got.concat(), text);
+        // Whole lines stay together where they fit.
+        assert_eq!(got[0], line.repeat(4));
+        assert_eq!(pieces(""), [""]);
+    }
 
     #[test]
     fn texts_and_presses_are_read_and_the_rest_skipped() {

@@ -15,6 +15,7 @@ pub mod diff;
 pub mod highlight;
 pub mod markdown;
 pub mod osc52;
+pub mod paste;
 pub mod picture;
 pub mod sanitize;
 pub mod scroll;

@@ -274,9 +274,9 @@ impl Switcher {
         }
     }
 
-    /// Inserts pasted text into the query (its first line).
+    /// Inserts pasted text into the query (its first line, ended by CR, LF or CRLF).
     pub fn paste(&mut self, text: &str) -> SwitcherKey {
-        let line: String = text
+        let line: String = crate::paste::paste_lines(text)
             .lines()
             .next()
             .unwrap_or_default()
@@ -546,6 +546,15 @@ mod tests {
         assert_eq!(s.matching().len(), 4);
         assert_eq!(s.paste("web\nignored"), SwitcherKey::Changed);
         assert_eq!(s.matching(), [4]);
+    }
+
+    #[test]
+    fn a_paste_gives_the_query_its_first_line_whatever_the_line_end() {
+        for pasted in ["docs\rignored", "docs\r\nignored", "docs\nignored"] {
+            let mut s = Switcher::new(entries());
+            assert_eq!(s.paste(pasted), SwitcherKey::Changed);
+            assert_eq!(s.query(), "docs", "{pasted:?}");
+        }
     }
 
     #[test]

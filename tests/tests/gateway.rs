@@ -55,11 +55,16 @@ fn other_session(m: &pty::PtyMarch) -> String {
     others[0].clone()
 }
 
+/// A command longer than any one line of a dialog, its tail last.
+fn long_command() -> String {
+    format!("echo from-the-tool {} ; echo GATEWAY-TAIL", "x".repeat(400))
+}
+
 #[test]
 fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_completes_the_turn() {
     let h = tokio_harness(vec![
         Turn::text("Hello from the model."),
-        Turn::stream(vec![acp_client::bash_call("c1", "echo from-the-tool")]),
+        Turn::stream(vec![acp_client::bash_call("c1", &long_command())]),
         Turn::text("Ran it."),
         Turn::text("Whole answer."),
     ]);
@@ -100,7 +105,9 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
         &ci,
         json!({ "session": "project:1", "text": "run the tool", "stream": true }),
     );
-    let read = stream.until("event: permission").to_string();
+    // The question whole: a long command's tail reaches the stream.
+    let read = stream.until("GATEWAY-TAIL").to_string();
+    assert!(read.contains("event: permission"), "{read}");
     assert!(read.contains("echo from-the-tool"), "{read}");
     let (status, body) = http(
         &gw.addr,
@@ -192,7 +199,7 @@ fn an_http_prompt_streams_its_answer_and_a_permission_allowed_over_http_complete
 fn a_telegram_chat_prompts_answers_permissions_and_refuses_strangers() {
     let h = tokio_harness(vec![
         Turn::text("Hello from the model."),
-        Turn::stream(vec![acp_client::bash_call("c1", "echo from-the-tool")]),
+        Turn::stream(vec![acp_client::bash_call("c1", &long_command())]),
         Turn::text("Ran it."),
         Turn::text("After the restart."),
     ]);

@@ -472,10 +472,11 @@ async fn a_server_that_never_answers_ends_the_turn_within_the_configured_bound()
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::INTERNAL_ERROR);
     assert!(
-        err.message.contains(
-            "the model server did not answer for 0.5 s (gave up after 2 attempts; \
-             [requests] in config.toml sets how long to wait)"
-        ),
+        err.message.contains(&format!(
+            "the model server at {}/chat/completions did not answer for 0.5 s (gave up after \
+             2 attempts; [requests] in config.toml sets how long to wait)",
+            h.server.base_url()
+        )),
         "{err:?}"
     );
     assert_eq!(h.server.requests().len(), 2);

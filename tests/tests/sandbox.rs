@@ -198,10 +198,12 @@ async fn a_refused_command_runs_outside_the_sandbox_once_the_user_allows_it() {
     // The model asks to run it outside: the user is asked that, and lets it out.
     let (request, responder) = client.wait_permission().await;
     assert_eq!(request.tool_call.tool_call_id.0.as_ref(), "call_2");
-    // Answering by kind alone keeps it in: the first allow is the sandbox's.
-    assert_eq!(request.options[0].option_id.0.as_ref(), "allow-once");
-    let first = &request.options[1];
+    // What was asked is the one allow, and the request says it leaves the sandbox.
+    assert_eq!(request.options.len(), 2);
+    let first = &request.options[0];
     assert_eq!(first.option_id.0.as_ref(), "allow-outside-sandbox");
+    let meta = serde_json::Value::Object(request.meta.clone().unwrap_or_default());
+    assert_eq!(meta["march"]["sandbox"]["outside"], true, "{meta}");
     assert_eq!(first.name, "Allow once, outside the sandbox");
     assert!(
         !request

@@ -224,7 +224,7 @@ fn an_avatar_the_model_proposes_is_asked_for_and_then_heads_the_pane_on_a_kitty_
         !transmissions(&m).is_empty()
     });
     let before = transmissions(&m).len();
-    m.send(b"y");
+    m.send(b"1");
     m.wait_text("That is me now.");
     let avatar = h.march_home().join("profiles/avatars/march.png");
     assert_eq!(

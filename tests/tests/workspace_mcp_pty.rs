@@ -119,7 +119,7 @@ fn slash_mcp_shows_the_servers_a_destructive_tool_asks_and_the_supervisor_counts
     // Destructive by its annotations: asked in the pane even though it is a server's tool.
     m.type_line("delete everything");
     m.wait_text("Allow once");
-    m.send(b"y");
+    m.send(b"1");
     m.wait_text("Deleted it.");
     assert!(
         h.server.requests()[1].raw_body.contains("deleted (yes)"),

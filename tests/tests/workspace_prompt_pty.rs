@@ -1,6 +1,7 @@
 //! The prompt as a composer end to end: a shell's line-editing keys, Ctrl-C, the project's
-//! prompt history across a restart (Up and Ctrl-R), the unsent draft across a restart, and
-//! Ctrl-G editing the prompt in `$EDITOR`.
+//! prompt history across a restart (Up and Ctrl-R), the unsent draft across a restart,
+//! Ctrl-G editing the prompt in `$EDITOR`, a bracketed paste's lines whatever their line
+//! ends, and Enter and Esc while a turn runs as docs/KEYMAPS.md says.
 
 #![allow(clippy::unwrap_used)] // Helpers here unwrap like the tests they serve.
 
@@ -33,6 +34,38 @@ fn prompt_line(screen: &str) -> String {
 
 fn wait_prompt(m: &PtyMarch, what: &str, want: &str) {
     m.wait_for(what, |t| prompt_line(t) == format!("› {want}").trim_end());
+}
+
+/// The first `n` rows of the prompt editor, framing and indentation trimmed.
+fn prompt_rows(screen: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let rule = lines
+        .iter()
+        .rposition(|l| l.starts_with("│─") || l.starts_with("│ ─"))
+        .unwrap_or(0);
+    lines
+        .iter()
+        .skip(rule + 1)
+        .take(n)
+        .map(|l| {
+            l.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                .to_string()
+        })
+        .collect()
+}
+
+/// Waits until the editor's first rows are `want`.
+fn wait_prompt_rows(m: &PtyMarch, what: &str, want: &[&str]) -> String {
+    m.wait_for(what, |t| prompt_rows(t, want.len()) == want)
+}
+
+/// The model requests the server got so far.
+fn model_calls(h: &acp_client::Harness) -> Vec<march_testkit::RecordedRequest> {
+    h.server
+        .requests()
+        .into_iter()
+        .filter(|r| r.model().is_some())
+        .collect()
 }
 
 /// The text of the last user message the model server was sent (its first part).
@@ -180,5 +213,87 @@ fn at_completes_a_project_file_and_the_prompt_carries_it() {
         sent.contains("src/hello.py\""),
         "as a resource naming its uri: {sent}"
     );
+    m.quit();
+}
+
+#[test]
+fn a_bracketed_paste_with_cr_line_ends_keeps_its_four_lines() {
+    let h = tokio_harness(vec![Turn::text("Four lines read.")]);
+    let mut m = start(&h);
+    // What tmux's paste-buffer, xterm and VTE terminals send: CR between the lines.
+    m.send(b"\x1b[200~line one\rline two\rline three\rline four\x1b[201~");
+    wait_prompt_rows(
+        &m,
+        "the paste as four lines in the editor",
+        &["› line one", "line two", "line three", "line four"],
+    );
+    m.send(ENTER);
+    m.wait_text("Four lines read.");
+    let sent = last_prompt(&h);
+    assert_eq!(sent, "line one\nline two\nline three\nline four");
+    assert_eq!(sent.lines().count(), 4);
+    m.quit();
+}
+
+#[test]
+fn enter_steers_the_running_turn_and_esc_gives_back_what_was_queued() {
+    use acp_client::bash_call;
+    use march_testkit::Event;
+    let h = tokio_harness(vec![
+        // The command runs until the test has typed its message.
+        Turn::stream(vec![bash_call(
+            "c1",
+            "while [ ! -e go ]; do sleep 0.05; done; echo went",
+        )]),
+        Turn::text("Steered answer."),
+        // Streams, then stays silent: no turn boundary comes to deliver what is queued.
+        Turn::stream(vec![Event::text("Working on it."), Event::pause(600_000)]),
+        Turn::text("Both parts read."),
+    ]);
+    let_commands_run_unasked(&h);
+    let mut m = start(&h);
+    m.type_line("start the slow thing");
+    m.wait_for("the command running", |t| {
+        t.contains("echo went") && t.contains("running")
+    });
+
+    // Enter during a turn steers it: marked under the editor, no prompt of its own.
+    m.type_line("use tabs");
+    m.wait_text("⧗ steer: use tabs");
+    assert_eq!(model_calls(&h).len(), 1, "a steer starts no request");
+    std::fs::write(h.project().join("go"), "").unwrap();
+    m.wait_for("the steered answer, the queue empty", |t| {
+        t.contains("Steered answer.") && !t.contains("⧗")
+    });
+    // It went into the running turn: the request right after the command's result has it.
+    let calls = model_calls(&h);
+    let bodies: Vec<&str> = calls.iter().map(|c| c.raw_body.as_str()).collect();
+    assert_eq!(calls.len(), 2, "{bodies:#?}");
+    assert!(calls[1].raw_body.contains("went"), "{bodies:#?}");
+    assert!(calls[1].raw_body.contains("use tabs"), "{bodies:#?}");
+
+    // Esc with a message queued and another half typed: the turn is cancelled and both
+    // are in the editor, the queued one first; nothing runs until it is sent again.
+    m.type_line("look again");
+    m.wait_text("Working on it.");
+    m.type_line("first queued");
+    m.wait_text("⧗ steer: first queued");
+    m.send(b"half typed");
+    wait_prompt(&m, "the draft under the queue", "half typed");
+    m.send(ESC);
+    m.wait_for("the cancel", |t| {
+        t.contains("Cancelled") && !t.contains("⧗")
+    });
+    wait_prompt_rows(
+        &m,
+        "the queued message and the draft in the editor",
+        &["› first queued", "", "half typed"],
+    );
+    assert_eq!(model_calls(&h).len(), 3, "nothing queued ran on its own");
+    m.send(ENTER);
+    m.wait_text("Both parts read.");
+    let calls = model_calls(&h);
+    assert_eq!(calls.len(), 4, "sent once, as one prompt");
+    assert_eq!(last_prompt(&h), "first queued\n\nhalf typed");
     m.quit();
 }

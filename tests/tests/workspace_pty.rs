@@ -93,7 +93,7 @@ fn a_permission_is_granted_and_another_rejected_in_the_pane() {
     let mut m = start(&h);
     m.type_line("write granted");
     m.wait_text("Allow once");
-    m.send(b"y");
+    m.send(b"1");
     m.wait_text("Wrote it.");
     assert_eq!(
         std::fs::read_to_string(h.project().join("granted.txt")).unwrap(),
@@ -101,7 +101,7 @@ fn a_permission_is_granted_and_another_rejected_in_the_pane() {
     );
     m.type_line("write rejected");
     m.wait_text("Allow once");
-    m.send(b"n");
+    m.send(b"5");
     m.wait_text("Understood.");
     assert!(!h.project().join("rejected.txt").exists());
     m.quit();
@@ -377,7 +377,7 @@ fn two_projects_attention_crash_restart_and_restore() {
     m.send(PREFIX);
     m.send(b"!");
     m.wait_text("Allow once");
-    m.send(b"y");
+    m.send(b"1");
     m.wait_for("the answer, and no one waiting", |t| {
         t.contains("Wrote the note.") && !t.contains("need you")
     });
@@ -801,7 +801,7 @@ fn the_edit_dialog_shows_the_diff_before_the_edit_runs() {
         std::fs::read_to_string(h.project().join("hello.py")).unwrap(),
         "import sys\nprint('hello')\n"
     );
-    m.send(b"y");
+    m.send(b"1");
     m.wait_text("Edited.");
     assert_eq!(
         std::fs::read_to_string(h.project().join("hello.py")).unwrap(),

@@ -61,6 +61,7 @@ commands! {
     DiffLayout = "diff.layout", "Switch the diff pane between unified and side by side.";
     DiffRevertHunk = "diff.revert-hunk", "Undo the change at the top of the diff pane in its file (press twice).";
     DiffRevertFile = "diff.revert-file", "Put the diff pane's file back as it was before the session (press twice).";
+    DiffUndoRevert = "diff.undo-revert", "Undo the diff pane's last revert (a file it removed comes back).";
     PaneDiagnostics = "pane.diagnostics", "Show what the project's language servers report, below the focused pane.";
     DiagnosticsFilter = "diagnostics.filter", "Cycle the diagnostics pane through errors, +warnings, everything.";
     DiagnosticsEdit = "diagnostics.edit", "Open the selected diagnostic in $EDITOR at its line, in a shell pane.";
@@ -112,7 +113,7 @@ commands! {
     SessionPrev = "session.prev", "Show the previous open session in the focused pane.";
     SessionLast = "session.last", "Show the session the focused pane showed before.";
     SessionNextAttention = "session.next-attention", "Go to the session waiting for you longest (questions first, then failures).";
-    AgentCancel = "agent.cancel", "Cancel the turn (or close the menu); twice on an empty prompt, rewind.";
+    AgentCancel = "agent.cancel", "Cancel the turn (queued messages come back); twice on an empty prompt, rewind.";
     AgentCycleMode = "agent.cycle-mode", "Switch the session to its next permission mode (ask, auto-edit, yolo).";
     ScrollLineUp = "scroll.line-up", "Scroll the transcript (or a shell's history) up one line.";
     ScrollLineDown = "scroll.line-down", "Scroll the transcript (or a shell's history) down one line.";
@@ -125,10 +126,10 @@ commands! {
     CopyMessage = "copy.message", "Copy the last agent message to the clipboard (OSC 52).";
     CopyCodeBlock = "copy.code-block", "Copy the last code block to the clipboard (OSC 52).";
     CopyMode = "copy.mode", "Copy mode in a shell or agent pane: vi keys move, v selects, y copies.";
-    PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command).";
+    PromptSubmit = "prompt.submit", "Send the prompt (or run the slash command); while a turn runs, steer it.";
     PromptNewline = "prompt.newline", "Insert a line break in the prompt.";
     PromptFollowUp = "prompt.follow-up", "Queue the prompt as a follow-up while a turn runs; else break the line.";
-    PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (on the first line of the prompt).";
+    PromptHistoryPrev = "prompt.history-prev", "Recall the previous prompt (first line); on an empty one, the last queued back.";
     PromptHistoryNext = "prompt.history-next", "Recall the next prompt (on the last line of the prompt).";
     PromptComplete = "prompt.complete", "Complete the slash command or accept the highlighted item.";
     PromptKillLineStart = "prompt.kill-line-start", "Delete to the start of the line (yank brings it back).";

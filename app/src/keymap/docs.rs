@@ -68,6 +68,8 @@ pub fn render_keymaps_doc(keymap: &Keymap) -> String {
         }
         out.push('\n');
     }
+    out.push_str(TURN_KEYS);
+    out.push_str(LOSING_WORK);
     out.push_str(COPY_MODE);
     out.push_str(
         "## All commands\n\n\
@@ -102,6 +104,30 @@ pub fn render_keymaps_doc(keymap: &Keymap) -> String {
     }
     out
 }
+
+/// What the agent pane's keys do while a turn runs, and whose behaviour they follow.
+const TURN_KEYS: &str = "## Typing while a turn runs\n\n\
+The editor stays yours while the agent works. Enter steers the running turn and Esc stops it\n\
+giving back what was queued, as in Claude Code; a follow-up is queued apart from steering, as\n\
+Codex's Tab does (`alt-enter` here, since `tab` completes). Each message waits under the\n\
+editor, marked with what it waits for, until the agent has it.\n\n\
+| key | while a turn runs |\n|---|---|\n\
+| `enter` | steer: the message goes into the running turn before the agent's next model call (`steer`); a `!command` waits for the turn's end (`next`) |\n\
+| `alt-enter` | follow-up: the message goes to the agent when it would otherwise stop (`follow-up`) |\n\
+| `up` | on an empty prompt: the last queued message back into the editor, and back from the agent |\n\
+| `esc`, or `ctrl-c` on an empty prompt | cancel the turn: every queued message comes back into the editor, oldest first and before what you were typing, and none runs until you send it again; nothing typed is lost |\n\n\
+A message the agent cannot take into its turn (an agent without March's queue extension, or\n\
+one the turn ended before delivering) and a prompt `march send` gives a busy session wait as\n\
+`next`: each runs as a prompt of its own after a turn that ends normally, and a cancel or a\n\
+failed turn gives them back to the editor with the rest.\n\n";
+
+/// How the keys and clicks that could lose work ask first or can be undone.
+const LOSING_WORK: &str = "## Keys that could lose work\n\n\
+They ask first, or what they did can be undone.\n\n\
+| what | how it is kept safe |\n|---|---|\n\
+| `pane.close` (`ctrl-a` `x`; `q` in a diff pane) | an idle pane closes at once. When closing it would stop a turn (running, or waiting for a permission answer) of a session no other pane shows, or a program other than the shell in a shell pane's foreground (`vim`, a build), the status bar says what and the same key again goes ahead; any other key, or a click, leaves the pane open. `tab.close` and `app.quit` ask the same way. |\n\
+| `diff.revert-hunk`, `diff.revert-file` (`r`, `R` in a diff pane) | each is pressed twice. Reverting a file the session created removes it. `diff.undo-revert` (`U`) undoes the pane's reverts, newest first: the exact bytes the revert replaced come back (a file it removed is made again, with its permissions), unless the file changed since the revert. |\n\
+| clicks | the first click on a pane that is not focused only focuses it. A click on an edit in the focused agent pane's transcript shows that file in the session's diff pane (opening it beside) but leaves the focus on the agent pane, so the keys typed next go to the prompt and cannot revert anything; the diff pane's keys work once you focus it (a click on it, or `ctrl-a` and an arrow). |\n\n";
 
 /// Copy mode's keys, the same in shell and agent panes (copy mode takes every key while it
 /// is on, so they are not keymap tables).

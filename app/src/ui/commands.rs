@@ -7,6 +7,7 @@ use march_panes::scroll::Scroll;
 use crate::keymap::Command;
 use crate::workspace::UiRequest;
 use crate::workspace::layout::{Axis, Direction};
+use crate::workspace::work::WorkScope;
 
 use super::Ui;
 use super::agents::AgentPicker;
@@ -15,10 +16,10 @@ use super::projects::ProjectPicker;
 use super::supervisor::SupervisorView;
 use super::switch::SessionSwitcher;
 
-/// When closing (the whole workspace, or tab `tab`) would stop work, says what in the
-/// status bar and arms `command` to go ahead when pressed again; whether it asked.
-fn ask_first(shell: &mut Ui, command: Command, tab: Option<usize>) -> bool {
-    let work = shell.ws.running_work(tab);
+/// When closing `scope` (the whole workspace, a tab or a pane) would stop work, says what
+/// in the status bar and arms `command` to go ahead when pressed again; whether it asked.
+fn ask_first(shell: &mut Ui, command: Command, scope: WorkScope) -> bool {
+    let work = shell.ws.running_work(scope);
     if work.is_empty() {
         return false;
     }
@@ -28,17 +29,17 @@ fn ask_first(shell: &mut Ui, command: Command, tab: Option<usize>) -> bool {
         .first()
         .map(|k| format!("{} {k}", shell.keymap.prefix_key()))
         .unwrap_or_else(|| command.name().to_string());
-    let what = if command == Command::AppQuit {
-        "quitting"
-    } else {
-        "closing the tab"
+    let what = match scope {
+        WorkScope::All => "quitting",
+        WorkScope::Tab(_) => "closing the tab",
+        WorkScope::Pane(_) => "closing the pane",
     };
     // What to press first: a long list of work is cut at the status bar's end.
     shell.message = Some(format!(
         "press {keys} again to go ahead: {what} stops {}",
         work.join(", ")
     ));
-    shell.confirm_armed = Some(command);
+    shell.confirm_armed = Some((command, shell.ws.focused()));
     true
 }
 
@@ -47,12 +48,12 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
     use Command as C;
     // A revert waits for the same key again; any other command disarms it.
     let armed = shell.revert_armed.take();
-    // Likewise a quit or tab close that asked first.
-    let confirmed = shell.confirm_armed.take() == Some(command);
+    // Likewise a quit, tab or pane close that asked first, if the focus stayed.
+    let confirmed = shell.confirm_armed.take() == Some((command, shell.ws.focused()));
     let ws = &mut shell.ws;
     match command {
         C::AppQuit => {
-            if confirmed || !ask_first(shell, command, None) {
+            if confirmed || !ask_first(shell, command, WorkScope::All) {
                 return UiRequest::Quit;
             }
         }
@@ -90,7 +91,12 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 shell.message = Some(e);
             }
         }
-        C::PaneClose => return ws.close_focused(),
+        C::PaneClose => {
+            let pane = ws.focused();
+            if confirmed || !ask_first(shell, command, WorkScope::Pane(pane)) {
+                return shell.ws.close_focused();
+            }
+        }
         C::PaneNewWorktree => ws.open_worktree_pane(Axis::Horizontal, None),
         C::PaneZoom => ws.layout_mut().toggle_zoom(),
         C::PaneFocusLeft => ws.focus_direction(Direction::Left),
@@ -220,6 +226,12 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
                 Ok(done) | Err(done) => done,
             });
         }
+        C::DiffUndoRevert => {
+            let id = ws.focused();
+            shell.message = Some(match ws.undo_revert(id) {
+                Ok(started) | Err(started) => started,
+            });
+        }
         C::DiffNextHunk | C::DiffPrevHunk | C::DiffNextFile | C::DiffPrevFile | C::DiffLayout => {
             let id = ws.focused();
             let Some(view) = ws.diff_mut(id) else {
@@ -247,7 +259,7 @@ pub(super) async fn run(shell: &mut Ui, command: Command) -> UiRequest {
         }
         C::TabClose => {
             let tab = ws.tabs().1;
-            if !confirmed && ask_first(shell, command, Some(tab)) {
+            if !confirmed && ask_first(shell, command, WorkScope::Tab(tab)) {
                 return UiRequest::None;
             }
             let ws = &mut shell.ws;

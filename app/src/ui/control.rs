@@ -91,7 +91,7 @@ pub(super) fn answer(ui: &mut Ui, request: ControlRequest, reply: Reply) {
     let answer = match request {
         ControlRequest::Info => serde_json::to_value(info(ui)).map_err(|e| e.to_string()),
         ControlRequest::Kill { force } => {
-            let running = ui.ws.running_work(None);
+            let running = ui.ws.running_work(crate::workspace::work::WorkScope::All);
             if !force && !running.is_empty() {
                 // The CLI asks the user, then asks again with force.
                 Ok(json!({ "closed": false, "running": running }))

@@ -71,6 +71,8 @@ struct Ui {
     drag: Option<(u16, u16)>,
     /// The last left press, to tell double and triple clicks.
     last_click: Option<mouse::LastClick>,
+    /// A press only focused its pane: its drags and release go to no pane either.
+    focusing_click: bool,
     /// What covers the panes for a while (the key list, the supervisor view, the switcher,
     /// the project picker, a tab name being typed): the top one takes the keys.
     layers: Layers,
@@ -94,9 +96,9 @@ struct Ui {
     /// A diff pane's revert pressed once (the pane, whether of the whole file): the same key
     /// again does it.
     revert_armed: Option<(PaneId, bool)>,
-    /// Quitting or closing the tab was asked for while work would be lost: the same command
-    /// again goes ahead.
-    confirm_armed: Option<crate::keymap::Command>,
+    /// Quitting, closing the tab or closing a pane was asked for while work would be lost
+    /// (and which pane had the focus): the same command again, on the same pane, goes ahead.
+    confirm_armed: Option<(crate::keymap::Command, PaneId)>,
     /// The terminals attached, and what each shows.
     clients: Clients,
     /// What the control CLI asks of this workspace.
@@ -168,6 +170,10 @@ pub async fn serve(
         setup_providers,
         spec,
         mode: config.permission_mode.map(|m| m.as_str()),
+        permission_hold: config.permission_guard_ms.map_or(
+            march_panes::agent::PERMISSION_HOLD,
+            std::time::Duration::from_millis,
+        ),
         events: events_tx,
         paths: Some(paths.clone()),
         shell_events: shell_tx,
@@ -214,6 +220,7 @@ pub async fn serve(
         message: problems.first().cloned(),
         drag: None,
         last_click: None,
+        focusing_click: false,
         layers: Layers::default(),
         data_dir: paths.data_dir.clone(),
         frame_stats: FrameStats::from_env(),

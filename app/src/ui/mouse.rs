@@ -1,5 +1,5 @@
 //! Mouse events: the wheel, clicks and drags, routed to the pane under the pointer or to
-//! the border being dragged.
+//! the border being dragged. A first click on a pane that is not focused only focuses it.
 
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,32 @@ impl LastClick {
     }
 }
 
+/// What a press on a pane does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Press {
+    /// A left press on its right or bottom border starts dragging that border.
+    DragBorder,
+    /// The first press on a pane that was not focused only focuses it: what is under the
+    /// pointer (an edit that would open a diff, a shell program's button) was not seen with
+    /// the focus there, and the keys typed next would go somewhere new.
+    FocusOnly,
+    /// Any other press goes to the pane.
+    ToPane,
+}
+
+impl Press {
+    /// A press on a pane that was `focused` or not, on its border or not, left or not.
+    fn of(focused: bool, on_border: bool, left: bool) -> Press {
+        if on_border && left {
+            Press::DragBorder
+        } else if !focused {
+            Press::FocusOnly
+        } else {
+            Press::ToPane
+        }
+    }
+}
+
 impl Ui {
     /// A mouse event from the terminal.
     pub(super) fn mouse(&mut self, m: crossterm::event::MouseEvent) {
@@ -60,26 +86,41 @@ impl Ui {
                 }
             }
             MouseEventKind::Down(b) => {
-                // A click ends a pending prefix, as any other key would.
+                // A click ends a pending prefix, as any other key would, and is not the
+                // second press a close or a revert waits for.
                 self.dispatcher.cancel();
+                self.confirm_armed = None;
+                self.revert_armed = None;
+                self.focusing_click = false;
+                self.drag = None;
                 if let Some((id, rect)) = self.ws.pane_at(m.column, m.row) {
+                    let focused = id == self.ws.focused();
                     self.ws.layout_mut().focus(id);
-                    // On a right or bottom border: start dragging it.
                     let on_border = m.column + 1 == rect.right() || m.row + 1 == rect.bottom();
-                    self.drag = (on_border && b == MouseButton::Left).then_some((m.column, m.row));
-                    if self.drag.is_none() {
-                        let clicks = if b == MouseButton::Left {
-                            let click =
-                                LastClick::next(self.last_click, m.column, m.row, Instant::now());
-                            self.last_click = Some(click);
-                            click.count
-                        } else {
-                            1
-                        };
-                        let report = MouseReport::Press(button(b));
-                        let at = (m.column, m.row);
-                        let request = self.ws.pane_mouse(id, report, at, clicks, m.modifiers);
-                        self.shell_request(request);
+                    match Press::of(focused, on_border, b == MouseButton::Left) {
+                        Press::DragBorder => self.drag = Some((m.column, m.row)),
+                        Press::FocusOnly => {
+                            self.focusing_click = true;
+                            self.last_click = None;
+                        }
+                        Press::ToPane => {
+                            let clicks = if b == MouseButton::Left {
+                                let click = LastClick::next(
+                                    self.last_click,
+                                    m.column,
+                                    m.row,
+                                    Instant::now(),
+                                );
+                                self.last_click = Some(click);
+                                click.count
+                            } else {
+                                1
+                            };
+                            let report = MouseReport::Press(button(b));
+                            let at = (m.column, m.row);
+                            let request = self.ws.pane_mouse(id, report, at, clicks, m.modifiers);
+                            self.shell_request(request);
+                        }
                     }
                 }
             }
@@ -93,7 +134,7 @@ impl Ui {
                     {
                         self.drag = Some((m.column, m.row));
                     }
-                } else {
+                } else if !self.focusing_click {
                     let report = MouseReport::Drag(button(b));
                     let id = self.ws.focused();
                     let at = (m.column, m.row);
@@ -101,12 +142,16 @@ impl Ui {
                     self.shell_request(request);
                 }
             }
-            MouseEventKind::Up(b) if self.drag.take().is_none() => {
-                let report = MouseReport::Release(button(b));
-                let id = self.ws.focused();
-                let at = (m.column, m.row);
-                let request = self.ws.pane_mouse(id, report, at, 1, m.modifiers);
-                self.shell_request(request);
+            MouseEventKind::Up(b) => {
+                let dragged = self.drag.take().is_some();
+                // The release of a press that only focused goes nowhere either.
+                if !dragged && !std::mem::take(&mut self.focusing_click) {
+                    let report = MouseReport::Release(button(b));
+                    let id = self.ws.focused();
+                    let at = (m.column, m.row);
+                    let request = self.ws.pane_mouse(id, report, at, 1, m.modifiers);
+                    self.shell_request(request);
+                }
             }
             _ => {}
         }
@@ -116,6 +161,20 @@ impl Ui {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_press_on_an_unfocused_pane_only_focuses_it_unless_it_drags_a_border() {
+        assert_eq!(Press::of(false, false, true), Press::FocusOnly);
+        assert_eq!(Press::of(false, false, false), Press::FocusOnly, "right");
+        assert_eq!(Press::of(true, false, true), Press::ToPane);
+        assert_eq!(
+            Press::of(true, true, false),
+            Press::ToPane,
+            "right on a border"
+        );
+        assert_eq!(Press::of(false, true, true), Press::DragBorder);
+        assert_eq!(Press::of(true, true, true), Press::DragBorder);
+    }
 
     #[test]
     fn presses_in_one_place_count_up_to_three() {

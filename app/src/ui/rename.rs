@@ -53,9 +53,10 @@ impl TabRename {
         false
     }
 
-    /// Pasted text joins the name (on one line, without control characters).
+    /// Pasted text joins the name (its lines joined by spaces, whatever their line ends,
+    /// without control characters).
     pub(super) fn paste(&mut self, text: &str) {
-        self.push(text);
+        self.push(&march_panes::paste::paste_lines(text));
     }
 
     fn push(&mut self, text: &str) {
@@ -121,5 +122,20 @@ mod tests {
         let mut long = TabRename::open(&ws);
         long.paste(&"x".repeat(100));
         assert_eq!(long.text.chars().count(), MAX_CHARS);
+    }
+
+    #[test]
+    fn a_pasted_name_keeps_its_words_apart_whatever_the_line_ends() {
+        let (mut ws, _rx) = crate::workspace::test_workspace_on(&["/work/api"]);
+        for pasted in ["new\rname", "new\r\nname", "new\nname"] {
+            let mut rename = TabRename::open(&ws);
+            rename.key(
+                KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+                &mut ws,
+            );
+            rename.paste(pasted);
+            assert!(rename.key(key(KeyCode::Enter), &mut ws));
+            assert_eq!(ws.tab_label(0), "new name", "{pasted:?}");
+        }
     }
 }

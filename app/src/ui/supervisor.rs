@@ -92,6 +92,14 @@ impl SupervisorView {
             // Answers for the selected session's question, the letters of its pane's dialog:
             // y allow once, Y always, n reject once, N reject always.
             KeyCode::Char(c @ ('y' | 'Y' | 'n' | 'N')) => match row {
+                // An allow counts only for a question read whole: one with more than its
+                // first line (a command, a diff) opens in its pane's dialog instead.
+                Some(r)
+                    if matches!(c, 'y' | 'Y')
+                        && r.question.as_deref().is_some_and(|q| q.contains('\n')) =>
+                {
+                    SupervisorAction::Show(r.key)
+                }
                 Some(r) if r.question.is_some() => {
                     let kind = match c {
                         'y' => PermissionOptionKind::AllowOnce,
@@ -393,10 +401,18 @@ impl SupervisorView {
                 ));
             }
             if let Some(question) = &row.question {
-                let text = format!(
-                    "       ? {} — y allow · Y always · n reject · N never",
-                    sanitize_line(question)
-                );
+                let mut rest = question.lines();
+                let first = rest.next().unwrap_or_default();
+                let text = match rest.count() {
+                    0 => format!(
+                        "       ? {} — y allow · Y always · n reject · N never",
+                        sanitize_line(first)
+                    ),
+                    more => format!(
+                        "       ? {} (+{more} lines) — y read it whole · n reject · N never",
+                        sanitize_line(first)
+                    ),
+                };
                 lines.push((
                     Line::styled(clip(&text, width), theme.style(Slot::Warning)),
                     None,

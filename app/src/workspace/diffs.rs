@@ -60,7 +60,7 @@ impl Workspace {
     }
 
     /// Agent pane `id` shows an edit's tool call at (`x`, `y`): opens the session's diff pane
-    /// at that file. Whether it did.
+    /// at that file, the focus staying on `id`. Whether it did.
     pub fn open_diff_at(&mut self, id: PaneId, x: u16, y: u16) -> bool {
         let Some(key) = self.agent_session(id) else {
             return false;
@@ -73,6 +73,11 @@ impl Workspace {
             return false;
         };
         self.open_diff_of(key, Some(Path::new(&file)));
+        // A click never hands the focus to a pane whose keys undo work: what is typed next
+        // (a stray `rr`) goes on to the agent pane's prompt.
+        if let Some(tab) = self.tabs.holding_mut(id) {
+            tab.layout.focus(id);
+        }
         true
     }
 
@@ -556,7 +561,8 @@ mod tests {
         let (x, y) = draw_and_find(&mut ws, "write first.rs");
         assert!(ws.open_diff_at(agent, x, y));
         bus.settle(&mut ws).await;
-        assert_eq!(ws.focused(), pane);
+        // The click leaves the focus on the agent pane: no key reaches the diff's revert.
+        assert_eq!(ws.focused(), agent);
         assert_eq!(ws.pane_kind(pane), Some(PaneKind::Diff));
         let view = ws.diff_mut(pane).unwrap();
         assert_eq!(view.selected().unwrap().path, "first.rs");
@@ -564,7 +570,7 @@ mod tests {
         let (x, y) = draw_and_find(&mut ws, "write second.rs");
         assert!(ws.open_diff_at(agent, x, y));
         bus.settle(&mut ws).await;
-        assert_eq!(ws.focused(), pane);
+        assert_eq!(ws.focused(), agent);
         assert_eq!(
             ws.diff_mut(pane).unwrap().selected().unwrap().path,
             "second.rs"

@@ -154,6 +154,8 @@ pub struct Reverted {
     pub path: Option<PathBuf>,
     /// Whose changes it reverted.
     pub of: RevertOf,
+    /// What undoing it takes (a revert done, or an undo that failed): kept to undo.
+    pub step: Option<super::revert_undo::RevertStep>,
 }
 
 /// Whose change a revert undid.

@@ -30,6 +30,7 @@ pub mod project_files;
 pub mod prompt_history;
 mod remote_changes;
 mod revert;
+pub mod revert_undo;
 pub mod reviews;
 mod rewind;
 pub mod router;
@@ -45,6 +46,7 @@ pub mod switching;
 pub mod tabs;
 pub mod terminals;
 pub mod uncommitted;
+pub mod work;
 pub mod worktrees;
 
 use std::collections::BTreeMap;
@@ -109,6 +111,8 @@ pub struct AgentLauncher {
     pub agents: std::collections::BTreeMap<String, AgentSpec>,
     /// The permission mode new sessions start in.
     pub mode: Option<&'static str>,
+    /// How long a permission dialog holds its answer keys (`permission_guard_ms`).
+    pub permission_hold: std::time::Duration,
     /// Where drivers send their events.
     pub events: UnboundedSender<(SessionKey, AgentEvent)>,
     /// March's files, for first-run setup (`None` in tests: no setup, no agents).
@@ -203,6 +207,8 @@ pub struct Workspace {
     agent_choices: BTreeMap<PathBuf, String>,
     /// Questions about worktrees waiting for the UI.
     worktrees: worktrees::WorktreePanes,
+    /// The reverts diff panes can still undo.
+    revert_undo: revert_undo::RevertUndo,
 }
 
 impl Workspace {
@@ -247,6 +253,7 @@ impl Workspace {
             found_turns: Vec::new(),
             agent_choices: BTreeMap::new(),
             worktrees: worktrees::WorktreePanes::default(),
+            revert_undo: revert_undo::RevertUndo::default(),
         }
     }
 
@@ -360,10 +367,14 @@ impl Workspace {
             .layout
             .panes()
             .into_iter()
-            .filter_map(|p| self.slot(p)?.view.model_wait())
-            .map(|since| {
-                let shown = now.saturating_duration_since(since).as_secs();
-                since + std::time::Duration::from_secs(shown + 1)
+            .filter_map(|p| self.slot(p))
+            .flat_map(|slot| {
+                let wait = slot.view.model_wait().map(|since| {
+                    let shown = now.saturating_duration_since(since).as_secs();
+                    since + std::time::Duration::from_secs(shown + 1)
+                });
+                // A permission dialog's keys arming changes how it looks.
+                wait.into_iter().chain(slot.view.next_wake(now))
             })
             .min()
     }
@@ -443,49 +454,6 @@ impl Workspace {
     pub fn focused_project(&self) -> PathBuf {
         self.pane_project(self.focused())
             .unwrap_or_else(|| self.tab().project.clone())
-    }
-
-    /// What closing would stop, in words: turns that run and programs running in shell
-    /// panes, in tab `tab` (every tab, background sessions included, when `None`).
-    pub fn running_work(&self, tab: Option<usize>) -> Vec<String> {
-        let panes: Option<Vec<PaneId>> = tab
-            .and_then(|i| self.tabs.all().get(i))
-            .map(|t| t.layout.panes());
-        let in_scope = |pane: &PaneId| panes.as_ref().is_none_or(|p| p.contains(pane));
-        let mut out = Vec::new();
-        let keys: Vec<SessionKey> = match &panes {
-            None => self.sessions.keys().copied().collect(),
-            Some(_) => self
-                .panes
-                .iter()
-                .filter(|(p, _)| in_scope(p))
-                .filter_map(|(_, pane)| match pane {
-                    Pane::Agent(k) => Some(*k),
-                    _ => None,
-                })
-                .collect(),
-        };
-        for key in keys {
-            if let Some(slot) = self.sessions.get(&key)
-                && slot.view.status().busy
-            {
-                out.push(format!("a turn in {}", slot.view.border_title()));
-            }
-        }
-        for (pane, slot) in self.panes.iter().filter_map(|(id, p)| match p {
-            Pane::Shell(slot) => Some((id, slot)),
-            _ => None,
-        }) {
-            if in_scope(pane)
-                && let Some(job) = slot.pane.foreground_job()
-            {
-                out.push(format!(
-                    "{job} in a shell of {}",
-                    project_name(&slot.project)
-                ));
-            }
-        }
-        out
     }
 
     /// Sets what `/help` shows.

@@ -13,6 +13,7 @@ use super::diffs::touched_paths;
 use super::jobs::{JobDone, RevertOf, Reverted};
 use super::layout::PaneId;
 use super::pane::Pane;
+use super::revert_undo::{RevertStep, Snapshot, UndoScope};
 use super::uncommitted::uncommitted_input;
 
 /// Undo writes this machine's files: a remote project's are refused, saying where they are.
@@ -72,9 +73,10 @@ impl Workspace {
             path,
         };
         self.launcher.jobs.blocking(move || {
-            let (outcome, change) = match undo.run() {
-                Ok((done, change)) => (Ok(done), Some(change)),
-                Err(why) => (Err(why), None),
+            let (path, shown) = (undo.path.clone(), undo.shown.clone());
+            let (outcome, change, step) = match kept_to_undo(&path, &shown, || undo.run()) {
+                Ok(((done, change), step)) => (Ok(done), Some(change), step),
+                Err(why) => (Err(why), None, None),
             };
             JobDone::Reverted(Reverted {
                 outcome,
@@ -85,6 +87,7 @@ impl Workspace {
                     change,
                     project,
                 },
+                step,
             })
         });
         Ok(format!("reverting {shown}…"))
@@ -96,6 +99,9 @@ impl Workspace {
         self.status_note = Some(match &done.outcome {
             Ok(what) | Err(what) => what.clone(),
         });
+        if let Some(step) = done.step {
+            self.revert_undo.push(UndoScope::of(&done.of), step);
+        }
         if done.outcome.is_err() {
             // Nothing changed on disk.
             return false;
@@ -149,15 +155,36 @@ impl Workspace {
         self.launcher.jobs.blocking(move || {
             let project = undo.project.clone();
             let path = project.join(&undo.shown_diff.path);
-            let outcome = undo.run();
+            let shown = undo.shown_diff.path.clone();
+            let (outcome, step) = match kept_to_undo(&path, &shown, || undo.run()) {
+                Ok((done, step)) => (Ok(done), step),
+                Err(why) => (Err(why), None),
+            };
             JobDone::Reverted(Reverted {
                 path: outcome.is_ok().then_some(path),
                 outcome,
                 of: RevertOf::Worktree { project },
+                step,
             })
         });
         Ok(format!("reverting {shown}…"))
     }
+}
+
+/// Runs `revert` on `path` and keeps what undoing it takes: the file's bytes before and
+/// after. Nothing is reverted when the file cannot be read first.
+fn kept_to_undo<T>(
+    path: &Path,
+    shown: &str,
+    revert: impl FnOnce() -> Result<T, String>,
+) -> Result<(T, Option<RevertStep>), String> {
+    let before = Snapshot::take(path, shown).map_err(|why| format!("{why}: not reverted"))?;
+    let done = revert()?;
+    // Written by the revert a moment ago: unreadable now, an undo could not check it.
+    let step = Snapshot::take(path, shown)
+        .ok()
+        .map(|after| RevertStep::new(path.to_path_buf(), shown.to_string(), before, after));
+    Ok((done, step))
 }
 
 /// A session's change to one file, to undo: checked against the disk and written off the
@@ -213,11 +240,12 @@ impl SessionUndo {
             Some(n) => {
                 let diff = FileDiff::new(&shown, before.as_deref(), after.as_deref());
                 let hunk = diff.hunks.get(n).ok_or("no change here to revert")?;
-                Some(revert_hunk(
+                let text = revert_hunk(
                     before.as_deref().unwrap_or(""),
                     after.as_deref().unwrap_or(""),
                     hunk,
-                ))
+                );
+                unless_created_and_emptied(before.as_deref(), text)
             }
         };
         let change = match &target {
@@ -231,9 +259,9 @@ impl SessionUndo {
             }
         };
         let done = match (hunk.is_none(), &target) {
-            (true, None) => format!("deleted {shown}, which the session created"),
+            (_, None) => format!("deleted {shown}, which the session created"),
             (true, Some(_)) => format!("reverted {shown}"),
-            (false, _) => format!("reverted a change in {shown}"),
+            (false, Some(_)) => format!("reverted a change in {shown}"),
         };
         Ok((done, change))
     }
@@ -277,11 +305,12 @@ impl WorktreeUndo {
                     .hunks
                     .get(n)
                     .ok_or("no change here to revert")?;
-                Some(revert_hunk(
+                let text = revert_hunk(
                     input.before.as_deref().unwrap_or(""),
                     input.after.as_deref().unwrap_or(""),
                     hunk,
-                ))
+                );
+                unless_created_and_emptied(input.before.as_deref(), text)
             }
         };
         match &target {
@@ -303,6 +332,12 @@ impl WorktreeUndo {
             }
         }
     }
+}
+
+/// The text a hunk's revert leaves, or `None` (remove the file) when the file did not
+/// exist `before` and nothing of it is left: an empty file is not what was there.
+fn unless_created_and_emptied(before: Option<&str>, text: String) -> Option<String> {
+    (before.is_some() || !text.is_empty()).then_some(text)
 }
 
 /// `after` with `hunk` (a hunk of the diff from `before` to `after`) undone: its lines of

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    PermissionOptionKind, RequestPermissionOutcome, SessionId, SessionUpdate, ToolCallContent,
+    PermissionOptionKind, SessionId, SessionUpdate, ToolCallContent,
 };
 use march_panes::agent::{AgentPane, BranchMove, PaneEvent, SessionChoice, TurnOutcome};
 use march_panes::picture::Picture;
@@ -50,6 +50,7 @@ impl Workspace {
         };
         let mut view = AgentPane::new(format!("{} · {}", spec.name, project_name(project)));
         view.set_search_case(super::shells::search_case(&l.shell));
+        view.set_permission_hold(l.permission_hold);
         // March's runner with no model to use is set up first (known since March started,
         // or since the last setup, so opening a pane reads no file).
         let needs_setup = match &l.paths {
@@ -551,11 +552,7 @@ impl Workspace {
                 outcome,
                 ..
             } => {
-                let option = match outcome {
-                    RequestPermissionOutcome::Selected(s) => Some(s.option_id),
-                    _ => None,
-                };
-                slot.driver.answer_permission(&tool_call_id.0, option);
+                slot.driver.answer_permission(&tool_call_id.0, outcome);
                 self.sessions.router_mut().question_answered(key);
             }
             PaneEvent::SetConfigOption { config_id, value } => {

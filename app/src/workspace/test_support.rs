@@ -53,6 +53,7 @@ pub(crate) fn test_launcher() -> (AgentLauncher, TestBus) {
         spec: agent::AgentSpec::march(Path::new("/usr/bin/march")),
         agents: std::collections::BTreeMap::new(),
         mode: None,
+        permission_hold: std::time::Duration::ZERO,
         events,
         paths: None,
         shell_events,

@@ -52,6 +52,8 @@ pub struct ToolCallInfo<'a> {
 pub struct ToolBlock {
     /// Shown to the model; `Tool execution was blocked` when absent.
     pub reason: Option<String>,
+    /// Ends the run after this batch with this limit (the permission gate's loop guard).
+    pub ends_run: Option<super::RunLimit>,
 }
 
 /// Replacement fields from `after_tool_call`; each given field replaces the original wholesale.

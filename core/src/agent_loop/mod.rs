@@ -149,10 +149,20 @@ pub enum RunLimit {
         /// Its limit.
         after: Duration,
     },
+    /// The same tool was refused automatically (a remembered "always reject") this many
+    /// times in one run: the model keeps retrying what the user turned down.
+    Rejected {
+        /// The tool's name.
+        tool: String,
+        /// Refusals in the run.
+        times: u32,
+    },
 }
 
 const MAX_TURNS_PREFIX: &str = "Maximum number of turns (";
 const TOOL_TIMEOUT_PREFIX: &str = "Turn stopped: tool ";
+const REJECTED_INFIX: &str = " was rejected automatically ";
+const REJECTED_SUFFIX: &str = " times in this turn (always reject)";
 
 impl RunLimit {
     /// The error text of the message that ends the run.
@@ -163,6 +173,9 @@ impl RunLimit {
                 "{TOOL_TIMEOUT_PREFIX}{tool} ran past its limit of {}",
                 tools::format_duration(*after)
             ),
+            RunLimit::Rejected { tool, times } => {
+                format!("{TOOL_TIMEOUT_PREFIX}{tool}{REJECTED_INFIX}{times}{REJECTED_SUFFIX}")
+            }
         }
     }
 
@@ -173,6 +186,15 @@ impl RunLimit {
             return Some(RunLimit::MaxTurns(max));
         }
         let rest = text.strip_prefix(TOOL_TIMEOUT_PREFIX)?;
+        if let Some((tool, times)) = rest
+            .strip_suffix(REJECTED_SUFFIX)
+            .and_then(|r| r.rsplit_once(REJECTED_INFIX))
+        {
+            return Some(RunLimit::Rejected {
+                tool: tool.to_string(),
+                times: times.parse().ok()?,
+            });
+        }
         let (tool, after) = rest.rsplit_once(" ran past its limit of ")?;
         Some(RunLimit::ToolTimeout {
             tool: tool.to_string(),
@@ -366,9 +388,14 @@ impl Run {
                     .await;
                     let r = batch.results;
                     more_tool_calls = !batch.terminate;
-                    if self.config.tool_timeouts.ends_run && !self.cancel.is_cancelled() {
-                        self.limit = batch.timed_out;
-                        more_tool_calls |= self.limit.is_some();
+                    // A timeout ends the run only when configured so; a refusal's limit always.
+                    let ends = batch.limit.filter(|l| {
+                        self.config.tool_timeouts.ends_run
+                            || !matches!(l, RunLimit::ToolTimeout { .. })
+                    });
+                    if ends.is_some() && !self.cancel.is_cancelled() {
+                        self.limit = ends;
+                        more_tool_calls = true;
                     }
                     for res in &r {
                         self.ctx.messages.push(Message::ToolResult(res.clone()));

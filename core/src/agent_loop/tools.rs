@@ -29,6 +29,9 @@ enum Prepared {
     Done {
         outcome: ToolOutcome,
         is_error: bool,
+        /// A refusal that ends the run (the permission gate's loop guard); boxed, as it is
+        /// rare and the variant large.
+        limit: Option<Box<RunLimit>>,
     },
 }
 
@@ -45,8 +48,9 @@ pub(crate) struct Batch {
     pub results: Vec<ToolResultMessage>,
     /// Every tool asked to terminate the run.
     pub terminate: bool,
-    /// The first call (in source order) that ran past its limit.
-    pub timed_out: Option<RunLimit>,
+    /// The first call (in source order) that ran past its limit, or whose refusal ends the
+    /// run.
+    pub limit: Option<RunLimit>,
 }
 
 /// How a spawned call ended: its index, outcome, whether that is an error, and the limit it
@@ -72,12 +76,7 @@ pub(crate) async fn execute_tool_calls(
         run_parallel(ctx, assistant, &calls, config, cancel, sink).await
     };
     let terminate = !finals.is_empty() && finals.iter().all(|f| f.1.terminate);
-    let timed_out = finals.iter().find_map(|f| {
-        f.3.map(|after| RunLimit::ToolTimeout {
-            tool: f.0.name.clone(),
-            after,
-        })
-    });
+    let limit = finals.iter().find_map(|f| f.3.clone());
     let results = finals
         .into_iter()
         .map(|(call, outcome, is_error, _)| ToolResultMessage {
@@ -93,12 +92,20 @@ pub(crate) async fn execute_tool_calls(
     Batch {
         results,
         terminate,
-        timed_out,
+        limit,
     }
 }
 
-/// One call's end: the call, its outcome, whether that is an error, the limit it ran past.
-type Final = (ToolCall, ToolOutcome, bool, Option<Duration>);
+/// One call's end: the call, its outcome, whether that is an error, the limit it reached.
+type Final = (ToolCall, ToolOutcome, bool, Option<RunLimit>);
+
+/// The limit a call that ran past `after` reached.
+fn timeout_limit(call: &ToolCall, after: Option<Duration>) -> Option<RunLimit> {
+    after.map(|after| RunLimit::ToolTimeout {
+        tool: call.name.clone(),
+        after,
+    })
+}
 
 fn find(ctx: &LoopContext, name: &str) -> Option<Arc<dyn Tool>> {
     ctx.tools.iter().find(|t| t.name() == name).cloned()
@@ -139,23 +146,30 @@ async fn run_sequential(
         if cancel.is_cancelled() {
             break;
         }
-        let mut timed_out = None;
+        let limit;
         let (outcome, is_error) = match prepare(ctx, assistant, call, config, cancel, sink).await {
-            Prepared::Done { outcome, is_error } => (outcome, is_error),
+            Prepared::Done {
+                outcome,
+                is_error,
+                limit: ends,
+            } => {
+                limit = ends.map(|l| *l);
+                (outcome, is_error)
+            }
             Prepared::Run { tool, args } => {
                 let (tx, mut rx) = mpsc::unbounded_channel();
                 let handle = spawn_tool(tool, call, args.clone(), 0, config, cancel, tx);
                 let mut handle = std::pin::pin!(handle);
-                let (outcome, is_error) = loop {
+                let (outcome, is_error, after) = loop {
                     tokio::select! {
                         biased;
                         Some((_, partial)) = rx.recv() => emit_update(sink, call, &partial).await,
-                        (_, outcome, is_error, limit) = &mut handle => {
-                            timed_out = limit;
-                            break (outcome, is_error);
+                        (_, outcome, is_error, after) = &mut handle => {
+                            break (outcome, is_error, after);
                         }
                     }
                 };
+                limit = timeout_limit(call, after);
                 while let Ok((_, partial)) = rx.try_recv() {
                     emit_update(sink, call, &partial).await;
                 }
@@ -164,7 +178,7 @@ async fn run_sequential(
         };
         emit_end(sink, call, &outcome, is_error).await;
         emit_result_message(sink, call, &outcome, is_error).await;
-        out.push((call.clone(), outcome, is_error, timed_out));
+        out.push((call.clone(), outcome, is_error, limit));
     }
     out
 }
@@ -178,7 +192,7 @@ async fn run_parallel(
     sink: &mut dyn EventSink,
 ) -> Vec<Final> {
     let mut slots: Vec<Option<(ToolOutcome, bool)>> = vec![None; calls.len()];
-    let mut limits: Vec<Option<Duration>> = vec![None; calls.len()];
+    let mut limits: Vec<Option<RunLimit>> = vec![None; calls.len()];
     let mut args_of: Vec<Value> = vec![Value::Null; calls.len()];
     let mut running = FuturesUnordered::new();
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -188,9 +202,14 @@ async fn run_parallel(
             break;
         }
         match prepare(ctx, assistant, call, config, cancel, sink).await {
-            Prepared::Done { outcome, is_error } => {
+            Prepared::Done {
+                outcome,
+                is_error,
+                limit,
+            } => {
                 emit_end(sink, call, &outcome, is_error).await;
                 slots[i] = Some((outcome, is_error));
+                limits[i] = limit.map(|l| *l);
             }
             Prepared::Run { tool, args } => {
                 args_of[i] = args.clone();
@@ -220,8 +239,8 @@ async fn run_parallel(
                     emit_update(sink, &calls[i], &partial).await;
                 }
             }
-            Some((i, outcome, is_error, limit)) = running.next() => {
-                limits[i] = limit;
+            Some((i, outcome, is_error, after)) = running.next() => {
+                limits[i] = timeout_limit(&calls[i], after);
                 // Updates sent before the tool returned still count; later ones are ignored.
                 while let Ok((j, partial)) = rx.try_recv() {
                     if !settled[j] {
@@ -289,6 +308,7 @@ async fn prepare(
     let fail = |text: String| Prepared::Done {
         outcome: error_outcome(text),
         is_error: true,
+        limit: None,
     };
     let Some(tool) = find(ctx, &call.name) else {
         return fail(format!("Tool {} not found", call.name));
@@ -315,11 +335,15 @@ async fn prepare(
         messages: &ctx.messages,
     };
     if let Some(block) = config.hooks.before_tool_call(&info).await {
-        return fail(
-            block
-                .reason
-                .unwrap_or_else(|| "Tool execution was blocked".into()),
-        );
+        return Prepared::Done {
+            outcome: error_outcome(
+                block
+                    .reason
+                    .unwrap_or_else(|| "Tool execution was blocked".into()),
+            ),
+            is_error: true,
+            limit: block.ends_run.map(Box::new),
+        };
     }
     if cancel.is_cancelled() {
         return fail(ABORTED_TEXT.into());

@@ -192,7 +192,7 @@ fn messages(ctx: &LlmContext) -> Vec<Value> {
 #[derive(Default)]
 pub(crate) struct Decoder {
     blocks: HashMap<u64, usize>,
-    stop: Option<Result<StopReason, String>>,
+    stop: Option<Ending>,
     finished: bool,
     /// The answer tool of structured output: its call becomes a text block of its JSON.
     answer_tool: Option<String>,
@@ -330,20 +330,35 @@ impl Decoder {
             ));
         }
         match &self.stop {
-            Some(Ok(r)) => Ok(*r),
-            Some(Err(msg)) => Err(Failure::fatal(msg.clone())),
+            Some(Ending::Stopped(r)) => Ok(*r),
+            Some(Ending::Refused) => Err(Failure::refusal(
+                "the model refused to answer (stop reason: refusal)",
+            )),
+            Some(Ending::Unknown(reason)) => Err(Failure::fatal(format!(
+                "unexpected stop reason from Anthropic: {reason}"
+            ))),
             None => Ok(StopReason::Stop),
         }
     }
 }
 
-fn stop_reason(reason: &str) -> Result<StopReason, String> {
+/// How Anthropic said a message ended.
+enum Ending {
+    /// A stop reason the loop knows.
+    Stopped(StopReason),
+    /// `refusal`: the model declined to answer.
+    Refused,
+    /// A stop reason added after this code was written.
+    Unknown(String),
+}
+
+fn stop_reason(reason: &str) -> Ending {
     match reason {
-        "end_turn" | "pause_turn" | "stop_sequence" => Ok(StopReason::Stop),
-        "max_tokens" => Ok(StopReason::Length),
-        "tool_use" => Ok(StopReason::ToolUse),
-        "refusal" => Err("the model refused to answer (stop reason: refusal)".into()),
-        other => Err(format!("unexpected stop reason from Anthropic: {other}")),
+        "end_turn" | "pause_turn" | "stop_sequence" => Ending::Stopped(StopReason::Stop),
+        "max_tokens" => Ending::Stopped(StopReason::Length),
+        "tool_use" => Ending::Stopped(StopReason::ToolUse),
+        "refusal" => Ending::Refused,
+        other => Ending::Unknown(other.to_string()),
     }
 }
 

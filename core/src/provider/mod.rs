@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod emitter;
+mod error;
 mod openai;
 mod quiet;
 pub mod retry;
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use emitter::INVALID_ARGUMENTS_KEY;
 use emitter::{Closed, Emitter};
+pub use error::RequestError;
 pub use retry::{RetryPolicy, StallPolicy};
 
 use crate::event::AssistantStreamEvent;
@@ -148,6 +150,8 @@ pub(crate) struct Failure {
     retry_after: Option<Duration>,
     /// The server went silent (retried at most [`StallPolicy::max_stall_retries`] times).
     stalled: bool,
+    /// The provider said the model declined to answer; never retried.
+    refusal: bool,
 }
 
 impl Failure {
@@ -157,22 +161,32 @@ impl Failure {
             retryable: false,
             retry_after: None,
             stalled: false,
+            refusal: false,
         }
     }
 
     pub(crate) fn transient(message: impl Into<String>) -> Self {
         Failure {
-            message: message.into(),
             retryable: true,
-            retry_after: None,
-            stalled: false,
+            ..Failure::fatal(message)
         }
     }
 
-    fn stalled(message: String) -> Self {
+    /// The model declined to answer, in the provider's own stop reason.
+    pub(crate) fn refusal(message: impl Into<String>) -> Self {
         Failure {
-            stalled: true,
-            ..Failure::transient(message)
+            refusal: true,
+            ..Failure::fatal(message)
+        }
+    }
+}
+
+impl From<RequestError> for Failure {
+    fn from(error: RequestError) -> Self {
+        Failure {
+            retryable: error.is_retryable(),
+            stalled: error.is_stall(),
+            ..Failure::fatal(error.to_string())
         }
     }
 }
@@ -286,10 +300,10 @@ async fn run(
                 stalls += u32::from(f.stalled);
                 let Some(delay) = options.retry.delay(attempt, f.retry_after) else {
                     let asked = f.retry_after.unwrap_or_default().as_secs();
-                    break Err(Some(format!(
+                    break Err(Some(Failure::fatal(format!(
                         "{} (server asked to retry after {asked}s, longer than allowed)",
                         f.message
-                    )));
+                    ))));
                 };
                 attempt += 1;
                 tracing::info!(model = %model.id, attempt, ?delay, error = %f.message, "retrying model request");
@@ -303,12 +317,12 @@ async fn run(
                     1 => "1 attempt".to_string(),
                     n => format!("{n} attempts"),
                 };
-                break Err(Some(format!(
+                break Err(Some(Failure::fatal(format!(
                     "{} (gave up after {tries}; [requests] in config.toml sets how long to wait)",
                     f.message
-                )));
+                ))));
             }
-            Err(AttemptError::Failed(f)) => break Err(Some(f.message)),
+            Err(AttemptError::Failed(f)) => break Err(Some(f)),
         }
     };
     let _ = match outcome {
@@ -317,7 +331,11 @@ async fn run(
             em.fail(StopReason::Aborted, "Request was aborted".into())
                 .await
         }
-        Err(Some(message)) => em.fail(StopReason::Error, message).await,
+        Err(Some(f)) => {
+            // Typed, so nobody downstream has to guess a refusal from the words.
+            em.message_mut().refused = f.refusal;
+            em.fail(StopReason::Error, f.message).await
+        }
     };
 }
 
@@ -339,19 +357,8 @@ async fn attempt_once(
     let stall = options.stall;
     let response = tokio::time::timeout(stall.first_byte, builder.body(body.to_vec()).send())
         .await
-        .map_err(|_| {
-            Failure::stalled(format!(
-                "the model server did not answer for {}",
-                seconds(stall.first_byte)
-            ))
-        })?
-        .map_err(|e| {
-            Failure::transient(format!(
-                "could not reach {}: {}",
-                request.url,
-                error_chain(&e)
-            ))
-        })?;
+        .map_err(|_| Failure::from(RequestError::no_answer(&request.url, stall.first_byte)))?
+        .map_err(|e| Failure::from(RequestError::classify(&request.url, &e)))?;
     let status = response.status();
     if let Some(obs) = &options.observer {
         obs.on_response(model, status.as_u16(), response.headers());
@@ -366,18 +373,17 @@ async fn attempt_once(
         let retry_after = retry::server_retry_after(response.headers());
         let body = read_limited(response, stall.idle).await;
         return Err(Failure {
-            message: retry::describe_http_error(status, &body),
-            retryable: retry::is_retryable_status(status),
             retry_after,
-            stalled: false,
+            ..RequestError::status(&request.url, status, &body).into()
         }
         .into());
     }
     if content_type.contains("text/html") || content_type.contains("application/json") {
         let body = read_limited(response, stall.idle).await;
-        let detail = retry::describe_http_error(status, &body);
         return Err(Failure::fatal(format!(
-            "expected an event stream but the server sent {content_type}: {detail}"
+            "expected an event stream from {} but the server sent {content_type}: {}",
+            error::shown_url(&request.url),
+            crate::http::error_excerpt(&body)
         ))
         .into());
     }
@@ -392,11 +398,9 @@ async fn attempt_once(
             }
             Ok(None) => return Ok(decoder.at_eof()?),
             Err(_) if events.body().went_silent() => {
-                return Err(Failure::stalled(format!(
-                    "the model server went silent for {} in the middle of its answer",
-                    seconds(stall.idle)
-                ))
-                .into());
+                return Err(
+                    Failure::from(RequestError::went_silent(&request.url, stall.idle)).into(),
+                );
             }
             Err(e) => return Err(Failure::transient(e.0).into()),
         }
@@ -411,16 +415,6 @@ pub(crate) fn append_paragraph(text: &mut String, paragraph: &str) {
     text.push_str(paragraph);
 }
 
-/// A duration for people: `90 s`, `0.2 s`.
-fn seconds(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs.fract() == 0.0 {
-        format!("{secs:.0} s")
-    } else {
-        format!("{secs} s")
-    }
-}
-
 /// Read at most 64 KiB of an error body, giving up on a server quiet for `idle`.
 async fn read_limited(mut response: reqwest::Response, idle: Duration) -> Vec<u8> {
     let mut out = Vec::new();
@@ -431,17 +425,6 @@ async fn read_limited(mut response: reqwest::Response, idle: Duration) -> Vec<u8
         }
     }
     out
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    s
 }
 
 /// Parse an SSE data payload as JSON, or fail with a clear message.

@@ -219,7 +219,10 @@ pub(crate) struct Decoder {
     current: Option<Block>,
     tools: HashMap<u64, usize>,
     finish: Option<StopReason>,
+    /// `finish_reason: content_filter`: the provider withheld the answer.
     filtered: bool,
+    /// The model sent `refusal` text instead of an answer.
+    refused: bool,
 }
 
 impl Decoder {
@@ -316,6 +319,16 @@ impl Decoder {
             {
                 self.append(em, false, t).await?;
             }
+            // Structured-output models decline in a field of their own; its words are the
+            // answer's text, so the user reads them.
+            if let Some(t) = delta
+                .get("refusal")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                self.refused = true;
+                self.append(em, false, t).await?;
+            }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for call in calls {
                     self.tool_delta(em, call).await?;
@@ -369,9 +382,10 @@ impl Decoder {
 
     pub(crate) fn at_eof(&self) -> Result<StopReason, Failure> {
         match self.finish {
-            Some(_) if self.filtered => Err(Failure::fatal(
+            Some(_) if self.filtered => Err(Failure::refusal(
                 "the provider's content filter blocked the response",
             )),
+            Some(_) if self.refused => Err(Failure::refusal("the model refused to answer")),
             Some(reason) => Ok(reason),
             None => Err(Failure::transient(
                 "the stream ended before the response finished",

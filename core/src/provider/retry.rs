@@ -1,4 +1,4 @@
-//! Retry policy for requests that fail before the first token, and HTTP error descriptions.
+//! Retry policy for requests that fail before the first token.
 
 use std::time::Duration;
 
@@ -133,16 +133,6 @@ fn http_date_delay(value: &str) -> Option<Duration> {
     Some(Duration::from_secs((target - now).max(0) as u64))
 }
 
-/// `HTTP <code> <reason>: <excerpt of the body>`.
-pub fn describe_http_error(status: StatusCode, body: &[u8]) -> String {
-    let reason = status.canonical_reason().unwrap_or("");
-    format!(
-        "HTTP {} {reason}: {}",
-        status.as_u16(),
-        crate::http::error_excerpt(body)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,24 +173,5 @@ mod tests {
         }
         assert_eq!(p.delay(10, None), Some(Duration::from_millis(1000)));
         assert_eq!(p.delay(0, Some(Duration::from_secs(5))), None);
-    }
-
-    #[test]
-    fn error_bodies_are_summarised() {
-        let s = StatusCode::BAD_GATEWAY;
-        assert_eq!(
-            describe_http_error(
-                s,
-                b"<html><head><title>502 Bad Gateway</title></head></html>"
-            ),
-            "HTTP 502 Bad Gateway: 502 Bad Gateway"
-        );
-        assert_eq!(
-            describe_http_error(
-                StatusCode::TOO_MANY_REQUESTS,
-                br#"{"error":{"message":"slow down"}}"#
-            ),
-            "HTTP 429 Too Many Requests: slow down"
-        );
     }
 }

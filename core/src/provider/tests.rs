@@ -19,6 +19,14 @@ fn model(api: Api, server: &ScriptedServer) -> Model {
     }
 }
 
+/// Where a model's requests go.
+fn endpoint(m: &Model) -> String {
+    match m.api {
+        Api::OpenAiCompletions => format!("{}/chat/completions", m.base_url),
+        Api::AnthropicMessages => format!("{}/messages", m.base_url),
+    }
+}
+
 fn opts() -> StreamOptions {
     StreamOptions {
         api_key: Some("test-key".into()),
@@ -189,9 +197,14 @@ async fn retries_give_up_with_the_last_error() {
         let (events, msg, server) = collect(turns, api, opts()).await;
         assert_eq!(kinds(&events), ["error"]);
         assert_eq!(msg.stop_reason, StopReason::Error);
+        assert!(!msg.refused && !msg.answered());
         assert_eq!(
-            msg.error_message.as_deref(),
-            Some("HTTP 500 Internal Server Error: scripted status 500")
+            msg.error_message.unwrap(),
+            format!(
+                "HTTP 500 Internal Server Error from {}: scripted status 500; the server \
+                 itself failed (try again later, or see its log)",
+                endpoint(&model(api, &server))
+            )
         );
         assert_eq!(server.requests().len(), 3, "one try plus two retries");
     }
@@ -222,6 +235,13 @@ async fn client_errors_are_not_retried() {
             collect(vec![Turn::status(401), Turn::text("no")], api, opts()).await;
         assert_eq!(msg.stop_reason, StopReason::Error);
         assert_eq!(server.requests().len(), 1);
+        assert_eq!(
+            msg.error_message.unwrap(),
+            format!(
+                "HTTP 401 Unauthorized from {}: scripted status 401; is the API key right?",
+                endpoint(&model(api, &server))
+            )
+        );
     }
 }
 
@@ -326,11 +346,13 @@ async fn an_html_error_page_is_summarised() {
             Turn::html(502, page),
             Turn::html(502, page),
         ];
-        let (_, msg, _) = collect(turns, api, opts()).await;
-        assert_eq!(
-            msg.error_message.as_deref(),
-            Some("HTTP 502 Bad Gateway: 502 Bad Gateway")
+        let (_, msg, server) = collect(turns, api, opts()).await;
+        let said = msg.error_message.unwrap();
+        let want = format!(
+            "HTTP 502 Bad Gateway from {}: 502 Bad Gateway;",
+            endpoint(&model(api, &server))
         );
+        assert!(said.starts_with(&want), "{said}");
     }
 }
 
@@ -358,6 +380,8 @@ async fn length_and_refusal_stops_map_like_pi() {
         )
         .await;
         assert_eq!(msg.stop_reason, StopReason::Length);
+        assert!(!msg.refused);
+        // Anthropic's `refusal` stop reason, OpenAI's `content_filter` finish.
         let (_, msg, _) = collect(
             vec![Turn::text("no").with_stop(ScriptStop::Refusal)],
             api,
@@ -365,7 +389,27 @@ async fn length_and_refusal_stops_map_like_pi() {
         )
         .await;
         assert_eq!(msg.stop_reason, StopReason::Error);
+        assert!(msg.refused, "{api:?}: {:?}", msg.error_message);
+        assert!(msg.answered());
     }
+}
+
+#[tokio::test]
+async fn an_openai_refusal_field_is_a_refusal_whose_words_are_kept() {
+    let refusal = r#"data: {"id":"r1","choices":[{"index":0,"delta":{"refusal":"I can't help with that."}}]}"#;
+    let (_, msg, _) = collect(
+        vec![Turn::stream(vec![Event::raw_line(refusal)])],
+        Api::OpenAiCompletions,
+        opts(),
+    )
+    .await;
+    assert_eq!(msg.stop_reason, StopReason::Error);
+    assert!(msg.refused);
+    assert_eq!(msg.text(), "I can't help with that.");
+    assert_eq!(
+        msg.error_message.as_deref(),
+        Some("the model refused to answer")
+    );
 }
 
 #[tokio::test]
@@ -411,20 +455,73 @@ async fn abort_before_the_response_arrives() {
 }
 
 #[tokio::test]
-async fn an_unreachable_server_is_a_clear_error() {
+async fn a_server_that_is_not_running_is_connection_refused_not_a_refusal() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let m = Model::openai_compatible("x", "m", &format!("http://127.0.0.1:{port}/v1"));
+    let base = format!("http://127.0.0.1:{port}/v1");
+    for m in [
+        Model::openai_compatible("x", "m", &base),
+        Model::anthropic("x", "m", &base),
+    ] {
+        let mut o = opts();
+        o.retry = RetryPolicy::none();
+        let (events, msg) = drain(&m, o, CancellationToken::new()).await;
+        assert_eq!(kinds(&events), ["error"]);
+        assert_eq!(msg.stop_reason, StopReason::Error);
+        assert!(!msg.refused);
+        assert!(!msg.answered(), "no model saw it: not a call");
+        assert_eq!(
+            msg.error_message.unwrap(),
+            format!(
+                "connection refused by {}; is the model server running, and is the base URL \
+                 right?",
+                endpoint(&m)
+            )
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_host_that_does_not_resolve_says_so() {
+    let m = Model::openai_compatible("x", "m", "http://nonexistent.invalid/v1");
     let mut o = opts();
     o.retry = RetryPolicy::none();
     let (_, msg) = drain(&m, o, CancellationToken::new()).await;
     let err = msg.error_message.unwrap();
     assert!(
-        err.starts_with(&format!(
-            "could not reach http://127.0.0.1:{port}/v1/chat/completions"
-        )),
+        err.starts_with(
+            "cannot look up the host of http://nonexistent.invalid/v1/chat/completions ("
+        ),
         "{err}"
+    );
+    assert!(!msg.refused);
+}
+
+#[tokio::test]
+async fn a_tcp_server_that_never_answers_times_out_naming_its_url() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Accepts and holds every connection without a byte of answer.
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            open.push(stream);
+        }
+    });
+    let m = Model::anthropic("x", "m", &format!("http://127.0.0.1:{port}/v1"));
+    let mut o = opts();
+    o.retry = RetryPolicy::none();
+    o.stall.first_byte = Duration::from_millis(200);
+    let (_, msg) = drain(&m, o, CancellationToken::new()).await;
+    held.abort();
+    assert!(!msg.refused && !msg.answered());
+    assert_eq!(
+        msg.error_message.unwrap(),
+        format!(
+            "the model server at http://127.0.0.1:{port}/v1/messages did not answer for 0.2 s \
+             (gave up after 1 attempt; [requests] in config.toml sets how long to wait)"
+        )
     );
 }
 
@@ -596,14 +693,16 @@ async fn a_server_that_goes_silent_fails_the_request_instead_of_hanging() {
             Event::text("so far"),
             Event::pause(60_000),
         ])];
-        let (_, msg, _) = collect(turns, api, o).await;
+        let (_, msg, server) = collect(turns, api, o).await;
         assert_eq!(msg.stop_reason, StopReason::Error);
         assert_eq!(msg.text(), "so far");
+        assert!(msg.answered(), "part of an answer came");
         assert_eq!(
-            msg.error_message.as_deref(),
-            Some(
-                "the model server went silent for 0.2 s in the middle of its answer \
-                 (gave up after 1 attempt; [requests] in config.toml sets how long to wait)"
+            msg.error_message.unwrap(),
+            format!(
+                "the model server at {} went silent for 0.2 s in the middle of its answer \
+                 (gave up after 1 attempt; [requests] in config.toml sets how long to wait)",
+                endpoint(&model(api, &server))
             )
         );
     }
@@ -620,10 +719,11 @@ async fn a_server_that_never_answers_is_tried_again_once_then_the_turn_ends() {
         let (_, msg, server) = collect(turns, api, o).await;
         assert_eq!(msg.stop_reason, StopReason::Error);
         assert_eq!(
-            msg.error_message.as_deref(),
-            Some(
-                "the model server did not answer for 0.3 s \
-                 (gave up after 2 attempts; [requests] in config.toml sets how long to wait)"
+            msg.error_message.unwrap(),
+            format!(
+                "the model server at {} did not answer for 0.3 s \
+                 (gave up after 2 attempts; [requests] in config.toml sets how long to wait)",
+                endpoint(&model(api, &server))
             )
         );
         assert_eq!(server.requests().len(), 2);

@@ -186,7 +186,7 @@ impl SessionStore {
             .collect()
     }
 
-    /// Tokens and cost of every model call the session made.
+    /// Tokens and cost of every model call the session made that a model answered.
     pub fn usage(&self) -> UsageTotals {
         self.usage
     }
@@ -585,7 +585,8 @@ impl SessionStore {
             return;
         };
         match entry.message() {
-            Some(SessionMessage::Assistant(a)) => self.usage.add(&a.usage),
+            // A request no model answered (a refused connection, an error status) is no call.
+            Some(SessionMessage::Assistant(a)) if a.answered() => self.usage.add(&a.usage),
             // A call that cost something itself (a generated image).
             Some(SessionMessage::ToolResult(t)) => {
                 if let Some(usage) = &t.usage {

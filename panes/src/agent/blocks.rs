@@ -335,6 +335,11 @@ fn tool(t: &ToolCallView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
         }
         return;
     }
+    // The whole command, which the one-line title may cut.
+    if let Some(command) = t.command.as_deref().filter(|c| !title_shows(&t.title, c)) {
+        let spans = [(format!("$ {command}"), ctx.style(Slot::Text))];
+        out.extend(wrap::wrap(&spans, ctx.cols(), &gutter, &gutter));
+    }
     let mut shown_text = false;
     for body in &t.body {
         match body {
@@ -359,6 +364,11 @@ fn tool(t: &ToolCallView, ctx: &BlockContext<'_>, out: &mut Vec<Line<'static>>) 
     }
 }
 
+/// Whether a call's title already shows its whole command.
+fn title_shows(title: &str, command: &str) -> bool {
+    !command.contains('\n') && title.ends_with(command)
+}
+
 fn tool_header(
     t: &ToolCallView,
     diffs: &[(&str, diff::UnifiedDiff)],
@@ -366,7 +376,11 @@ fn tool_header(
 ) -> Line<'static> {
     let (icon, word, slot) = state_look(t.state);
     let state_style = ctx.style(slot);
-    let mut right = word.to_string();
+    let mut right = if t.outside {
+        format!("⚠ unsandboxed · {word}")
+    } else {
+        word.to_string()
+    };
     // A cancelled call never finished, so how long it had run says little.
     if let (Some(d), false) = (t.duration(), t.state == ToolState::Cancelled) {
         right.push(' ');

@@ -102,7 +102,23 @@ fn tool_export(t: &ToolCallView) -> String {
         ToolState::Rejected => "rejected",
         ToolState::Cancelled => "cancelled",
     };
+    // A call the user let out of the sandbox says so wherever its result is read.
+    let how = if t.outside {
+        format!("{how} · ran outside the sandbox")
+    } else {
+        how.to_string()
+    };
     let mut out = String::new();
+    // The whole command, which the one-line summary may cut.
+    if let Some(command) = t
+        .command
+        .as_deref()
+        .filter(|c| c.contains('\n') || !t.title.ends_with(c))
+    {
+        let text = format!("$ {command}\n");
+        let f = fence(&text);
+        out.push_str(&format!("\n{f}sh\n{text}{f}\n"));
+    }
     let mut output = String::new();
     for body in &t.body {
         match body {

@@ -140,7 +140,16 @@ impl AgentPane {
         if let Some(modal) = self.permissions.front() {
             let waiting = self.permissions.len() - 1;
             let shown = self.pictures_shown();
-            if let Some(placed) = modal.render(inner, buf, theme, waiting, shown) {
+            let held = !self.permissions.armed(std::time::Instant::now());
+            // Over the transcript, so what is typed meanwhile shows in the editor below;
+            // the whole pane when the transcript's rows are too few for a question.
+            let above = sep_y.saturating_sub(inner.y);
+            let area = if above >= 12 {
+                Rect::new(inner.x, inner.y, inner.width, above)
+            } else {
+                inner
+            };
+            if let Some(placed) = modal.render(area, buf, theme, waiting, held, shown) {
                 self.picture_found(placed);
             }
         } else if let Some(tree) = &self.tree {

@@ -6,13 +6,14 @@ use agent_client_protocol::v1::schema::RequestPermissionOutcome;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::completion;
-use super::permission::ModalKey;
+use super::permission::{ModalKey, Routed};
 use super::picker::{Choice, PickerKey};
 use super::pictures;
 use super::prompt::PromptEdit;
 use super::queue::Held;
 use super::{AgentPane, PaneEvent, QueuedKind};
 use crate::scroll::Scroll;
+use std::time::Instant;
 
 impl AgentPane {
     /// A key the keymap did not claim: for the open modal, picker or completion popup,
@@ -41,19 +42,15 @@ impl AgentPane {
             };
         }
         if !self.permissions.is_empty() {
-            match key.code {
-                KeyCode::PageUp => return self.scroll(Scroll::Pages(-1)),
-                KeyCode::PageDown => return self.scroll(Scroll::Pages(1)),
-                _ => {}
+            // Keys typed ahead, and keys that are not the dialog's, go to the editor below.
+            match self.permissions.key(key, Instant::now()) {
+                Routed::Dialog(ModalKey::Answered(outcome)) => return self.answer(outcome),
+                Routed::Dialog(_) => return PaneEvent::Redraw,
+                Routed::Dropped => return PaneEvent::Redraw,
+                Routed::Editor => {}
             }
-            let Some(modal) = self.permissions.front_mut() else {
-                return PaneEvent::None;
-            };
-            return match modal.key(key) {
-                ModalKey::Ignored => PaneEvent::None,
-                ModalKey::Moved => PaneEvent::Redraw,
-                ModalKey::Answered(outcome) => self.answer(outcome),
-            };
+        } else {
+            self.permissions.typed(Instant::now());
         }
         if key.code == KeyCode::Backspace
             && key.modifiers.is_empty()
@@ -154,10 +151,14 @@ impl AgentPane {
             let key = picker.accept();
             return self.close_picker(key);
         }
-        if let Some(modal) = self.permissions.front() {
-            return match modal.accept() {
-                ModalKey::Answered(outcome) => self.answer(outcome),
-                _ => PaneEvent::None,
+        if !self.permissions.is_empty() {
+            return match self
+                .permissions
+                .key(KeyEvent::from(KeyCode::Enter), Instant::now())
+            {
+                Routed::Dialog(ModalKey::Answered(outcome)) => self.answer(outcome),
+                // Enter typed ahead sends nothing: the prompt stays in the editor.
+                _ => PaneEvent::Redraw,
             };
         }
         // Enter ends a history search on its match, to be sent with the next.
@@ -382,9 +383,11 @@ impl AgentPane {
         if self.tree.is_some() {
             return PaneEvent::None;
         }
-        if self.picker.is_some() || !self.permissions.is_empty() {
+        if self.picker.is_some() {
             return PaneEvent::None;
         }
+        // With a dialog open, editing keys are typing: they stay the editor's and hold it.
+        self.permissions.typed(Instant::now());
         if self.prompt.edit(edit) {
             self.refresh_completion();
             self.redraw_or_list_files()
@@ -397,6 +400,11 @@ impl AgentPane {
     /// empty prompt cancels the running turn.
     pub fn interrupt(&mut self) -> PaneEvent {
         if self.tree.take().is_some() {
+            return PaneEvent::Redraw;
+        }
+        if !self.permissions.is_empty() && !self.permissions.armed(Instant::now()) {
+            // Typed ahead of a dialog: cancels nothing.
+            self.permissions.typed(Instant::now());
             return PaneEvent::Redraw;
         }
         if self.picker.is_some()
@@ -429,16 +437,24 @@ impl AgentPane {
         PaneEvent::Redraw
     }
 
-    /// Inserts pasted text into the prompt as it is; a picture file's path alone (a file
-    /// dropped on the terminal) also asks the app to attach the picture, which then takes
-    /// the path's text out ([`Self::attach_pasted`]).
+    /// Inserts pasted text into the prompt, its lines kept; a picture file's path alone (a
+    /// file dropped on the terminal) also asks the app to attach the picture, which then
+    /// takes the path's text out ([`Self::attach_pasted`]).
     pub fn paste(&mut self, text: &str) -> PaneEvent {
+        // First, for whatever takes the paste: lines kept whatever their ends, and the text
+        // a picture later replaces is the text inserted.
+        let text = crate::paste::paste_lines(text);
+        let text = text.as_ref();
         if self.tree.is_some() {
             return PaneEvent::None;
         }
         self.leave_copy_mode();
-        if self.picker.is_some() || !self.permissions.is_empty() {
+        if self.picker.is_some() {
             return PaneEvent::None;
+        }
+        // A dialog typing a rejection's words takes it; else it is typing for the editor.
+        if self.permissions.paste(text, Instant::now()).is_some() {
+            return PaneEvent::Redraw;
         }
         let pasted = self.paste_text(text);
         match pictures::pasted_picture_path(text) {
@@ -451,7 +467,8 @@ impl AgentPane {
         }
     }
 
-    /// Inserts `text` into the prompt as it is (a paste, or a path that was no picture).
+    /// Inserts `text` into the prompt, its lines kept (a paste, the clipboard's text, or a
+    /// path that was no picture).
     pub fn paste_text(&mut self, text: &str) -> PaneEvent {
         self.prompt.paste(text);
         self.refresh_completion();
@@ -461,8 +478,7 @@ impl AgentPane {
     /// Scrolls the open permission request's body (its diff, command or arguments), else
     /// the transcript.
     pub fn scroll(&mut self, scroll: Scroll) -> PaneEvent {
-        if let Some(modal) = self.permissions.front_mut() {
-            modal.scroll(scroll);
+        if self.permissions.scroll(scroll) {
             return PaneEvent::Redraw;
         }
         match scroll {

@@ -41,7 +41,7 @@ use agent_client_protocol::v1::schema::{
 use crate::markdown::code_blocks;
 use crate::sanitize::sanitize_line;
 use completion::Completion;
-use permission::PermissionModal;
+use permission::PermissionQueue;
 use picker::Picker;
 use prompt::Prompt;
 use queue::Queued;
@@ -54,7 +54,7 @@ pub use events::{PaneEvent, QueuedKind, TurnOutcome};
 pub use mention::ProjectFiles;
 pub use prompt::PromptEdit;
 
-pub use permission::PermissionId;
+pub use permission::{DEFAULT_HOLD as PERMISSION_HOLD, PermissionId};
 pub use picker::SessionChoice;
 pub use status::{PaneStatus, SANDBOX_CATEGORY};
 pub use transcript::BranchMove;
@@ -68,8 +68,7 @@ pub struct AgentPane {
     scroll: Scrollback,
     prompt: Prompt,
     completion: Completion,
-    permissions: VecDeque<PermissionModal>,
-    next_permission: u64,
+    permissions: PermissionQueue,
     picker: Option<Picker>,
     /// The session tree or rewind list, while open.
     tree: Option<tree::TreeView>,
@@ -120,8 +119,7 @@ impl AgentPane {
             scroll: Scrollback::default(),
             prompt: Prompt::default(),
             completion: Completion::default(),
-            permissions: VecDeque::new(),
-            next_permission: 0,
+            permissions: PermissionQueue::default(),
             picker: None,
             tree: None,
             tree_model: tree_pane::TreeModel::default(),
@@ -338,7 +336,7 @@ impl AgentPane {
         self.leave_copy_mode();
         self.expanded.clear();
         self.transcript.clear();
-        self.permissions.clear();
+        self.permissions.drain();
         self.picker = None;
         self.tree = None;
         self.tree_model = tree_pane::TreeModel::default();
@@ -349,29 +347,24 @@ impl AgentPane {
 
     /// Shows a permission request as a modal (queued behind one already open).
     pub fn show_permission(&mut self, request: RequestPermissionRequest) -> PermissionId {
-        self.next_permission += 1;
-        let id = PermissionId(self.next_permission);
         let known = self
             .transcript
             .tool_call(&request.tool_call.tool_call_id.0)
             .map(|t| (t.title.clone(), t.kind));
-        self.permissions
-            .push_back(PermissionModal::new(id, request, known));
+        let id = self.permissions.push(request, known);
         self.unread = !self.focused || self.unread;
         id
     }
 
     /// Removes a request the agent withdrew; true when it was shown or queued.
     pub fn dismiss_permission(&mut self, id: PermissionId) -> bool {
-        let before = self.permissions.len();
-        self.permissions.retain(|m| m.id != id);
-        before != self.permissions.len()
+        self.permissions.remove(id)
     }
 
     /// Removes every open request (the turn ended or was cancelled), returning their ids so
     /// the app can answer them `cancelled`.
     pub fn clear_permissions(&mut self) -> Vec<PermissionId> {
-        self.permissions.drain(..).map(|m| m.id).collect()
+        self.permissions.drain()
     }
 
     /// What the editor holds.
@@ -416,14 +409,26 @@ impl AgentPane {
             .any(|b| matches!(b, transcript::Block::Message(m) if m.role == transcript::Role::User))
     }
 
-    /// What the first open permission request is about, if one is open.
+    /// The first open permission request, whole (its title, whether it leaves the sandbox,
+    /// all it would do), if one is open.
     pub fn pending_question(&self) -> Option<&str> {
-        self.permissions.front().map(|m| m.title())
+        self.permissions.front().map(|m| m.question())
     }
 
-    /// What the newest open permission request is about (the one just shown).
+    /// The newest open permission request, whole (the one just shown).
     pub fn newest_question(&self) -> Option<&str> {
-        self.permissions.back().map(|m| m.title())
+        self.permissions.back().map(|m| m.question())
+    }
+
+    /// How long a permission dialog holds its answer keys after it appears and after the
+    /// last key typed into the pane (type-ahead never answers it).
+    pub fn set_permission_hold(&mut self, hold: std::time::Duration) {
+        self.permissions.set_hold(hold);
+    }
+
+    /// When the pane must be drawn again without any event: a dialog's answer keys arming.
+    pub fn next_wake(&self, now: Instant) -> Option<Instant> {
+        self.permissions.arms_at(now)
     }
 
     /// Answers the first open permission request with the agent's option of `kind` (from a

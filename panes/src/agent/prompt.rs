@@ -310,9 +310,10 @@ impl Prompt {
         self.browsing = None;
     }
 
-    /// Inserts pasted text as it is, line breaks included.
+    /// Inserts pasted text, its lines kept whatever their line ends (CR, LF, CRLF).
     pub(crate) fn paste(&mut self, text: &str) {
-        self.area.insert_str(text);
+        // The editor splits on LF only: a CR-only paste would stay one line.
+        self.area.insert_str(crate::paste::paste_lines(text));
         self.browsing = None;
     }
 
@@ -608,5 +609,27 @@ mod tests {
         assert_eq!(p.text(), text);
         assert_eq!(p.rows(80, 12), 12);
         assert_eq!(Prompt::default().rows(80, 12), 1);
+    }
+
+    #[test]
+    fn a_paste_keeps_its_lines_whatever_their_ends() {
+        for pasted in [
+            "line one\rline two\rline three\rline four",
+            "line one\r\nline two\r\nline three\r\nline four",
+            "line one\nline two\rline three\r\nline four",
+        ] {
+            let mut p = Prompt::default();
+            p.paste(pasted);
+            assert_eq!(p.area.lines().len(), 4, "{pasted:?}");
+            assert_eq!(p.text(), "line one\nline two\nline three\nline four");
+            assert_eq!(p.rows(80, 12), 4, "{pasted:?}");
+        }
+        // Into the middle of a line: the first line joins the text before the cursor, the
+        // last the text after it.
+        let mut p = Prompt::default();
+        typed(&mut p, "ab");
+        p.input(KeyEvent::new(KeyCode::Left, KeyModifiers::NONE));
+        p.paste("1\r2");
+        assert_eq!(p.text(), "a1\n2b");
     }
 }

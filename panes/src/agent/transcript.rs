@@ -84,6 +84,11 @@ pub(crate) struct ToolCallView {
     pub raw_output: Option<String>,
     /// The last lines of the terminal it runs in, while the client shows one live.
     pub terminal_tail: Vec<String>,
+    /// The whole command it runs (from its raw input), which a title shows only in part;
+    /// sanitized.
+    pub command: Option<String>,
+    /// The user let it run outside the sandbox (March's `_meta.march.sandbox: "outside"`).
+    pub outside: bool,
 }
 
 impl ToolCallView {
@@ -439,12 +444,21 @@ impl Transcript {
             }
             SessionUpdate::ToolCallUpdate(u) => {
                 // March's runner marks a call the user rejected (also in a replay).
-                if u.meta.as_ref().is_some_and(|m| {
-                    m.get("march").and_then(|v| v.get("rejected")) == Some(&true.into())
-                }) {
+                let march = u.meta.as_ref().and_then(|m| m.get("march"));
+                if march.and_then(|v| v.get("rejected")) == Some(&true.into()) {
                     self.mark_rejected(&u.tool_call_id.0);
                 }
-                self.tool(&u.tool_call_id.0, &u.fields, now)
+                self.tool(&u.tool_call_id.0, &u.fields, now);
+                // March's runner marks a call the user let out of the sandbox.
+                if march
+                    .and_then(|v| v.get("sandbox"))
+                    .and_then(|v| v.as_str())
+                    == Some("outside")
+                    && let Some(&i) = self.tools.get(u.tool_call_id.0.as_ref())
+                    && let Some(Block::Tool(t)) = self.blocks.get_mut(i)
+                {
+                    t.outside = true;
+                }
             }
             SessionUpdate::Plan(plan) => self.plan(plan),
             SessionUpdate::AvailableCommandsUpdate(u) => {
@@ -572,6 +586,8 @@ impl Transcript {
                     body: Vec::new(),
                     raw_output: None,
                     terminal_tail: Vec::new(),
+                    command: None,
+                    outside: false,
                 }));
                 self.tools.insert(id.to_string(), i);
                 i
@@ -586,6 +602,13 @@ impl Transcript {
         }
         if let Some(kind) = f.kind {
             t.kind = kind;
+        }
+        if let Some(command) = f
+            .raw_input
+            .as_ref()
+            .and_then(|input| input.get("command")?.as_str())
+        {
+            t.command = Some(crate::sanitize::sanitize(command).into_owned());
         }
         // Pictures in a result become picture blocks after the call (once); the rest is its
         // body.

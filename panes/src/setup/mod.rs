@@ -336,8 +336,11 @@ impl SetupView {
         SetupEvent::Redraw
     }
 
-    /// Pastes `text` into the focused input field, if a form is open.
+    /// Pastes `text` into the focused input field, if a form is open (one-line fields drop
+    /// the line ends, CR as well as LF: a key copied with its line end is still the key).
     pub fn paste(&mut self, text: &str) -> SetupEvent {
+        let text = crate::paste::paste_lines(text);
+        let text = text.as_ref();
         let (field, error) = match &mut self.mode {
             Mode::Key { field, error, .. } => (field, error),
             Mode::Custom(form) if !form.checking => {

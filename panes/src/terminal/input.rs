@@ -195,16 +195,21 @@ pub fn encode_mouse(
 
 /// Pasted text as the program should get it: inside bracketed-paste markers when it asked
 /// for them (an end marker inside the text is removed, so a paste cannot end itself early),
-/// line breaks as Enter otherwise.
+/// every line end as Enter otherwise.
 pub fn encode_paste(text: &str, modes: &TermModes) -> Vec<u8> {
     if modes.bracketed_paste {
+        // The line ends go through as the outer terminal sent them, as tmux passes a paste
+        // on: a program reading a bracketed paste (readline, zsh, vim) takes CR and LF alike.
         let inner = text.replace("\x1b[201~", "");
         let mut out = b"\x1b[200~".to_vec();
         out.extend_from_slice(inner.as_bytes());
         out.extend_from_slice(b"\x1b[201~");
         out
     } else {
-        text.replace("\r\n", "\r").replace('\n', "\r").into_bytes()
+        // Unbracketed, a line end is a key press, and Enter sends CR.
+        crate::paste::paste_lines(text)
+            .replace('\n', "\r")
+            .into_bytes()
     }
 }
 
@@ -335,6 +340,7 @@ mod tests {
     fn pastes_are_bracketed_when_asked_and_cannot_end_early() {
         let plain = TermModes::default();
         assert_eq!(encode_paste("a\nb\r\nc", &plain), b"a\rb\rc");
+        assert_eq!(encode_paste("a\rb\r\nc\nd\r", &plain), b"a\rb\rc\rd\r");
         let bracketed = TermModes {
             bracketed_paste: true,
             ..TermModes::default()
@@ -342,6 +348,11 @@ mod tests {
         assert_eq!(
             encode_paste("rm -rf /\x1b[201~\necho", &bracketed),
             b"\x1b[200~rm -rf /\necho\x1b[201~"
+        );
+        // A CR-ended paste reaches a bracketing program as it came.
+        assert_eq!(
+            encode_paste("one\rtwo\r\nthree", &bracketed),
+            b"\x1b[200~one\rtwo\r\nthree\x1b[201~"
         );
     }
 }

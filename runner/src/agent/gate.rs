@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCallStatus, ToolCallUpdate,
+    SelectedPermissionOutcome, ToolCallStatus, ToolCallUpdate,
 };
-use march_core::agent_loop::{ABORTED_TEXT, ToolBlock};
+use march_core::agent_loop::{ABORTED_TEXT, RunLimit, ToolBlock, ToolResultPatch};
+use march_core::event::ToolOutcome;
 use march_core::message::ToolCall;
 use march_core::project_settings::ProjectSettings;
 use march_core::tool::{SandboxUse, Tool};
@@ -25,6 +26,8 @@ use super::updates;
 
 /// What the model reads when the user refuses a call.
 pub(crate) const REJECTED: &str = "The user rejected this tool call.";
+/// What the model reads before the user's words when they reject a call with a message.
+pub(crate) const REJECTED_WITH: &str = "The user rejected this tool call and said: ";
 /// What the model reads when the user cancels the turn at a permission prompt.
 pub(crate) const CANCELLED: &str = "The user cancelled this turn.";
 
@@ -90,60 +93,100 @@ enum Escape {
     Asked,
 }
 
+/// An option with its scope for clients (`_meta.march.scope`: `once`, `outside-sandbox`,
+/// `session` or `project`), so each meaning keeps one key whatever the tool.
+fn option(id: &str, name: String, kind: PermissionOptionKind, scope: &str) -> PermissionOption {
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), serde_json::json!({ "scope": scope }));
+    PermissionOption::new(id.to_string(), name, kind).meta(meta)
+}
+
 fn options(tool: &str, escape: Escape) -> Vec<PermissionOption> {
-    let outside = PermissionOption::new(
-        ALLOW_OUTSIDE,
-        "Allow once, outside the sandbox",
-        PermissionOptionKind::AllowOnce,
-    );
+    use PermissionOptionKind::*;
+    let reject = option(REJECT_ONCE, "Reject".into(), RejectOnce, "once");
     if escape == Escape::Asked {
-        // Never remembered: each command that leaves the sandbox is the user's decision, and
-        // an answer by kind alone (headless, `march answer`, the supervisor's y) takes the
-        // first allow, which keeps it in the sandbox.
+        // What was asked is to run outside: that is the one allow. Never remembered: each
+        // command that leaves the sandbox is the user's decision.
         return vec![
-            PermissionOption::new(
-                ALLOW_ONCE,
-                "Allow once, in the sandbox",
-                PermissionOptionKind::AllowOnce,
+            option(
+                ALLOW_OUTSIDE,
+                "Allow once, outside the sandbox".into(),
+                AllowOnce,
+                "once",
             ),
-            outside,
-            PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
+            reject,
         ];
     }
-    let mut options = vec![PermissionOption::new(
-        ALLOW_ONCE,
-        "Allow once",
-        PermissionOptionKind::AllowOnce,
-    )];
+    let mut options = vec![option(ALLOW_ONCE, "Allow once".into(), AllowOnce, "once")];
     if escape == Escape::Offered {
-        options.push(outside);
+        options.push(option(
+            ALLOW_OUTSIDE,
+            "Allow once, outside the sandbox".into(),
+            AllowOnce,
+            "outside-sandbox",
+        ));
     }
     options.extend([
-        PermissionOption::new(
+        option(
             ALLOW_ALWAYS,
-            format!("Always allow {tool} in this session"),
-            PermissionOptionKind::AllowAlways,
+            format!("Allow {tool} in this session"),
+            AllowAlways,
+            "session",
         ),
-        PermissionOption::new(
+        option(
             ALLOW_PROJECT,
-            format!("Always allow {tool} in this project (.march/settings.toml)"),
-            PermissionOptionKind::AllowAlways,
+            format!("Always allow {tool} in this project"),
+            AllowAlways,
+            "project",
         ),
-        PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
-        PermissionOption::new(
+        reject,
+        option(
             REJECT_ALWAYS,
             format!("Always reject {tool} in this session"),
-            PermissionOptionKind::RejectAlways,
+            RejectAlways,
+            "session",
         ),
     ]);
     options
 }
 
+/// `_meta.march` of a request: the client may send the user's words with a rejection, and
+/// whether (and why) the call asks to run outside the sandbox.
+fn request_meta(
+    escape: &Escape,
+    reason: Option<&str>,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut march = serde_json::json!({ "rejectMessage": true });
+    if *escape == Escape::Asked {
+        march["sandbox"] = serde_json::json!({ "outside": true, "reason": reason });
+    }
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), march);
+    meta
+}
+
+/// The words the user sent with a rejection (`_meta.march.message`).
+fn reject_message(selected: &SelectedPermissionOutcome) -> Option<String> {
+    let words = selected
+        .meta
+        .as_ref()?
+        .get("march")?
+        .get("message")?
+        .as_str()?;
+    let words = words.trim();
+    (!words.is_empty()).then(|| words.to_string())
+}
+
 fn block(reason: impl Into<String>) -> Option<ToolBlock> {
     Some(ToolBlock {
         reason: Some(reason.into()),
+        ends_run: None,
     })
 }
+
+/// Automatic refusals of one tool in one run after which the run stops: a model retrying
+/// what the user turned down for good would otherwise spin through them unseen.
+pub(crate) const REJECTION_LOOP_LIMIT: u32 = 3;
 
 /// The gate of one Agent Run.
 pub(crate) struct PermissionGate {
@@ -157,6 +200,10 @@ pub(crate) struct PermissionGate {
     cancelled: AtomicBool,
     /// The session's sandbox: the user may let one call's command out of it.
     sandbox: Sandbox,
+    /// Automatic refusals in this run, by tool.
+    refused: Mutex<HashMap<String, u32>>,
+    /// Calls the user let out of the sandbox, until their result is marked.
+    outside: Mutex<std::collections::HashSet<String>>,
 }
 
 impl PermissionGate {
@@ -179,6 +226,8 @@ impl PermissionGate {
             stop,
             cancelled: AtomicBool::new(false),
             sandbox,
+            refused: Mutex::new(HashMap::new()),
+            outside: Mutex::new(Default::default()),
         }
     }
 
@@ -205,11 +254,11 @@ impl PermissionGate {
             outside: paths.iter().any(|p| !self.inside(p)),
             remembered: self.memory.lock().get(&call.name).copied(),
         };
-        let escape = match tool.sandbox_use(&call.arguments) {
-            _ if self.sandbox.mode() == SandboxMode::Full => Escape::None,
-            SandboxUse::None => Escape::None,
-            SandboxUse::Confined => Escape::Offered,
-            SandboxUse::AsksOutside => Escape::Asked,
+        let (escape, reason) = match tool.sandbox_use(&call.arguments) {
+            _ if self.sandbox.mode() == SandboxMode::Full => (Escape::None, None),
+            SandboxUse::None => (Escape::None, None),
+            SandboxUse::Confined => (Escape::Offered, None),
+            SandboxUse::AsksOutside { reason } => (Escape::Asked, reason),
         };
         // Leaving the sandbox is asked in every mode: only the user lets a command out.
         let mut need = if escape == Escape::Asked {
@@ -227,24 +276,77 @@ impl PermissionGate {
             need = Need::Allow;
         }
         let verdict = match need {
-            Need::Allow => None,
-            Need::Reject => block(REJECTED),
-            Need::Ask => self.ask(tool.clone(), call, &look, escape).await,
+            Need::Allow => Ok(false),
+            Need::Reject => return self.refuse_again(&call.name),
+            Need::Ask => {
+                self.ask(tool.clone(), call, &look, escape, reason.as_deref())
+                    .await
+            }
         };
-        if verdict.is_none() {
-            self.port
-                .notify(updates::status_update(&call.id, ToolCallStatus::InProgress));
+        match verdict {
+            Ok(outside) => {
+                let mut update = updates::status_update(&call.id, ToolCallStatus::InProgress);
+                if outside {
+                    updates::mark_unsandboxed(&mut update);
+                }
+                self.port.notify(update);
+                None
+            }
+            Err(refused) => refused,
         }
-        verdict
     }
 
+    /// The result of a call the user let out of the sandbox, marked so in its details
+    /// (`"sandbox": "outside"`): the session file, its replay and `march export` say so.
+    pub(crate) fn result_patch(
+        &self,
+        call_id: &str,
+        result: &ToolOutcome,
+    ) -> Option<ToolResultPatch> {
+        if !self.outside.lock().remove(call_id) {
+            return None;
+        }
+        let mut details = match &result.details {
+            serde_json::Value::Object(map) => map.clone(),
+            _ => serde_json::Map::new(),
+        };
+        details.insert("sandbox".into(), "outside".into());
+        Some(ToolResultPatch {
+            details: Some(details.into()),
+            ..Default::default()
+        })
+    }
+
+    /// A call refused by a remembered "always reject"; the one that reaches
+    /// [`REJECTION_LOOP_LIMIT`] in this run also ends the run.
+    fn refuse_again(&self, tool: &str) -> Option<ToolBlock> {
+        let times = {
+            let mut refused = self.refused.lock();
+            let n = refused.entry(tool.to_string()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let mut refusal = block(REJECTED)?;
+        if times >= REJECTION_LOOP_LIMIT {
+            tracing::info!(%tool, times, "the turn stops: the same tool refused again and again");
+            refusal.ends_run = Some(RunLimit::Rejected {
+                tool: tool.to_string(),
+                times,
+            });
+        }
+        Some(refusal)
+    }
+
+    /// Asks the user: `Ok(outside)` runs the call (outside the sandbox when `outside`),
+    /// `Err` refuses it with what the model reads.
     async fn ask(
         &self,
         tool: Arc<dyn Tool>,
         call: &ToolCall,
         look: &updates::CallLook,
         escape: Escape,
-    ) -> Option<ToolBlock> {
+        reason: Option<&str>,
+    ) -> Result<bool, Option<ToolBlock>> {
         // What the call would do, read off the async threads (an edit reads its file).
         let args = call.arguments.clone();
         let preview = tokio::task::spawn_blocking(move || tool.preview(&args))
@@ -259,49 +361,56 @@ impl PermissionGate {
             self.port.session_id(),
             ToolCallUpdate::new(call.id.clone(), fields),
             options(&call.name, escape),
-        );
+        )
+        .meta(request_meta(&escape, reason));
         // Dropping the request on stop withdraws it from the client.
         let answer = tokio::select! {
             biased;
-            () = self.stop.cancelled() => return block(ABORTED_TEXT),
+            () = self.stop.cancelled() => return Err(block(ABORTED_TEXT)),
             answer = self.port.request_permission(request) => answer,
         };
-        let option = match answer {
-            Ok(RequestPermissionOutcome::Selected(selected)) => selected.option_id.0,
-            Ok(_) => return self.cancel_turn(),
-            Err(e) if e.code == ErrorCode::REQUEST_CANCELLED => return self.cancel_turn(),
+        let selected = match answer {
+            Ok(RequestPermissionOutcome::Selected(selected)) => selected,
+            Ok(_) => return Err(self.cancel_turn()),
+            Err(e) if e.code == ErrorCode::REQUEST_CANCELLED => return Err(self.cancel_turn()),
             Err(e) => {
                 tracing::warn!(tool = %call.name, "permission request failed: {e}");
-                return block(format!(
+                return Err(block(format!(
                     "Permission could not be asked ({}); the tool call was not run.",
                     e.message
-                ));
+                )));
             }
         };
         let remember = |allow: bool| {
             self.memory.lock().insert(call.name.clone(), allow);
         };
-        match &*option {
-            ALLOW_ONCE => None,
+        match &*selected.option_id.0 {
+            ALLOW_ONCE => Ok(false),
             ALLOW_OUTSIDE if escape != Escape::None => {
                 self.sandbox.release(&call.id);
-                None
+                self.outside.lock().insert(call.id.clone());
+                Ok(true)
             }
             ALLOW_ALWAYS => {
                 remember(true);
-                None
+                Ok(false)
             }
             ALLOW_PROJECT => {
                 remember(true);
                 self.allow_in_project(&call.name).await;
-                None
+                Ok(false)
             }
             REJECT_ALWAYS => {
                 remember(false);
-                block(REJECTED)
+                Err(block(REJECTED))
             }
+            // The user's words are the call's result: what to do instead.
+            REJECT_ONCE => Err(match reject_message(&selected) {
+                Some(words) => block(format!("{REJECTED_WITH}{words}")),
+                None => block(REJECTED),
+            }),
             // Unknown options are refusals: never run something the user did not allow.
-            _ => block(REJECTED),
+            _ => Err(block(REJECTED)),
         }
     }
 
@@ -624,16 +733,89 @@ mod tests {
         {
             let asked = port.asked.lock();
             assert_eq!(asked.len(), 2);
-            // Answered by kind alone, the first allow keeps it in the sandbox.
-            assert_eq!(
-                option_ids(&asked[1]),
-                [ALLOW_ONCE, ALLOW_OUTSIDE, REJECT_ONCE]
-            );
+            // What was asked is the one allow; it says why, in the agent's words.
+            assert_eq!(option_ids(&asked[1]), [ALLOW_OUTSIDE, REJECT_ONCE]);
+            let request = serde_json::to_value(&asked[1]).unwrap();
+            assert_eq!(request["_meta"]["march"]["sandbox"]["outside"], true);
+            assert!(request["_meta"]["march"]["sandbox"]["reason"].is_null());
         }
+        // The call's result says it ran outside, for the session file and export.
+        let patch = gate
+            .result_patch("id-out", &ToolOutcome::text("done"))
+            .expect("marked");
+        assert_eq!(patch.details.unwrap()["sandbox"], "outside");
+        assert!(
+            gate.result_patch("id-out", &ToolOutcome::text("x"))
+                .is_none()
+        );
         // With no sandbox there is nothing to leave: remembered, no question, no option.
         gate.sandbox.set_mode(SandboxMode::Full);
         assert_eq!(gate.check(&out).await, None);
         assert_eq!(port.asked.lock().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_rejection_with_words_gives_them_to_the_model() {
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "march".into(),
+            json!({ "message": "use cargo check instead" }),
+        );
+        let answer = Ok(RequestPermissionOutcome::Selected(
+            SelectedPermissionOutcome::new(REJECT_ONCE).meta(meta),
+        ));
+        let (_dir, port, gate) = setup(vec![answer], PermissionMode::Ask);
+        let verdict = gate
+            .check(&call("bash", json!({"command": "cargo build"})))
+            .await;
+        assert_eq!(
+            verdict,
+            block(format!("{REJECTED_WITH}use cargo check instead"))
+        );
+        let request = serde_json::to_value(&port.asked.lock()[0]).unwrap();
+        assert_eq!(request["_meta"]["march"]["rejectMessage"], true);
+        // Every option names its scope, so a key keeps one meaning for every tool.
+        let scopes: Vec<_> = request["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                o["_meta"]["march"]["scope"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            scopes,
+            [
+                "once",
+                "outside-sandbox",
+                "session",
+                "project",
+                "once",
+                "session"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_tool_refused_again_and_again_stops_the_run() {
+        let (_dir, port, gate) = setup(vec![selected(REJECT_ALWAYS)], PermissionMode::Ask);
+        let bash = |n: u32| call("bash", json!({"command": format!("try {n}")}));
+        assert_eq!(gate.check(&bash(0)).await, block(REJECTED));
+        assert_eq!(gate.check(&bash(1)).await, block(REJECTED));
+        assert_eq!(gate.check(&bash(2)).await, block(REJECTED));
+        let stop = gate.check(&bash(3)).await.expect("refused");
+        assert_eq!(
+            stop.ends_run,
+            Some(RunLimit::Rejected {
+                tool: "bash".into(),
+                times: REJECTION_LOOP_LIMIT
+            })
+        );
+        // Asked once; the rest were the remembered answer.
+        assert_eq!(port.asked.lock().len(), 1);
     }
 
     #[tokio::test]

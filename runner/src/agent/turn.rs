@@ -11,11 +11,11 @@ use agent_client_protocol::v1::schema::{
 use async_trait::async_trait;
 use march_core::agent::Agent;
 use march_core::agent_loop::{
-    AgentHooks, LoopConfig, NextTurn, RunLimit, ToolBlock, ToolCallInfo, TurnInfo,
+    AgentHooks, LoopConfig, NextTurn, RunLimit, ToolBlock, ToolCallInfo, ToolResultPatch, TurnInfo,
 };
 use march_core::compaction::{estimate_context_tokens, is_context_overflow, should_compact};
 use march_core::context::{ContextEngine, ContextRequest, RecallHints};
-use march_core::event::AgentEvent;
+use march_core::event::{AgentEvent, ToolOutcome};
 use march_core::message::{AssistantMessage, Message, StopReason as CoreStop, UserMessage, now_ms};
 use march_core::model::{Model, ThinkingLevel};
 use march_core::session::SessionStore;
@@ -44,6 +44,15 @@ struct RunHooks {
 impl AgentHooks for RunHooks {
     async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> Option<ToolBlock> {
         self.gate.check(call.tool_call).await
+    }
+
+    async fn after_tool_call(
+        &self,
+        call: &ToolCallInfo<'_>,
+        result: &ToolOutcome,
+        _is_error: bool,
+    ) -> Result<Option<ToolResultPatch>, String> {
+        Ok(self.gate.result_patch(&call.tool_call.id, result))
     }
 
     async fn prepare_next_turn(&self, _turn: &TurnInfo<'_>) -> Option<NextTurn> {
@@ -182,6 +191,9 @@ pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<PromptRespo
         CoreStop::Stop | CoreStop::ToolUse => StopReason::EndTurn,
         CoreStop::Length => StopReason::MaxTokens,
         CoreStop::Aborted => StopReason::Cancelled,
+        // Only the provider's own stop reason makes a refusal: an error's words never do
+        // ("Connection refused" is a server that is not running).
+        CoreStop::Error if last.refused => StopReason::Refusal,
         CoreStop::Error => {
             let message = last
                 .error_message
@@ -191,12 +203,7 @@ pub(crate) fn stop_reason(last: Option<&AssistantMessage>) -> Result<PromptRespo
                 return Ok(PromptResponse::new(StopReason::MaxTurnRequests)
                     .meta(limit_meta(&limit, &message)));
             }
-            let lower = message.to_lowercase();
-            if lower.contains("refus") || lower.contains("content filter") {
-                StopReason::Refusal
-            } else {
-                return Err(errors::internal(message));
-            }
+            return Err(errors::internal(message));
         }
     };
     Ok(PromptResponse::new(stop))
@@ -211,6 +218,9 @@ fn limit_meta(limit: &RunLimit, message: &str) -> serde_json::Map<String, serde_
         RunLimit::ToolTimeout { tool, after } => serde_json::json!({
             "kind": "tool_timeout", "tool": tool, "seconds": after.as_secs_f64(),
             "message": message,
+        }),
+        RunLimit::Rejected { tool, times } => serde_json::json!({
+            "kind": "rejected", "tool": tool, "times": times, "message": message,
         }),
     };
     let mut meta = serde_json::Map::new();
@@ -487,6 +497,14 @@ mod tests {
         a
     }
 
+    /// An error the provider called a refusal.
+    fn refused(error: &str) -> AssistantMessage {
+        AssistantMessage {
+            refused: true,
+            ..ended(CoreStop::Error, Some(error))
+        }
+    }
+
     #[test]
     fn stop_reasons_map_to_acp() {
         let r = |stop, error| stop_reason(Some(&ended(stop, error))).map(|r| r.stop_reason);
@@ -494,23 +512,28 @@ mod tests {
         assert_eq!(r(CoreStop::ToolUse, None), Ok(StopReason::EndTurn));
         assert_eq!(r(CoreStop::Length, None), Ok(StopReason::MaxTokens));
         assert_eq!(r(CoreStop::Aborted, None), Ok(StopReason::Cancelled));
-        assert_eq!(
-            r(
-                CoreStop::Error,
-                Some("the model refused to answer (stop reason: refusal)")
-            ),
-            Ok(StopReason::Refusal)
-        );
-        assert_eq!(
-            r(
-                CoreStop::Error,
-                Some("the provider's content filter blocked the response")
-            ),
-            Ok(StopReason::Refusal)
-        );
+        for words in [
+            "the model refused to answer (stop reason: refusal)",
+            "the provider's content filter blocked the response",
+        ] {
+            assert_eq!(
+                stop_reason(Some(&refused(words))).map(|r| r.stop_reason),
+                Ok(StopReason::Refusal)
+            );
+        }
         let err = r(CoreStop::Error, Some("HTTP 500: overloaded")).unwrap_err();
         assert_eq!(err.message, "HTTP 500: overloaded");
         assert_eq!(err.code, agent_client_protocol::ErrorCode::INTERNAL_ERROR);
+        // Words are not a refusal: a server that is not running is an error that says so.
+        for words in [
+            "connection refused by http://127.0.0.1:9/v1/chat/completions; is the model \
+             server running, and is the base URL right?",
+            "the model refused to answer (stop reason: refusal)",
+            "blocked by the content filter",
+        ] {
+            let err = r(CoreStop::Error, Some(words)).unwrap_err();
+            assert_eq!(err.message, words);
+        }
         assert_eq!(
             stop_reason(None).map(|r| r.stop_reason),
             Ok(StopReason::EndTurn)

@@ -188,14 +188,21 @@ pub(crate) fn tool_result_update(result: &ToolResultMessage, diff: Option<Diff>)
         result.tool_call_id.clone(),
         ToolCallUpdateFields::new().status(status).content(content),
     );
-    SessionUpdate::ToolCallUpdate(if is_rejection(result) {
-        // ACP has no status for "the user said no": clients that know March's extension show
-        // it as rejected, also when the session is replayed.
-        let mut meta = serde_json::Map::new();
-        meta.insert("march".to_string(), serde_json::json!({ "rejected": true }));
-        update.meta(meta)
-    } else {
+    // ACP has no status for "the user said no" nor for "ran outside the sandbox": clients
+    // that know March's extension show both, also when the session is replayed.
+    let mut march = serde_json::Map::new();
+    if is_rejection(result) {
+        march.insert("rejected".into(), true.into());
+    }
+    if ran_outside(result) {
+        march.insert("sandbox".into(), "outside".into());
+    }
+    SessionUpdate::ToolCallUpdate(if march.is_empty() {
         update
+    } else {
+        let mut meta = serde_json::Map::new();
+        meta.insert("march".to_string(), march.into());
+        update.meta(meta)
     })
 }
 
@@ -203,7 +210,13 @@ pub(crate) fn tool_result_update(result: &ToolResultMessage, diff: Option<Diff>)
 fn is_rejection(result: &ToolResultMessage) -> bool {
     result.is_error
         && matches!(result.content.as_slice(),
-            [UserContent::Text(t)] if t.text == super::gate::REJECTED)
+            [UserContent::Text(t)] if t.text == super::gate::REJECTED
+                || t.text.starts_with(super::gate::REJECTED_WITH))
+}
+
+/// Whether the call's command ran outside the sandbox (its tool says so in its details).
+fn ran_outside(result: &ToolResultMessage) -> bool {
+    result.details.get("sandbox").and_then(|s| s.as_str()) == Some("outside")
 }
 
 /// The final update of a call whose command ran in a client terminal: the terminal stays
@@ -241,6 +254,15 @@ pub(crate) fn status_update(id: &str, status: ToolCallStatus) -> SessionUpdate {
         id.to_string(),
         ToolCallUpdateFields::new().status(status),
     ))
+}
+
+/// Marks a tool call update as running outside the sandbox (`_meta.march.sandbox:
+/// "outside"`), which the user allowed for this call alone.
+pub(crate) fn mark_unsandboxed(update: &mut SessionUpdate) {
+    if let SessionUpdate::ToolCallUpdate(u) = update {
+        let meta = u.meta.get_or_insert_with(Default::default);
+        meta.insert("march".into(), serde_json::json!({ "sandbox": "outside" }));
+    }
 }
 
 /// The tokens the context held when `message` was answered.

@@ -68,8 +68,11 @@ impl Harness {
             std::fs::create_dir_all(dir.path().join(sub))
                 .unwrap_or_else(|e| panic!("create {sub}: {e}"));
         }
+        // Permission dialogs take keys at once: tests answer them as soon as they show;
+        // the type-ahead guard's own test sets its time.
         let config = format!(
             "default_model = \"scripted/m\"\n\
+             permission_guard_ms = 0\n\
              [providers.scripted]\n\
              api = \"openai-completions\"\n\
              base_url = \"{}\"\n\

@@ -64,6 +64,11 @@ impl BashTool {
                         "type": "boolean",
                         "description": "Only after this command failed because of the sandbox: \
                             ask the user to run it once outside the sandbox (optional)"
+                    },
+                    "reason": {
+                        "type": "string",
+                        "description": "With outside_sandbox: why the command must run outside \
+                            the sandbox, in one sentence the user reads before deciding"
                     }
                 },
                 "required": ["command"]
@@ -104,7 +109,14 @@ impl Tool for BashTool {
 
     fn sandbox_use(&self, args: &Value) -> SandboxUse {
         if args.get("outside_sandbox").and_then(Value::as_bool) == Some(true) {
-            SandboxUse::AsksOutside
+            SandboxUse::AsksOutside {
+                reason: args
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string),
+            }
         } else {
             SandboxUse::Confined
         }
@@ -184,7 +196,8 @@ impl Tool for BashTool {
                     .map(|n| {
                         format!(
                             "\n\n{n} If it must run, call bash again with the same command \
-                             and \"outside_sandbox\": true; the user is asked to allow it."
+                             and \"outside_sandbox\": true, with a \"reason\" saying why; \
+                             the user is asked to allow it."
                         )
                     })
                     .unwrap_or_default();

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ImageContent, ListSessionsRequest, PermissionOptionId, PromptRequest,
-    RequestPermissionRequest, SessionConfigId, SessionConfigOption, SessionConfigValueId,
-    SessionId, SessionInfo, SessionModeId, SessionModeState, SessionNotification,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    ContentBlock, ImageContent, ListSessionsRequest, PromptRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionConfigId, SessionConfigOption,
+    SessionConfigValueId, SessionId, SessionInfo, SessionModeId, SessionModeState,
+    SessionNotification, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use march_core::config::AgentConfig;
 use march_panes::picture::Picture;
@@ -478,16 +478,13 @@ impl AgentDriver {
         }
     }
 
-    /// Answer the permission request of `tool_call_id`: an option, or `None` to cancel.
-    pub fn answer_permission(&self, tool_call_id: &str, option: Option<PermissionOptionId>) {
+    /// Answer the permission request of `tool_call_id` with what the user chose, whole
+    /// (its `_meta` carries the words of a rejection).
+    pub fn answer_permission(&self, tool_call_id: &str, outcome: RequestPermissionOutcome) {
         let Some(pending) = self.shared.lock().permissions.remove(tool_call_id) else {
             return;
         };
-        let answered = match option {
-            Some(id) => pending.select(id),
-            None => pending.cancel(),
-        };
-        if let Err(e) = answered {
+        if let Err(e) = pending.respond(RequestPermissionResponse::new(outcome)) {
             tracing::warn!("permission answer not sent: {e}");
         }
     }

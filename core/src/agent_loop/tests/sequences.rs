@@ -437,7 +437,10 @@ async fn an_error_stop_ends_the_run_at_once() {
         .error_message
         .clone()
         .unwrap();
-    assert!(err.starts_with("HTTP 400 Bad Request: "), "{err}");
+    assert!(
+        err.starts_with("HTTP 400 Bad Request from http://"),
+        "{err}"
+    );
 }
 
 #[tokio::test]

@@ -71,6 +71,7 @@ impl AgentHooks for GuardHooks {
     async fn before_tool_call(&self, call: &ToolCallInfo<'_>) -> Option<ToolBlock> {
         (call.tool_call.id == "a").then(|| ToolBlock {
             reason: Some("not allowed".into()),
+            ends_run: None,
         })
     }
     async fn after_tool_call(

@@ -436,9 +436,11 @@ fn usage_of_a_pi_file_is_summed_while_it_loads_and_grows_with_appends() {
     let dir = tempfile::tempdir().unwrap();
     let path = copy_fixture(dir.path(), "large-session.v1.head25.jsonl");
     let (store, _) = SessionStore::open(&path).unwrap();
-    // Summed independently with Python over the fixture: 8 calls, 38 input tokens.
+    // Summed independently with Python over the fixture: 8 assistant messages, 38 input
+    // tokens; the first was aborted before anything came back, so no model answered it and
+    // it is no call.
     let usage = store.usage();
-    assert_eq!((usage.calls, usage.input), (8, 38));
+    assert_eq!((usage.calls, usage.input), (7, 38));
     assert!((usage.cost - 0.26804745).abs() < 1e-9, "{}", usage.cost);
 
     let mut store = new_store(dir.path());
@@ -450,6 +452,14 @@ fn usage_of_a_pi_file_is_summed_while_it_loads_and_grows_with_appends() {
     store.append_message(paid.clone()).unwrap();
     store.append_message(user("again")).unwrap();
     store.append_message(paid).unwrap();
+    // A request that never reached a model (the server was not running) is no call; the
+    // loop leaves it one empty text block.
+    let mut unanswered = assistant("", "p", "m");
+    if let SessionMessage::Assistant(a) = &mut unanswered {
+        a.stop_reason = StopReason::Error;
+        a.error_message = Some("connection refused by http://127.0.0.1:9/v1".into());
+    }
+    store.append_message(unanswered).unwrap();
     assert_eq!(store.usage().calls, 2);
     assert_eq!(store.usage().cost, 1.0);
     let (reopened, _) = SessionStore::open(store.path()).unwrap();

@@ -48,6 +48,7 @@ fn assistant(text: &str, provider: &str, model: &str) -> SessionMessage {
         usage: Default::default(),
         stop_reason: StopReason::Stop,
         error_message: None,
+        refused: false,
         timestamp: 1_700_000_000_000,
     })
 }

@@ -88,11 +88,14 @@ fn esc_without_a_turn_only_arms_the_rewind() {
 #[test]
 fn permission_answers_in_order() {
     let mut pane = AgentPane::new("a");
+    pane.set_permission_hold(std::time::Duration::ZERO);
     let first = pane.show_permission(permission_request());
     let second = pane.show_permission(permission_request());
     assert_eq!((first, second), (PermissionId(1), PermissionId(2)));
+    // Not a key of the dialog: typing for the editor.
     type_text(&mut pane, "x");
-    match pane.handle_key(key(KeyCode::Char('Y'))) {
+    assert_eq!(pane.prompt_text(), "x");
+    match pane.handle_key(key(KeyCode::Char('2'))) {
         PaneEvent::Permission { id, outcome, .. } => {
             assert_eq!(id, first);
             assert_eq!(
@@ -112,8 +115,8 @@ fn permission_answers_in_order() {
         other => panic!("{other:?}"),
     }
     assert!(!pane.status().waiting_for_permission);
-    // Keys typed while the modal was open did not reach the prompt.
-    assert_eq!(pane.submit(), PaneEvent::None);
+    // Keys typed while the modal was open that were not its own stayed in the prompt.
+    assert_eq!(pane.submit(), PaneEvent::Submit("x".to_string()));
 }
 
 #[test]
@@ -331,6 +334,17 @@ fn paste_and_newline_make_multiline_prompts() {
     assert_eq!(
         pane.submit(),
         PaneEvent::Submit("line one\nline two\nthree".into())
+    );
+}
+
+#[test]
+fn a_paste_with_cr_line_ends_is_sent_as_its_lines() {
+    // What tmux's paste-buffer, xterm and VTE send inside a bracketed paste.
+    let mut pane = AgentPane::new("a");
+    pane.paste("line one\rline two\r\nline three\rline four");
+    assert_eq!(
+        pane.submit(),
+        PaneEvent::Submit("line one\nline two\nline three\nline four".into())
     );
 }
 
@@ -623,4 +637,16 @@ fn a_history_search_ends_on_enter_or_esc_without_sending() {
     type_text(&mut pane, "ls");
     assert_eq!(pane.cancel(), PaneEvent::Redraw);
     assert_eq!(pane.prompt_text(), "draft", "Esc gives the search up");
+}
+
+#[test]
+fn keys_typed_as_a_dialog_opens_stay_in_the_editor() {
+    let mut pane = AgentPane::new("a");
+    pane.set_permission_hold(std::time::Duration::from_secs(60));
+    pane.turn_started();
+    pane.show_permission(permission_request());
+    type_text(&mut pane, "N5y");
+    assert_eq!(pane.submit(), PaneEvent::Redraw);
+    assert_eq!(pane.prompt_text(), "N5y");
+    assert!(pane.status().waiting_for_permission);
 }

@@ -184,6 +184,24 @@ fn a_pasted_path_is_text_until_its_picture_replaces_it() {
 }
 
 #[test]
+fn a_pasted_path_ended_by_cr_is_replaced_whole_by_its_picture() {
+    let mut pane = AgentPane::new("agent");
+    // The text the app hands back is the text inserted: its CR became a line break.
+    let event = pane.paste("/tmp/shot.png\r");
+    let PaneEvent::AttachImage {
+        pasted: Some(pasted),
+        ..
+    } = event
+    else {
+        panic!("{event:?}");
+    };
+    assert_eq!(pasted, "/tmp/shot.png\n");
+    assert!(pane.attach_pasted(Picture::from_bytes(png(4, 4)).unwrap(), &pasted));
+    type_text(&mut pane, "this");
+    assert_eq!(pane.submit(), PaneEvent::Submit("this".to_string()));
+}
+
+#[test]
 fn a_prompt_refused_before_any_answer_comes_back_with_its_pictures() {
     let mut pane = AgentPane::new("agent");
     let picture = Picture::from_bytes(png(4, 4)).unwrap();

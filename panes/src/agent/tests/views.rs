@@ -208,7 +208,7 @@ fn the_edit_dialog_shows_the_diff_and_scrolls_it() {
     pane.turn_started();
     pane.show_permission(request);
     let theme = dark();
-    let t = draw(&mut pane, &theme, 70, 24);
+    let t = draw(&mut pane, &theme, 70, 26);
     insta::assert_snapshot!(t.backend());
     let text = rows(t.backend().buffer()).join("\n");
     assert!(text.contains("+line three"), "{text}");
@@ -217,7 +217,7 @@ fn the_edit_dialog_shows_the_diff_and_scrolls_it() {
         "the second hunk is below: {text}"
     );
     pane.scroll(Scroll::Pages(1));
-    let t = draw(&mut pane, &theme, 70, 24);
+    let t = draw(&mut pane, &theme, 70, 26);
     let text = rows(t.backend().buffer()).join("\n");
     assert!(text.contains("+line thirty"), "{text}");
     // A new file says so; a command shows itself and where it runs.
