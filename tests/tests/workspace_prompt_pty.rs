@@ -18,17 +18,9 @@ use workspace::*;
 
 /// The line of the screen holding the prompt editor (after the `› ` marker under the rule).
 fn prompt_line(screen: &str) -> String {
-    let lines: Vec<&str> = screen.lines().collect();
-    let rule = lines
-        .iter()
-        .rposition(|l| l.starts_with("│─") || l.starts_with("│ ─"))
-        .unwrap_or(0);
-    lines
-        .get(rule + 1)
-        .map(|l| {
-            l.trim_matches(|c: char| c == '│' || c.is_whitespace())
-                .to_string()
-        })
+    prompt_rows(screen, 1)
+        .into_iter()
+        .next()
         .unwrap_or_default()
 }
 

@@ -314,10 +314,7 @@ mod tests {
 
     #[test]
     fn status_bar_badges_and_tab_attention() {
-        use agent_client_protocol::v1::schema::{
-            PermissionOption, PermissionOptionKind, PromptResponse, RequestPermissionRequest,
-            StopReason, ToolCallUpdate, ToolCallUpdateFields,
-        };
+        use agent_client_protocol::v1::schema::{PermissionOptionKind, PromptResponse, StopReason};
 
         use crate::workspace::agent::AgentEvent;
         use crate::workspace::router::Attention;
@@ -334,15 +331,7 @@ mod tests {
             key_of_tab(&mut ws, 2),
         );
         ws.select_tab(0);
-        let request = RequestPermissionRequest::new(
-            "s1",
-            ToolCallUpdate::new("call-1", ToolCallUpdateFields::new()),
-            vec![PermissionOption::new(
-                "allow",
-                "Allow once",
-                PermissionOptionKind::AllowOnce,
-            )],
-        );
+        let request = crate::workspace::permission_request();
         ws.agent_event(web, AgentEvent::Permission(request));
         ws.agent_event(
             docs,

@@ -127,3 +127,20 @@ impl Workspace {
             .read(vec![avatars::AvatarRead::made(agent, avatar)]);
     }
 }
+
+/// A permission request with one "allow once" option and nothing else (tests only).
+pub(crate) fn permission_request() -> agent_client_protocol::v1::schema::RequestPermissionRequest {
+    use agent_client_protocol::v1::schema::{
+        PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallUpdate,
+        ToolCallUpdateFields,
+    };
+    RequestPermissionRequest::new(
+        "s1",
+        ToolCallUpdate::new("call-1", ToolCallUpdateFields::new()),
+        vec![PermissionOption::new(
+            "allow",
+            "Allow once",
+            PermissionOptionKind::AllowOnce,
+        )],
+    )
+}

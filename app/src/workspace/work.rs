@@ -88,11 +88,6 @@ impl Workspace {
 mod tests {
     use std::path::Path;
 
-    use agent_client_protocol::v1::schema::{
-        PermissionOption, PermissionOptionKind, RequestPermissionRequest, ToolCallUpdate,
-        ToolCallUpdateFields,
-    };
-
     use super::*;
     use crate::workspace::agent::AgentEvent;
     use crate::workspace::test_workspace as workspace;
@@ -123,15 +118,7 @@ mod tests {
         let (mut ws, _bus) = workspace(Path::new("/work/project"));
         let pane = ws.focused();
         let key = ws.focused_session().unwrap();
-        let request = RequestPermissionRequest::new(
-            "s1",
-            ToolCallUpdate::new("call-1", ToolCallUpdateFields::new()),
-            vec![PermissionOption::new(
-                "allow",
-                "Allow once",
-                PermissionOptionKind::AllowOnce,
-            )],
-        );
+        let request = crate::workspace::permission_request();
         ws.agent_event(key, AgentEvent::Permission(request));
         let said = ws.running_work(WorkScope::Pane(pane));
         assert_eq!(said.len(), 1, "{said:?}");

@@ -440,6 +440,10 @@ impl Transcript {
                     Some(raw) => fields.raw_output(raw.clone()),
                     None => fields,
                 };
+                let fields = match &tc.raw_input {
+                    Some(input) => fields.raw_input(input.clone()),
+                    None => fields,
+                };
                 self.tool(&tc.tool_call_id.0, &fields, now);
             }
             SessionUpdate::ToolCallUpdate(u) => {

@@ -650,3 +650,44 @@ fn keys_typed_as_a_dialog_opens_stay_in_the_editor() {
     assert_eq!(pane.prompt_text(), "N5y");
     assert!(pane.status().waiting_for_permission);
 }
+
+#[test]
+fn a_call_shows_its_whole_command_when_expanded_and_says_it_ran_outside_the_sandbox() {
+    let command = format!("cargo test {} ; echo TAIL-OF-IT", "-p crate ".repeat(30));
+    let mut pane = AgentPane::new("a");
+    // As March's runner announces a call: a cut title, the arguments whole.
+    let announced = match call(
+        "b1",
+        &format!("bash {}…", &command[..40]),
+        ToolKind::Execute,
+        ToolCallStatus::Pending,
+    ) {
+        SessionUpdate::ToolCall(tc) => {
+            SessionUpdate::ToolCall(tc.raw_input(serde_json::json!({ "command": command })))
+        }
+        other => other,
+    };
+    pane.apply(&announced);
+    let mut meta = serde_json::Map::new();
+    meta.insert("march".into(), serde_json::json!({ "sandbox": "outside" }));
+    pane.apply(&SessionUpdate::ToolCallUpdate(
+        agent_client_protocol::v1::schema::ToolCallUpdate::new(
+            "b1",
+            ToolCallUpdateFields::new().status(ToolCallStatus::Completed),
+        )
+        .meta(meta),
+    ));
+    let theme = dark();
+    let shown = |pane: &mut AgentPane| {
+        crate::test_support::rows(draw(pane, &theme, 80, 24).backend().buffer()).join("\n")
+    };
+    let collapsed = shown(&mut pane);
+    assert!(collapsed.contains("unsandboxed"), "{collapsed}");
+    assert!(!collapsed.contains("TAIL-OF-IT"), "{collapsed}");
+    pane.toggle_tools();
+    let expanded = shown(&mut pane);
+    assert!(expanded.contains("TAIL-OF-IT"), "{expanded}");
+    let doc = pane.export_markdown();
+    assert!(doc.contains("ran outside the sandbox"), "{doc}");
+    assert!(doc.contains(&command), "{doc}");
+}
